@@ -1,0 +1,119 @@
+/**
+ * @file redist.h
+ * @brief redist C API: copy a (sub)matrix between two 2-D block-cyclic layouts over MPI.
+ *
+ * Conventions
+ * - Indices in this API are 0-based (window offsets @c i, @c j, grid coordinates, source
+ *   processes). The ScaLAPACK-compatible entry points (redist_scalapack.h) keep ScaLAPACK's
+ *   1-based IA/JA/IB/JB.
+ * - Local arrays are column-major with leading dimension @c lld (in elements).
+ * - Every function returns a status (REDIST_SUCCESS or an error code); after an error,
+ *   redist_last_error() returns a message naming the call, the argument and the reason.
+ *   The message is thread-local.
+ * - A plan is created collectively on a communicator, executed collectively any number of
+ *   times, and destroyed collectively. One plan must not be executed by two threads at once;
+ *   distinct plans on distinct communicators may.
+ */
+#ifndef REDIST_H
+#define REDIST_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes returned by every function of the C API. */
+typedef enum redist_status {
+  REDIST_SUCCESS = 0,
+  REDIST_ERR_ARGUMENT = 1,     /**< an argument is invalid on this process */
+  REDIST_ERR_REMOTE = 2,       /**< an argument is invalid on another process */
+  REDIST_ERR_MISMATCH = 3,     /**< processes passed different values for a global argument */
+  REDIST_ERR_MPI = 4,          /**< an MPI call failed */
+  REDIST_ERR_NO_MEMORY = 5,    /**< an allocation failed */
+  REDIST_ERR_INTERNAL = 6      /**< a bug in redist: please report it */
+} redist_status;
+
+/** Element types; only the size matters for a copy. */
+typedef enum redist_type {
+  REDIST_FLOAT = 0,          /**< 4 bytes */
+  REDIST_DOUBLE = 1,         /**< 8 bytes */
+  REDIST_COMPLEX_FLOAT = 2,  /**< 8 bytes */
+  REDIST_COMPLEX_DOUBLE = 3, /**< 16 bytes */
+  REDIST_INT32 = 4,          /**< 4 bytes */
+  REDIST_INT64 = 5           /**< 8 bytes */
+} redist_type;
+
+/**
+ * One 2-D block-cyclic layout as seen from the calling process, with the window that is
+ * copied. Every process of the plan's communicator passes the same values for every field
+ * except @c lld, which is this process's local leading dimension (ignored on processes
+ * outside the grid).
+ */
+typedef struct redist_layout {
+  int64_t m, n;        /**< global rows and columns of the whole matrix (M_, N_) */
+  int64_t mb, nb;      /**< block rows and columns (MB_, NB_), >= 1 */
+  int nprow, npcol;    /**< process grid shape, >= 1 */
+  int rsrc, csrc;      /**< grid row/column owning the first block, 0-based */
+  const int *ranks;    /**< nprow*npcol ranks in the communicator; grid position (pr, pc)
+                            is ranks[pr + pc*nprow] (column-major, like BLACS_GRIDMAP) */
+  int64_t i, j;        /**< 0-based global row and column where the copied window starts */
+  int64_t lld;         /**< local leading dimension on this process, >= max(1, local rows) */
+} redist_layout;
+
+/** Which part of the m x n window is copied. */
+typedef enum redist_region {
+  REDIST_REGION_FULL = 0,  /**< the whole window (PxGEMR2D) */
+  REDIST_REGION_UPPER = 1, /**< upper trapezoid, ScaLAPACK PxTRMR2D convention, UPLO='U' */
+  REDIST_REGION_LOWER = 2  /**< lower trapezoid, UPLO='L' */
+} redist_region;
+
+typedef struct redist_plan_s *redist_plan;
+
+/**
+ * Create a plan that copies the m x n window of layout @p a onto the window of layout @p b.
+ * Collective over @p comm. The communicator is duplicated; the plan does not keep @p a/@p b.
+ * @param region     which part of the window to copy (trapezoids follow PxTRMR2D).
+ * @param unit_diag  for trapezoids: non-zero means the diagonal is not copied (DIAG='U').
+ * @pre every process passes the same m, n, type, region, unit_diag and layouts (but lld).
+ * @return REDIST_SUCCESS, or an error status on every process (then *plan is NULL).
+ */
+int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                       const redist_layout *a, const redist_layout *b, redist_region region,
+                       int unit_diag, redist_plan *plan);
+
+/**
+ * Execute the plan: copy from local array @p a to local array @p b. Collective over the
+ * plan's communicator. @p a may be NULL on processes that own no element of the source
+ * window, @p b likewise for the destination. Elements of b outside the window (and outside
+ * the trapezoid) are left untouched.
+ */
+int redist_plan_execute(redist_plan plan, const void *a, void *b);
+
+/** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. */
+int redist_plan_destroy(redist_plan *plan);
+
+/** Statistics of this process's part of a plan. */
+typedef struct redist_plan_info {
+  int64_t send_peers, recv_peers;  /**< remote processes this one sends to / receives from */
+  int64_t bytes_sent, bytes_received, bytes_local; /**< per execution */
+} redist_plan_info;
+
+/** Fill @p info with this process's part of @p plan. Local (not collective). */
+int redist_plan_get_info(redist_plan plan, redist_plan_info *info);
+
+/** The message of the last error on this thread ("" if none). */
+const char *redist_last_error(void);
+
+/** A short name for a status code. */
+const char *redist_status_name(int status);
+
+/** Size in bytes of an element type, or 0 for an unknown type. */
+int redist_type_size(redist_type type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REDIST_H */

@@ -1,0 +1,74 @@
+/**
+ * @file redist_scalapack.h
+ * @brief ScaLAPACK-compatible redistribution entry points implemented by redist.
+ *
+ * Same arguments and results as ScaLAPACK's PxGEMR2D / PxTRMR2D (1-based IA, JA, IB, JB;
+ * 9-integer descriptors; DESCx(CTXT_) = -1 on processes outside a grid). Unlike ScaLAPACK,
+ * bad input never terminates the program: every process of ICTXT prints one line
+ *   "{ redist } PDGEMR2D: argument 6 (DESCA(MB_)) = 0: block size must be >= 1"
+ * to stderr, the call returns and B is left untouched. redist_scalapack_last_status()
+ * tells a program whether the last call on this thread succeeded.
+ *
+ * The names declared here carry a "redist_" prefix so that a program can call redist and
+ * ScaLAPACK side by side. Linking the library redist_scalapack ahead of ScaLAPACK also
+ * provides the unprefixed names (pdgemr2d_, PDGEMR2D, Cpdgemr2d, ...), which route
+ * existing programs -- and ScaLAPACK's own internal calls -- to redist.
+ *
+ * All calls are collective over every process of ICTXT.
+ */
+#ifndef REDIST_SCALAPACK_H
+#define REDIST_SCALAPACK_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The BLACS / Fortran default integer (32-bit unless built with REDIST_ILP64). */
+#ifdef REDIST_ILP64
+typedef long long redist_int;
+#else
+typedef int redist_int;
+#endif
+
+/* Fortran-style entries (arguments by reference). */
+#define REDIST_DECLARE_GEMR(x, T)                                                        \
+  void redist_p##x##gemr2d_(const redist_int *m, const redist_int *n, const T *a,        \
+                            const redist_int *ia, const redist_int *ja,                  \
+                            const redist_int *desca, T *b, const redist_int *ib,         \
+                            const redist_int *jb, const redist_int *descb,               \
+                            const redist_int *ictxt);                                    \
+  void redist_p##x##trmr2d_(const char *uplo, const char *diag, const redist_int *m,     \
+                            const redist_int *n, const T *a, const redist_int *ia,       \
+                            const redist_int *ja, const redist_int *desca, T *b,         \
+                            const redist_int *ib, const redist_int *jb,                  \
+                            const redist_int *descb, const redist_int *ictxt);           \
+  void redist_Cp##x##gemr2d(redist_int m, redist_int n, T *a, redist_int ia,             \
+                            redist_int ja, redist_int *desca, T *b, redist_int ib,       \
+                            redist_int jb, redist_int *descb, redist_int ictxt);         \
+  void redist_Cp##x##trmr2d(const char *uplo, const char *diag, redist_int m,            \
+                            redist_int n, T *a, redist_int ia, redist_int ja,            \
+                            redist_int *desca, T *b, redist_int ib, redist_int jb,       \
+                            redist_int *descb, redist_int ictxt);
+
+REDIST_DECLARE_GEMR(s, float)
+REDIST_DECLARE_GEMR(d, double)
+REDIST_DECLARE_GEMR(c, void) /* complex float: pairs of float */
+REDIST_DECLARE_GEMR(z, void) /* complex double: pairs of double */
+REDIST_DECLARE_GEMR(i, redist_int)
+
+#undef REDIST_DECLARE_GEMR
+
+/** Status (redist_status from redist.h) of the last ScaLAPACK-style call on this thread. */
+int redist_scalapack_last_status(void);
+
+/** Number of ScaLAPACK-style calls redist has served in this process (for tests). */
+long long redist_scalapack_call_count(void);
+
+/** Free every cached plan and communicator. Local; safe to call at any time between calls. */
+void redist_scalapack_clear_cache(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REDIST_SCALAPACK_H */

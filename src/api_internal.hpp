@@ -1,0 +1,68 @@
+#pragma once
+// Shared by the C API and the ScaLAPACK-compatible entries (MPI layer).
+
+#include "error.hpp"
+#include "exec.hpp"
+#include "plan.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace redist {
+
+/// Check one layout's arguments on this rank; throws REDIST_ERR_ARGUMENT naming
+/// `call` and `name` (e.g. "a") and the field. `window_m/n` is the copied window.
+void validate_layout(const std::string &call, const std::string &name, const redist_layout &l,
+                     Index window_m, Index window_n, int comm_size, int rank);
+
+/// Convert a validated C layout.
+Layout to_layout(const redist_layout &l);
+
+/// Run `local_checks` on every rank, then agree across `comm`: if any rank failed, every
+/// rank throws (the failing ones their own error, the others REDIST_ERR_REMOTE naming the
+/// first failing rank); if `fingerprint` differs between ranks, every rank throws
+/// REDIST_ERR_MISMATCH with `mismatch_what`. Collective.
+template <class F>
+void agree(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
+           const char *mismatch_what, F &&local_checks);
+
+void agree_impl(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
+                const char *mismatch_what, const Error *local_error);
+
+template <class F>
+void agree(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
+           const char *mismatch_what, F &&local_checks) {
+  try {
+    local_checks();
+  } catch (const Error &e) {
+    agree_impl(comm, call, fingerprint, mismatch_what, &e);
+  }
+  agree_impl(comm, call, fingerprint, mismatch_what, nullptr);
+}
+
+/// FNV-1a over 64-bit words, for fingerprints of arguments that must agree across ranks.
+class Fingerprint {
+public:
+  Fingerprint &add(std::int64_t v) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash_ ^= static_cast<std::uint64_t>(v >> (8 * byte)) & 0xffU;
+      hash_ *= 0x100000001b3ULL;
+    }
+    return *this;
+  }
+  [[nodiscard]] std::uint64_t value() const { return hash_; }
+
+private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+} // namespace redist
+
+/// The C API's opaque plan.
+struct redist_plan_s {
+  MPI_Comm comm = MPI_COMM_NULL; // owned duplicate
+  std::unique_ptr<redist::Executor> executor;
+};

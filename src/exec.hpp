@@ -1,0 +1,53 @@
+#pragma once
+// Layer 5: the MPI executor. Packs, sends, receives and unpacks one rank's part of a plan:
+// one aggregated message per peer, all non-blocking; the rank-local part is copied directly
+// while messages are in flight; each message is unpacked as soon as it arrives.
+
+#include "plan.hpp"
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace redist {
+
+class Executor {
+public:
+  /// comm is not owned and must outlive the executor; its error handler must be
+  /// MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
+  Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
+           Index lld_dst);
+
+  /// Copy from a to b (this rank's local arrays). Collective over the plan's ranks.
+  /// Throws redist::Error (REDIST_ERR_MPI) naming the peer when MPI reports an error.
+  void execute(const void *a, void *b);
+
+  [[nodiscard]] const RankPlan &plan() const { return plan_; }
+  [[nodiscard]] std::size_t element_size() const { return element_size_; }
+
+  /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
+  /// Tests lower it to exercise the splitting.
+  static void set_max_message_bytes(std::size_t bytes);
+
+private:
+  void pack(const Peer &peer, const std::byte *a, std::byte *out) const;
+  void unpack(const Peer &peer, const std::byte *in, std::byte *b) const;
+  void copy_local(const std::byte *a, std::byte *b) const;
+  void check(int mpi_code, const char *what, int peer) const;
+
+  MPI_Comm comm_;
+  RankPlan plan_;
+  std::size_t element_size_;
+  Index lld_src_;
+  Index lld_dst_;
+  std::vector<std::size_t> send_offsets_; // byte offset of each send in send_buffer_
+  std::vector<std::size_t> recv_offsets_;
+  std::vector<std::byte> send_buffer_;
+  std::vector<std::byte> recv_buffer_;
+  std::vector<MPI_Request> requests_;    // receives first, then sends
+  std::vector<int> request_peer_;        // index into plan_.recvs for receive requests
+  std::vector<int> pieces_pending_;      // per receive peer
+};
+
+} // namespace redist

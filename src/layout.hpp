@@ -1,0 +1,96 @@
+#pragma once
+// Layer 1: block-cyclic layouts as pure index arithmetic (no MPI).
+//
+// Index vocabulary (all 0-based, all 64-bit):
+//   global index g   position in the whole matrix dimension, 0 <= g < extent
+//   window index k   position inside the copied window, g = window_start + k
+//   local index l    position in the owning process's local array
+// Conversions: owner(g), local_index(g) below; g -> k by subtracting the window start.
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace redist {
+
+using Index = std::int64_t;
+
+/// One dimension of a block-cyclic distribution (ScaLAPACK's M_/MB_/nprow/RSRC_).
+struct BlockCyclic {
+  Index extent = 0; ///< global extent of the dimension
+  Index block = 1;  ///< block size, >= 1
+  int nprocs = 1;   ///< processes along this dimension, >= 1
+  int src = 0;      ///< process owning the first block, 0 <= src < nprocs
+
+  [[nodiscard]] int owner(Index g) const {
+    return static_cast<int>((g / block + src) % nprocs);
+  }
+  [[nodiscard]] Index local_index(Index g) const {
+    return (g / (block * nprocs)) * block + g % block;
+  }
+  /// Number of elements process p holds (ScaLAPACK NUMROC).
+  [[nodiscard]] Index local_extent(int p) const {
+    const Index dist = (p - src + nprocs) % nprocs;
+    const Index blocks = extent / block;
+    Index count = (blocks / nprocs) * block;
+    const Index extra = blocks % nprocs;
+    if (dist < extra) {
+      count += block;
+    } else if (dist == extra) {
+      count += extent % block;
+    }
+    return count;
+  }
+  /// Length of one period of the owner pattern: nprocs*block, or 1 when one process owns all
+  /// (then local index == global index, so any period works).
+  [[nodiscard]] Index period() const { return nprocs == 1 ? 1 : block * nprocs; }
+};
+
+/// The process grid of a 2-D layout: grid position (pr, pc) is process ranks[pr + pc*nprow]
+/// of the communicator (column-major, as BLACS_GRIDMAP's usermap).
+struct Grid {
+  int nprow = 1;
+  int npcol = 1;
+  std::vector<int> ranks;
+
+  [[nodiscard]] int rank_at(int pr, int pc) const {
+    return ranks[static_cast<std::size_t>(pr) + static_cast<std::size_t>(pc) * nprow];
+  }
+  /// Grid position of a communicator rank, or false when the rank is not in the grid.
+  bool find(int rank, int &pr, int &pc) const;
+};
+
+/// A 2-D block-cyclic layout with the window being copied.
+struct Layout {
+  BlockCyclic rows;
+  BlockCyclic cols;
+  Grid grid;
+  Index i = 0; ///< window's first global row
+  Index j = 0; ///< window's first global column
+};
+
+/// Which elements of the m x n window are copied (PxTRMR2D's trapezoid convention).
+struct Region {
+  enum class Kind { full, upper, lower };
+  Kind kind = Kind::full;
+  bool unit_diag = false; ///< the diagonal is not copied
+
+  /// Half-open range [first, last) of window rows copied in window column j of an m x n
+  /// window. ScaLAPACK anchors the diagonal at the bottom-right corner of a tall upper or a
+  /// wide lower trapezoid (pdtrmr2d), unlike LAPACK's xLACPY.
+  [[nodiscard]] std::pair<Index, Index> rows_in_column(Index j, Index m, Index n) const {
+    const Index diag = unit_diag ? 0 : 1;
+    switch (kind) {
+    case Kind::upper:
+      return {0, std::min(std::max(m - n, Index{0}) + j + diag, m)};
+    case Kind::lower:
+      return {std::min(std::max(Index{0}, j - std::max(n - m, Index{0}) + 1 - diag), m), m};
+    case Kind::full:
+      break;
+    }
+    return {0, m};
+  }
+};
+
+} // namespace redist

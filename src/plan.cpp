@@ -1,0 +1,124 @@
+#include "plan.hpp"
+
+#include <algorithm>
+
+namespace redist {
+
+Index message_elements(const RunPattern &rows, const RunPattern &cols, const Region &region,
+                       Index m, Index n) {
+  if (rows.empty() || cols.empty()) {
+    return 0;
+  }
+  if (region.kind == Region::Kind::full) {
+    return rows.total() * cols.total();
+  }
+  Index count = 0;
+  cols.for_each([&](const Run &c) {
+    for (Index dc = 0; dc < c.length; ++dc) {
+      const auto [lo, hi] = region.rows_in_column(c.k + dc, m, n);
+      if (lo < hi) {
+        count += rows.count_below(hi) - rows.count_below(lo);
+      }
+    }
+  });
+  return count;
+}
+
+RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
+  RankPlan plan;
+  plan.rank = rank;
+  plan.m = t.m;
+  plan.n = t.n;
+  plan.region = t.region;
+  if (t.m == 0 || t.n == 0) {
+    return plan;
+  }
+  int spr = 0;
+  int spc = 0;
+  int dpr = 0;
+  int dpc = 0;
+  plan.in_src = t.src.grid.find(rank, spr, spc);
+  plan.in_dst = t.dst.grid.find(rank, dpr, dpc);
+  const Transfer1D rows = t.rows();
+  const Transfer1D cols = t.cols();
+  const auto send_round = [&](int peer) { return ((peer - rank) % comm_size + comm_size) % comm_size; };
+  const auto recv_round = [&](int peer) { return ((rank - peer) % comm_size + comm_size) % comm_size; };
+
+  if (plan.in_src) {
+    plan.send_rows = runs_from_source(rows, spr);
+    plan.send_cols = runs_from_source(cols, spc);
+    for (int qc = 0; qc < t.dst.grid.npcol; ++qc) {
+      if (plan.send_cols[static_cast<std::size_t>(qc)].empty()) {
+        continue;
+      }
+      for (int qr = 0; qr < t.dst.grid.nprow; ++qr) {
+        const Index count = message_elements(plan.send_rows[static_cast<std::size_t>(qr)],
+                                             plan.send_cols[static_cast<std::size_t>(qc)],
+                                             t.region, t.m, t.n);
+        if (count == 0) {
+          continue;
+        }
+        const Peer peer{t.dst.grid.rank_at(qr, qc), qr, qc, count};
+        if (peer.rank == rank) {
+          plan.self = peer;
+        } else {
+          plan.sends.push_back(peer);
+        }
+      }
+    }
+    std::sort(plan.sends.begin(), plan.sends.end(),
+              [&](const Peer &a, const Peer &b) { return send_round(a.rank) < send_round(b.rank); });
+  }
+  if (plan.in_dst) {
+    plan.recv_rows = runs_to_destination(rows, dpr);
+    plan.recv_cols = runs_to_destination(cols, dpc);
+    for (int pc = 0; pc < t.src.grid.npcol; ++pc) {
+      if (plan.recv_cols[static_cast<std::size_t>(pc)].empty()) {
+        continue;
+      }
+      for (int pr = 0; pr < t.src.grid.nprow; ++pr) {
+        const int peer_rank = t.src.grid.rank_at(pr, pc);
+        if (peer_rank == rank) {
+          continue; // the local copy is planned from the sending side
+        }
+        const Index count = message_elements(plan.recv_rows[static_cast<std::size_t>(pr)],
+                                             plan.recv_cols[static_cast<std::size_t>(pc)],
+                                             t.region, t.m, t.n);
+        if (count > 0) {
+          plan.recvs.push_back({peer_rank, pr, pc, count});
+        }
+      }
+    }
+    // Receive first from the peers that send to this rank first.
+    std::sort(plan.recvs.begin(), plan.recvs.end(), [&](const Peer &a, const Peer &b) { return recv_round(a.rank) < recv_round(b.rank); });
+  }
+  return plan;
+}
+
+Index RankPlan::elements_sent() const {
+  Index total = 0;
+  for (const Peer &p : sends) {
+    total += p.elements;
+  }
+  return total;
+}
+
+Index RankPlan::elements_received() const {
+  Index total = 0;
+  for (const Peer &p : recvs) {
+    total += p.elements;
+  }
+  return total;
+}
+
+std::size_t RankPlan::memory_bytes() const {
+  std::size_t bytes = sizeof(RankPlan);
+  for (const auto *patterns : {&send_rows, &send_cols, &recv_rows, &recv_cols}) {
+    for (const RunPattern &p : *patterns) {
+      bytes += sizeof(RunPattern) + p.memory_bytes();
+    }
+  }
+  return bytes + (sends.capacity() + recvs.capacity()) * sizeof(Peer);
+}
+
+} // namespace redist

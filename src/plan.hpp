@@ -1,0 +1,84 @@
+#pragma once
+// Layer 3: one rank's part of a redistribution -- its peers, message sizes, and the runs to
+// pack and unpack. Pure: ranks are plain integers, no MPI.
+
+#include "index.hpp"
+#include "layout.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace redist {
+
+/// The whole redistribution, identical on every rank: copy the m x n window (region) of
+/// src onto the window of dst.
+struct Transfer {
+  Layout src;
+  Layout dst;
+  Index m = 0;
+  Index n = 0;
+  Region region;
+
+  [[nodiscard]] Transfer1D rows() const { return {src.rows, dst.rows, src.i, dst.i, m}; }
+  [[nodiscard]] Transfer1D cols() const { return {src.cols, dst.cols, src.j, dst.j, n}; }
+};
+
+/// A message between this rank and one remote peer (or itself).
+struct Peer {
+  int rank = -1;      ///< the peer's rank in the communicator
+  int row_slot = 0;   ///< index into the rank plan's row patterns (the peer's grid row)
+  int col_slot = 0;   ///< index into the rank plan's column patterns
+  Index elements = 0; ///< elements in the message
+};
+
+/// One rank's part of a Transfer.
+struct RankPlan {
+  int rank = -1;
+  bool in_src = false;
+  bool in_dst = false;
+  // As a source: runs to each destination grid row / column.
+  std::vector<RunPattern> send_rows;
+  std::vector<RunPattern> send_cols;
+  // As a destination: runs from each source grid row / column.
+  std::vector<RunPattern> recv_rows;
+  std::vector<RunPattern> recv_cols;
+  std::vector<Peer> sends; ///< remote destinations with data, in the order to send
+  std::vector<Peer> recvs; ///< remote sources with data
+  Peer self;               ///< elements this rank copies to itself (slots index send_*)
+  Index m = 0;
+  Index n = 0;
+  Region region;
+
+  [[nodiscard]] Index elements_sent() const;
+  [[nodiscard]] Index elements_received() const;
+  [[nodiscard]] std::size_t memory_bytes() const;
+};
+
+/// Build `rank`'s plan. Sends are ordered by (destination - rank) mod comm_size so that in
+/// each round of the all-at-once exchange every receiver is targeted by one sender.
+RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size);
+
+/// Number of elements a message carries: product of row and column counts for a full
+/// window; for a trapezoid, the sum over the columns of the rows inside the region.
+Index message_elements(const RunPattern &rows, const RunPattern &cols, const Region &region,
+                       Index m, Index n);
+
+/// Visit the contiguous pieces of one message in message order:
+/// f(src_offset, dst_offset, count), offsets in elements into the local arrays (leading
+/// dimensions lld_src, lld_dst; column-major).
+template <class F>
+void for_each_piece(const RunPattern &rows, const RunPattern &cols, const Region &region,
+                    Index m, Index n, Index lld_src, Index lld_dst, F &&f) {
+  cols.for_each([&](const Run &c) {
+    for (Index dc = 0; dc < c.length; ++dc) {
+      const Index src_col = (c.src_local + dc) * lld_src;
+      const Index dst_col = (c.dst_local + dc) * lld_dst;
+      const auto [lo, hi] = region.rows_in_column(c.k + dc, m, n);
+      rows.for_each(lo, hi, [&](const Run &r) {
+        f(r.src_local + src_col, r.dst_local + dst_col, r.length);
+      });
+    }
+  });
+}
+
+} // namespace redist
