@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Build redist (warnings are errors) and run the whole test suite through ctest:
+# unit tests without MPI, MPI tests against ScaLAPACK under mpiexec, examples.
+# Installs missing Debian packages first. Usage: scripts/test.sh [extra ctest arguments]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/deps.sh
+build=${REDIST_BUILD_DIR:-build/test}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON
+cmake --build "$build" -j"$(nproc)"
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 600 "$@"
