@@ -50,43 +50,84 @@ void Executor::check(int mpi_code, const char *what, int peer) const {
                                   std::string(text, static_cast<std::size_t>(length)));
 }
 
+// Joins consecutive pieces that are contiguous on the side(s) being copied (whole columns
+// with lld == column length become one copy), then copies each joined piece with one memcpy.
+class Coalescer {
+public:
+  Coalescer(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
+            bool dst_packed)
+      : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed),
+        dst_packed_(dst_packed) {}
+  Coalescer(const Coalescer &) = delete;
+  Coalescer &operator=(const Coalescer &) = delete;
+  ~Coalescer() { flush(); }
+
+  void add(Index src, Index dst, Index count) {
+    if (src_packed_) src = packed_;
+    if (dst_packed_) dst = packed_;
+    packed_ += count;
+    if (count_ > 0 && src == src_off_ + count_ && dst == dst_off_ + count_) {
+      count_ += count;
+      return;
+    }
+    flush();
+    src_off_ = src;
+    dst_off_ = dst;
+    count_ = count;
+  }
+
+private:
+  void flush() {
+    if (count_ == 0) {
+      return;
+    }
+    std::byte *to = dst_ + static_cast<std::size_t>(dst_off_) * es_;
+    const std::byte *from = src_ + static_cast<std::size_t>(src_off_) * es_;
+    const std::size_t bytes = static_cast<std::size_t>(count_) * es_;
+    if (src_packed_ || dst_packed_) {
+      std::memcpy(to, from, bytes);
+    } else {
+      std::memmove(to, from, bytes); // a local copy between user arrays that may overlap
+    }
+    count_ = 0;
+  }
+
+  const std::byte *src_;
+  std::byte *dst_;
+  std::size_t es_;
+  bool src_packed_;
+  bool dst_packed_;
+  Index packed_ = 0;
+  Index src_off_ = 0;
+  Index dst_off_ = 0;
+  Index count_ = 0;
+};
+
 void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out) const {
-  const auto slot_r = static_cast<std::size_t>(peer.row_slot);
-  const auto slot_c = static_cast<std::size_t>(peer.col_slot);
-  const std::size_t es = element_size_;
-  for_each_piece(plan_.send_rows[slot_r], plan_.send_cols[slot_c], plan_.region, plan_.m,
-                 plan_.n, lld_src_, lld_dst_, [&](Index src, Index, Index count) {
-                   const std::size_t bytes = static_cast<std::size_t>(count) * es;
-                   std::memcpy(out, a + static_cast<std::size_t>(src) * es, bytes);
-                   out += bytes;
-                 });
+  Coalescer copy(a, out, element_size_, false, true);
+  for_each_piece(plan_.send_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region,
+                 plan_.m, plan_.n, lld_src_, lld_dst_,
+                 [&](Index src, Index dst, Index count) { copy.add(src, dst, count); });
 }
 
 void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b) const {
-  const auto slot_r = static_cast<std::size_t>(peer.row_slot);
-  const auto slot_c = static_cast<std::size_t>(peer.col_slot);
-  const std::size_t es = element_size_;
-  for_each_piece(plan_.recv_rows[slot_r], plan_.recv_cols[slot_c], plan_.region, plan_.m,
-                 plan_.n, lld_src_, lld_dst_, [&](Index, Index dst, Index count) {
-                   const std::size_t bytes = static_cast<std::size_t>(count) * es;
-                   std::memcpy(b + static_cast<std::size_t>(dst) * es, in, bytes);
-                   in += bytes;
-                 });
+  Coalescer copy(in, b, element_size_, true, false);
+  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region,
+                 plan_.m, plan_.n, lld_src_, lld_dst_,
+                 [&](Index src, Index dst, Index count) { copy.add(src, dst, count); });
 }
 
 void Executor::copy_local(const std::byte *a, std::byte *b) const {
   if (plan_.self.elements == 0) {
     return;
   }
-  const auto slot_r = static_cast<std::size_t>(plan_.self.row_slot);
-  const auto slot_c = static_cast<std::size_t>(plan_.self.col_slot);
-  const std::size_t es = element_size_;
-  for_each_piece(plan_.send_rows[slot_r], plan_.send_cols[slot_c], plan_.region, plan_.m,
-                 plan_.n, lld_src_, lld_dst_, [&](Index src, Index dst, Index count) {
-                   std::memmove(b + static_cast<std::size_t>(dst) * es,
-                                a + static_cast<std::size_t>(src) * es,
-                                static_cast<std::size_t>(count) * es);
-                 });
+  Coalescer copy(a, b, element_size_, false, false);
+  for_each_piece(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
+                 plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], plan_.region,
+                 plan_.m, plan_.n, lld_src_, lld_dst_,
+                 [&](Index src, Index dst, Index count) { copy.add(src, dst, count); });
 }
 
 void Executor::execute(const void *a_void, void *b_void) {
