@@ -1,0 +1,950 @@
+// redist_bench: ScaLAPACK's PxGEMR2D / PxTRMR2D against redist's drop-in entries.
+//
+// Every case runs ScaLAPACK's routine and redist's prefixed entry (redist_pdgemr2d_, ...) in
+// the same process on the same input, checks that both outputs are bitwise equal (and equal
+// to the value the copy must produce), and reports the median times, their ratio, and the
+// redist time relative to one memcpy of the bytes the busiest rank moves.
+//
+//   mpirun -n 2 redist_bench [--size N] [--reps R] [--case NAME] [--csv FILE] [--cold]
+//   mpirun -n 2 redist_bench --list
+//
+// Timing: MPI_Barrier, MPI_Wtime around one call, maximum over ranks. One warm-up call of
+// each implementation (reported for redist as "redist-1st": it includes building its plan),
+// then --reps repetitions alternating ScaLAPACK and redist; medians are reported.
+// "bw" = redist median / median of one memcpy of the bytes the busiest rank moves (its local
+// copy + bytes sent + bytes received), done by every rank at the same time.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "redist_scalapack.h"
+#include "scalapack_decls.h"
+
+namespace {
+
+using i64 = std::int64_t;
+
+// ---------------------------------------------------------------------------------------
+// Element types
+// ---------------------------------------------------------------------------------------
+enum class Ty { S, D, C, Z, I };
+
+struct CFloat {
+  float re, im;
+};
+struct CDouble {
+  double re, im;
+};
+
+std::size_t elem_size(Ty t) {
+  switch (t) {
+    case Ty::S: return sizeof(float);
+    case Ty::D: return sizeof(double);
+    case Ty::C: return sizeof(CFloat);
+    case Ty::Z: return sizeof(CDouble);
+    case Ty::I: return sizeof(int);
+  }
+  return 0;
+}
+
+char type_char(Ty t) {
+  switch (t) {
+    case Ty::S: return 's';
+    case Ty::D: return 'd';
+    case Ty::C: return 'c';
+    case Ty::Z: return 'z';
+    case Ty::I: return 'i';
+  }
+  return '?';
+}
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// A distinctive, finite value for global element (gi, gj) of a matrix tagged by seed.
+std::uint64_t key(i64 gi, i64 gj, std::uint64_t seed) {
+  return mix((static_cast<std::uint64_t>(gi) << 32) ^ static_cast<std::uint64_t>(gj) ^
+             (seed << 56));
+}
+double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53 - 0.5; }
+
+template <class T>
+T gen(i64 gi, i64 gj, std::uint64_t seed);
+template <>
+float gen<float>(i64 gi, i64 gj, std::uint64_t seed) {
+  return static_cast<float>(unit(key(gi, gj, seed)));
+}
+template <>
+double gen<double>(i64 gi, i64 gj, std::uint64_t seed) {
+  return unit(key(gi, gj, seed));
+}
+template <>
+CFloat gen<CFloat>(i64 gi, i64 gj, std::uint64_t seed) {
+  std::uint64_t h = key(gi, gj, seed);
+  return {static_cast<float>(unit(h)), static_cast<float>(unit(mix(h)))};
+}
+template <>
+CDouble gen<CDouble>(i64 gi, i64 gj, std::uint64_t seed) {
+  std::uint64_t h = key(gi, gj, seed);
+  return {unit(h), unit(mix(h))};
+}
+template <>
+int gen<int>(i64 gi, i64 gj, std::uint64_t seed) {
+  return static_cast<int>(static_cast<std::uint32_t>(key(gi, gj, seed) >> 32));
+}
+
+// ---------------------------------------------------------------------------------------
+// Layouts, grids, cases
+// ---------------------------------------------------------------------------------------
+struct MatSpec {
+  int nprow = 1, npcol = 1;
+  std::vector<int> ranks;  // world rank of grid position (pr, pc) at ranks[pr * npcol + pc]
+  int m = 0, n = 0;        // M_, N_
+  int mb = 1, nb = 1;
+  int rsrc = 0, csrc = 0;
+
+  int rank_of(int pr, int pc) const { return ranks[static_cast<std::size_t>(pr * npcol + pc)]; }
+};
+
+struct CaseSpec {
+  std::string name;
+  std::string what;  // short layout description
+  Ty ty = Ty::D;
+  bool trmr = false;
+  char uplo = 'U', diag = 'N';
+  int m = 0, n = 0;  // copied window
+  int ia = 1, ja = 1, ib = 1, jb = 1;
+  MatSpec a, b;
+  int min_procs = 1;
+};
+
+// Grid of nprow x npcol over world ranks first, first+1, ... in row-major ('R') or
+// column-major ('C') order.
+MatSpec grid(int nprow, int npcol, char order = 'R', int first = 0) {
+  MatSpec s;
+  s.nprow = nprow;
+  s.npcol = npcol;
+  s.ranks.resize(static_cast<std::size_t>(nprow * npcol));
+  for (int pr = 0; pr < nprow; ++pr)
+    for (int pc = 0; pc < npcol; ++pc)
+      s.ranks[static_cast<std::size_t>(pr * npcol + pc)] =
+          first + (order == 'R' ? pr * npcol + pc : pc * nprow + pr);
+  return s;
+}
+
+MatSpec with(MatSpec s, int m, int n, int mb, int nb, int rsrc = 0, int csrc = 0) {
+  s.m = m;
+  s.n = n;
+  s.mb = mb;
+  s.nb = nb;
+  s.rsrc = rsrc;
+  s.csrc = csrc;
+  return s;
+}
+
+std::string describe(const MatSpec& s) {
+  char buf[96];
+  int lo = *std::min_element(s.ranks.begin(), s.ranks.end());
+  std::snprintf(buf, sizeof buf, "%dx%d/%d", s.nprow, s.npcol, s.mb);
+  std::string r = buf;
+  if (s.nb != s.mb) r += "x" + std::to_string(s.nb);
+  if (s.rsrc != 0 || s.csrc != 0) r += "@" + std::to_string(s.rsrc) + "," + std::to_string(s.csrc);
+  if (lo != 0) r += "{r" + std::to_string(lo) + "+}";
+  return r;
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+std::vector<CaseSpec> make_cases(int np, int size) {
+  std::vector<CaseSpec> cs;
+  const int S = size;
+  // Near-square grid: pr = largest divisor of np not above sqrt(np).
+  int gpr = 1;
+  for (int d = 1; d * d <= np; ++d)
+    if (np % d == 0) gpr = d;
+  const int gpc = np / gpr;
+  auto add = [&](CaseSpec c) {
+    if (c.what.empty()) c.what = describe(c.a) + " -> " + describe(c.b);
+    cs.push_back(std::move(c));
+  };
+
+  {  // block size change
+    CaseSpec c;
+    c.name = "blocksize";
+    c.m = c.n = S;
+    c.a = with(grid(1, np), S, S, 64, 64);
+    c.b = with(grid(1, np), S, S, 100, 100);
+    add(c);
+  }
+  {  // 1x1 blocks -> 64x64
+    CaseSpec c;
+    c.name = "tinyblocks";
+    c.m = c.n = S;
+    c.a = with(grid(gpr, gpc), S, S, 1, 1);
+    c.b = with(grid(gpr, gpc), S, S, 64, 64);
+    add(c);
+  }
+  {  // grid shape change: 2x2 -> 1x4 at np=4, 2x1 -> 1x2 at np=2
+    CaseSpec c;
+    c.name = "gridshape";
+    c.m = c.n = S;
+    if (gpr == 1)
+      c.a = with(grid(np, 1), S, S, 64, 64);
+    else
+      c.a = with(grid(gpr, gpc), S, S, 64, 64);
+    c.b = with(grid(1, np), S, S, 64, 64);
+    add(c);
+  }
+  {  // P -> Q processes: all np ranks -> ranks 1..np-1 (rank 0 passes CTXT_ = -1 for B)
+    CaseSpec c;
+    c.name = "p-to-q";
+    c.m = c.n = S;
+    c.a = with(gpr == 1 ? grid(1, np) : grid(gpr, gpc), S, S, 64, 64);
+    c.b = with(grid(1, std::max(np - 1, 1), 'R', 1), S, S, 64, 64);
+    add(c);
+    CaseSpec d = c;  // and back: Q -> P, rank 0 idle for A
+    d.name = "q-to-p";
+    std::swap(d.a, d.b);
+    d.what.clear();
+    add(d);
+  }
+  {  // row-block <-> column-block
+    CaseSpec c;
+    c.name = "rowcol";
+    c.m = c.n = S;
+    c.a = with(grid(np, 1), S, S, ceil_div(S, np), 64);
+    c.b = with(grid(1, np), S, S, 64, ceil_div(S, np));
+    add(c);
+    CaseSpec d = c;
+    d.name = "colrow";
+    std::swap(d.a, d.b);
+    d.what.clear();
+    add(d);
+  }
+  {  // window at an odd offset
+    CaseSpec c;
+    c.name = "window";
+    c.m = c.n = S - 10;
+    c.ia = c.ja = 3;
+    c.ib = c.jb = 7;
+    c.a = with(grid(gpr, gpc), S, S, 64, 64);
+    c.b = with(grid(gpr, gpc), S, S, 64, 64);
+    c.what = describe(c.a) + "(3,3) -> " + describe(c.b) + "(7,7)";
+    add(c);
+  }
+  {  // RSRC / CSRC != 0 (A's grid in column-major order)
+    CaseSpec c;
+    c.name = "srcoffset";
+    c.m = c.n = S;
+    c.a = with(grid(gpr, gpc, 'C'), S, S, 64, 64, gpr - 1, gpc - 1);
+    c.b = with(grid(gpr, gpc), S, S, 64, 64, 0, 0);
+    add(c);
+  }
+  {  // TRMR2D upper, non-unit
+    CaseSpec c;
+    c.name = "trmr2d-UN";
+    c.trmr = true;
+    c.uplo = 'U';
+    c.diag = 'N';
+    c.m = c.n = S;
+    c.a = with(grid(gpr, gpc), S, S, 64, 64);
+    c.b = with(grid(gpr, gpc), S, S, 100, 100);
+    add(c);
+  }
+  // All five types: block change 64 -> 100 at half the size.
+  for (Ty t : {Ty::S, Ty::D, Ty::C, Ty::Z, Ty::I}) {
+    const int h = std::max(S / 2, 1);
+    CaseSpec c;
+    c.name = std::string("types-") + type_char(t);
+    c.ty = t;
+    c.m = c.n = h;
+    c.a = with(grid(1, np), h, h, 64, 64);
+    c.b = with(grid(1, np), h, h, 100, 100);
+    add(c);
+  }
+  for (auto& c : cs) {
+    int need = 0;
+    for (int r : c.a.ranks) need = std::max(need, r + 1);
+    for (int r : c.b.ranks) need = std::max(need, r + 1);
+    c.min_procs = std::max(c.min_procs, need);
+  }
+  return cs;
+}
+
+// ---------------------------------------------------------------------------------------
+// Traffic: bytes the busiest rank copies locally, sends and receives.
+// ---------------------------------------------------------------------------------------
+struct Seg {
+  i64 lo, hi;  // window indices [lo, hi)
+  int pa, pb;  // grid coordinate (row or column) owning them in A and in B
+};
+
+// Split window dimension [0, len) into pieces owned by one grid row (column) of A and one of B.
+std::vector<Seg> segments(i64 len, i64 offa, int mba, int srca, int pa, i64 offb, int mbb,
+                          int srcb, int pb) {
+  std::vector<Seg> out;
+  i64 i = 0;
+  while (i < len) {
+    const i64 ga = offa + i, gb = offb + i;
+    const i64 ea = (ga / mba + 1) * mba - offa;
+    const i64 eb = (gb / mbb + 1) * mbb - offb;
+    const i64 e = std::min({ea, eb, len});
+    out.push_back({i, e, static_cast<int>((ga / mba + srca) % pa),
+                   static_cast<int>((gb / mbb + srcb) % pb)});
+    i = e;
+  }
+  return out;
+}
+
+bool in_trapezoid(const CaseSpec& c, i64 i, i64 j) {
+  const i64 M = c.m, N = c.n;
+  const i64 nonunit = c.diag == 'N' || c.diag == 'n' ? 1 : 0;
+  if (c.uplo == 'U' || c.uplo == 'u') return i < std::min(std::max<i64>(M - N, 0) + j + nonunit, M);
+  return i >= std::max<i64>(0, j - std::max<i64>(N - M, 0) + (1 - nonunit));
+}
+
+i64 busiest_bytes(const CaseSpec& c, int np) {
+  const auto rows = segments(c.m, c.ia - 1, c.a.mb, c.a.rsrc, c.a.nprow, c.ib - 1, c.b.mb,
+                             c.b.rsrc, c.b.nprow);
+  const auto cols = segments(c.n, c.ja - 1, c.a.nb, c.a.csrc, c.a.npcol, c.jb - 1, c.b.nb,
+                             c.b.csrc, c.b.npcol);
+  std::vector<i64> local(static_cast<std::size_t>(np)), sent(local), recv(local);
+  auto account = [&](int pra, int pca, int prb, int pcb, i64 count) {
+    if (count <= 0) return;
+    const int s = c.a.rank_of(pra, pca), d = c.b.rank_of(prb, pcb);
+    if (s == d)
+      local[static_cast<std::size_t>(s)] += count;
+    else {
+      sent[static_cast<std::size_t>(s)] += count;
+      recv[static_cast<std::size_t>(d)] += count;
+    }
+  };
+  if (!c.trmr) {
+    // Aggregate each dimension by (A coordinate, B coordinate), then combine.
+    auto agg = [](const std::vector<Seg>& segs, int pa, int pb) {
+      std::vector<i64> v(static_cast<std::size_t>(pa * pb));
+      for (const Seg& s : segs) v[static_cast<std::size_t>(s.pa * pb + s.pb)] += s.hi - s.lo;
+      return v;
+    };
+    const auto r = agg(rows, c.a.nprow, c.b.nprow);
+    const auto q = agg(cols, c.a.npcol, c.b.npcol);
+    for (int ra = 0; ra < c.a.nprow; ++ra)
+      for (int rb = 0; rb < c.b.nprow; ++rb)
+        for (int ca = 0; ca < c.a.npcol; ++ca)
+          for (int cb = 0; cb < c.b.npcol; ++cb)
+            account(ra, ca, rb, cb,
+                    r[static_cast<std::size_t>(ra * c.b.nprow + rb)] *
+                        q[static_cast<std::size_t>(ca * c.b.npcol + cb)]);
+  } else {
+    // Per column: the copied row range, intersected with the row segments.
+    const i64 M = c.m, N = c.n;
+    const i64 nonunit = c.diag == 'N' || c.diag == 'n' ? 1 : 0;
+    const bool upper = c.uplo == 'U' || c.uplo == 'u';
+    for (const Seg& cs : cols)
+      for (i64 j = cs.lo; j < cs.hi; ++j) {
+        i64 lo, hi;
+        if (upper) {
+          lo = 0;
+          hi = std::min(std::max<i64>(M - N, 0) + j + nonunit, M);
+        } else {
+          lo = std::max<i64>(0, j - std::max<i64>(N - M, 0) + (1 - nonunit));
+          hi = M;
+        }
+        if (hi <= lo) continue;
+        auto it = std::upper_bound(rows.begin(), rows.end(), lo,
+                                   [](i64 v, const Seg& s) { return v < s.hi; });
+        for (; it != rows.end() && it->lo < hi; ++it)
+          account(it->pa, cs.pa, it->pb, cs.pb, std::min(hi, it->hi) - std::max(lo, it->lo));
+      }
+  }
+  if (static_cast<i64>(c.m) * c.n <= 512 * 512) {
+    // Small windows: cross-check the block-wise count by enumerating every element.
+    std::vector<i64> l2(local.size()), s2(local.size()), r2(local.size());
+    auto owner = [](const MatSpec& s, i64 gi, i64 gj) {
+      return s.rank_of(static_cast<int>((gi / s.mb + s.rsrc) % s.nprow),
+                       static_cast<int>((gj / s.nb + s.csrc) % s.npcol));
+    };
+    for (i64 j = 0; j < c.n; ++j)
+      for (i64 i = 0; i < c.m; ++i) {
+        if (c.trmr && !in_trapezoid(c, i, j)) continue;
+        const auto s = static_cast<std::size_t>(owner(c.a, c.ia - 1 + i, c.ja - 1 + j));
+        const auto d = static_cast<std::size_t>(owner(c.b, c.ib - 1 + i, c.jb - 1 + j));
+        if (s == d) ++l2[s];
+        else {
+          ++s2[s];
+          ++r2[d];
+        }
+      }
+    if (l2 != local || s2 != sent || r2 != recv) {
+      std::fprintf(stderr, "redist_bench: internal error: traffic count of case %s\n",
+                   c.name.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+  }
+  i64 best = 0;
+  for (int r = 0; r < np; ++r) {
+    const auto k = static_cast<std::size_t>(r);
+    best = std::max(best, local[k] + sent[k] + recv[k]);
+  }
+  return best * static_cast<i64>(elem_size(c.ty));
+}
+
+// ---------------------------------------------------------------------------------------
+// Local matrices
+// ---------------------------------------------------------------------------------------
+struct Grid {
+  int ctxt = -1;
+  bool member = false;
+  int myrow = -1, mycol = -1;
+};
+
+Grid make_grid(int sysctxt, const MatSpec& s, int me) {
+  // BLACS_GRIDMAP is collective over the system context: every process calls.
+  std::vector<int> usermap(static_cast<std::size_t>(s.nprow * s.npcol));
+  for (int pr = 0; pr < s.nprow; ++pr)
+    for (int pc = 0; pc < s.npcol; ++pc)
+      usermap[static_cast<std::size_t>(pr + pc * s.nprow)] = s.rank_of(pr, pc);
+  Grid g;
+  int ctxt = sysctxt;
+  Cblacs_gridmap(&ctxt, usermap.data(), s.nprow, s.nprow, s.npcol);
+  for (int pr = 0; pr < s.nprow; ++pr)
+    for (int pc = 0; pc < s.npcol; ++pc)
+      if (s.rank_of(pr, pc) == me) {
+        g.member = true;
+        g.myrow = pr;
+        g.mycol = pc;
+      }
+  if (g.member) {
+    g.ctxt = ctxt;
+    int nr, nc, r, q;
+    Cblacs_gridinfo(ctxt, &nr, &nc, &r, &q);
+    if (nr != s.nprow || nc != s.npcol || r != g.myrow || q != g.mycol) {
+      std::fprintf(stderr, "redist_bench: BLACS grid does not match the requested map\n");
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+  }
+  return g;
+}
+
+struct Local {
+  std::vector<i64> grow, gcol;  // global row (column) of each local row (column)
+  int lld = 1;
+  std::vector<unsigned char> data;
+};
+
+std::vector<i64> local_to_global(int n, int nb, int me, int src, int np) {
+  int loc = 0;
+  if (me >= 0) {
+    loc = numroc_(&n, &nb, &me, &src, &np);
+  }
+  std::vector<i64> g(static_cast<std::size_t>(std::max(loc, 0)));
+  const i64 dist = (me - src + np) % np;
+  for (i64 l = 0; l < static_cast<i64>(g.size()); ++l)
+    g[static_cast<std::size_t>(l)] = ((l / nb) * np + dist) * nb + l % nb;
+  return g;
+}
+
+Local make_local(const MatSpec& s, const Grid& g, Ty ty) {
+  Local L;
+  if (!g.member) {
+    L.data.resize(16);
+    return L;
+  }
+  L.grow = local_to_global(s.m, s.mb, g.myrow, s.rsrc, s.nprow);
+  L.gcol = local_to_global(s.n, s.nb, g.mycol, s.csrc, s.npcol);
+  L.lld = std::max<int>(1, static_cast<int>(L.grow.size()));
+  L.data.resize(std::max<std::size_t>(16, static_cast<std::size_t>(L.lld) * L.gcol.size() *
+                                              elem_size(ty)));
+  return L;
+}
+
+template <class T>
+void fill_t(Local& L, std::uint64_t seed) {
+  T* p = reinterpret_cast<T*>(L.data.data());
+  const std::size_t lld = static_cast<std::size_t>(L.lld);
+  for (std::size_t lj = 0; lj < L.gcol.size(); ++lj)
+    for (std::size_t li = 0; li < L.grow.size(); ++li)
+      p[li + lj * lld] = gen<T>(L.grow[li], L.gcol[lj], seed);
+}
+
+void fill(Local& L, Ty ty, std::uint64_t seed) {
+  switch (ty) {
+    case Ty::S: fill_t<float>(L, seed); break;
+    case Ty::D: fill_t<double>(L, seed); break;
+    case Ty::C: fill_t<CFloat>(L, seed); break;
+    case Ty::Z: fill_t<CDouble>(L, seed); break;
+    case Ty::I: fill_t<int>(L, seed); break;
+  }
+}
+
+constexpr std::uint64_t kSeedA = 1, kSeedB = 2;
+
+// Number of local elements of B that differ from the value the copy must produce.
+template <class T>
+i64 count_wrong_t(const CaseSpec& c, const Local& B, const std::vector<unsigned char>& data) {
+  const T* p = reinterpret_cast<const T*>(data.data());
+  const std::size_t lld = static_cast<std::size_t>(B.lld);
+  i64 bad = 0;
+  for (std::size_t lj = 0; lj < B.gcol.size(); ++lj) {
+    const i64 j = B.gcol[lj] - (c.jb - 1);
+    for (std::size_t li = 0; li < B.grow.size(); ++li) {
+      const i64 i = B.grow[li] - (c.ib - 1);
+      T want;
+      if (i >= 0 && i < c.m && j >= 0 && j < c.n && (!c.trmr || in_trapezoid(c, i, j)))
+        want = gen<T>(c.ia - 1 + i, c.ja - 1 + j, kSeedA);
+      else
+        want = gen<T>(B.grow[li], B.gcol[lj], kSeedB);
+      if (std::memcmp(&want, &p[li + lj * lld], sizeof(T)) != 0) ++bad;
+    }
+  }
+  return bad;
+}
+
+i64 count_wrong(const CaseSpec& c, const Local& B, const std::vector<unsigned char>& data) {
+  switch (c.ty) {
+    case Ty::S: return count_wrong_t<float>(c, B, data);
+    case Ty::D: return count_wrong_t<double>(c, B, data);
+    case Ty::C: return count_wrong_t<CFloat>(c, B, data);
+    case Ty::Z: return count_wrong_t<CDouble>(c, B, data);
+    case Ty::I: return count_wrong_t<int>(c, B, data);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// The two implementations
+// ---------------------------------------------------------------------------------------
+struct Call {
+  const CaseSpec* c;
+  const int* desca;
+  const int* descb;
+  int ictxt;
+};
+
+void run_scalapack(const Call& k, const void* a, void* b) {
+  const CaseSpec& c = *k.c;
+  const char uplo[2] = {c.uplo, 0}, diag[2] = {c.diag, 0};
+  if (!c.trmr) {
+    switch (c.ty) {
+      case Ty::S:
+        psgemr2d_(&c.m, &c.n, static_cast<const float*>(a), &c.ia, &c.ja, k.desca,
+                  static_cast<float*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::D:
+        pdgemr2d_(&c.m, &c.n, static_cast<const double*>(a), &c.ia, &c.ja, k.desca,
+                  static_cast<double*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::C:
+        pcgemr2d_(&c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::Z:
+        pzgemr2d_(&c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::I:
+        pigemr2d_(&c.m, &c.n, static_cast<const int*>(a), &c.ia, &c.ja, k.desca,
+                  static_cast<int*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+    }
+  } else {
+    switch (c.ty) {
+      case Ty::S:
+        pstrmr2d_(uplo, diag, &c.m, &c.n, static_cast<const float*>(a), &c.ia, &c.ja, k.desca,
+                  static_cast<float*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::D:
+        pdtrmr2d_(uplo, diag, &c.m, &c.n, static_cast<const double*>(a), &c.ia, &c.ja, k.desca,
+                  static_cast<double*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::C:
+        pctrmr2d_(uplo, diag, &c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb, k.descb,
+                  &k.ictxt);
+        break;
+      case Ty::Z:
+        pztrmr2d_(uplo, diag, &c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb, k.descb,
+                  &k.ictxt);
+        break;
+      case Ty::I:
+        pitrmr2d_(uplo, diag, &c.m, &c.n, static_cast<const int*>(a), &c.ia, &c.ja, k.desca,
+                  static_cast<int*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+    }
+  }
+}
+
+void run_redist(const Call& k, const void* a, void* b) {
+  const CaseSpec& c = *k.c;
+  const char uplo[2] = {c.uplo, 0}, diag[2] = {c.diag, 0};
+  if (!c.trmr) {
+    switch (c.ty) {
+      case Ty::S:
+        redist_psgemr2d_(&c.m, &c.n, static_cast<const float*>(a), &c.ia, &c.ja, k.desca,
+                         static_cast<float*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::D:
+        redist_pdgemr2d_(&c.m, &c.n, static_cast<const double*>(a), &c.ia, &c.ja, k.desca,
+                         static_cast<double*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::C:
+        redist_pcgemr2d_(&c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb, k.descb,
+                         &k.ictxt);
+        break;
+      case Ty::Z:
+        redist_pzgemr2d_(&c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb, k.descb,
+                         &k.ictxt);
+        break;
+      case Ty::I:
+        redist_pigemr2d_(&c.m, &c.n, static_cast<const int*>(a), &c.ia, &c.ja, k.desca,
+                         static_cast<int*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+    }
+  } else {
+    switch (c.ty) {
+      case Ty::S:
+        redist_pstrmr2d_(uplo, diag, &c.m, &c.n, static_cast<const float*>(a), &c.ia, &c.ja,
+                         k.desca, static_cast<float*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::D:
+        redist_pdtrmr2d_(uplo, diag, &c.m, &c.n, static_cast<const double*>(a), &c.ia, &c.ja,
+                         k.desca, static_cast<double*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+      case Ty::C:
+        redist_pctrmr2d_(uplo, diag, &c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb,
+                         k.descb, &k.ictxt);
+        break;
+      case Ty::Z:
+        redist_pztrmr2d_(uplo, diag, &c.m, &c.n, a, &c.ia, &c.ja, k.desca, b, &c.ib, &c.jb,
+                         k.descb, &k.ictxt);
+        break;
+      case Ty::I:
+        redist_pitrmr2d_(uplo, diag, &c.m, &c.n, static_cast<const int*>(a), &c.ia, &c.ja,
+                         k.desca, static_cast<int*>(b), &c.ib, &c.jb, k.descb, &k.ictxt);
+        break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Timing
+// ---------------------------------------------------------------------------------------
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// One barrier-separated call, maximum over ranks.
+double timed(const std::function<void()>& f) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  f();
+  double dt = MPI_Wtime() - t0, mx = 0.0;
+  MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return mx;
+}
+
+struct Timing {
+  double first = 0.0, med = 0.0;
+};
+
+// Median time of one memcpy of `bytes` bytes, done by every rank at once (the ranks share the
+// machine's memory bandwidth, as they do during a redistribution).
+double memcpy_time(i64 bytes, int reps) {
+  if (bytes <= 0) return 0.0;
+  std::vector<unsigned char> src(static_cast<std::size_t>(bytes), 1), dst(src.size(), 0);
+  auto f = [&] { std::memcpy(dst.data(), src.data(), src.size()); };
+  timed(f);
+  std::vector<double> v;
+  for (int r = 0; r < reps; ++r) v.push_back(timed(f));
+  return median(v);
+}
+
+// ---------------------------------------------------------------------------------------
+// Driver
+// ---------------------------------------------------------------------------------------
+struct Row {
+  std::string name, type, dims, what, status;
+  double t_scal = 0, t_red = 0, t_red_first = 0, ratio = 0, t_memcpy = 0, bw = 0;
+  i64 bytes = 0;
+  bool skipped = false;
+};
+
+void fill_desc(int* d, const MatSpec& s, const Grid& g, int lld) {
+  d[0] = 1;
+  d[1] = g.member ? g.ctxt : -1;
+  d[2] = s.m;
+  d[3] = s.n;
+  d[4] = s.mb;
+  d[5] = s.nb;
+  d[6] = s.rsrc;
+  d[7] = s.csrc;
+  d[8] = g.member ? lld : 1;
+}
+
+struct Options {
+  int size = 0;
+  int reps = 5;
+  std::string filter;
+  std::string csv;
+  bool list = false;
+  bool cold = false;
+};
+
+void usage() {
+  std::printf(
+      "usage: mpirun -n P redist_bench [options]\n"
+      "  --size N     matrix order (default 8000 with <= 2 ranks, 4000 otherwise)\n"
+      "  --reps R     timed repetitions per implementation after one warm-up (default 5)\n"
+      "  --case NAME  run only cases whose name contains NAME\n"
+      "  --csv FILE   also write the table as CSV\n"
+      "  --cold       clear redist's plan cache before every redist call\n"
+      "  --list       list the cases and exit\n");
+}
+
+Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt, int ictxt) {
+  Row row;
+  row.name = c.name;
+  row.type = std::string(1, type_char(c.ty));
+  row.dims = std::to_string(c.m) + "x" + std::to_string(c.n);
+  row.what = c.what;
+  if (c.min_procs > np) {
+    row.skipped = true;
+    row.status = "skipped: needs " + std::to_string(c.min_procs) + " processes";
+    return row;
+  }
+
+  row.bytes = busiest_bytes(c, np);
+  row.t_memcpy = memcpy_time(row.bytes, opt.reps);
+
+  const Grid ga = make_grid(sysctxt, c.a, me);
+  const Grid gb = make_grid(sysctxt, c.b, me);
+  Local A = make_local(c.a, ga, c.ty);
+  Local B = make_local(c.b, gb, c.ty);
+  if (ga.member) fill(A, c.ty, kSeedA);
+  if (gb.member) fill(B, c.ty, kSeedB);
+  std::vector<unsigned char> bs = B.data;  // ScaLAPACK's output
+  std::vector<unsigned char>& br = B.data; // redist's output
+  int desca[9], descb[9];
+  fill_desc(desca, c.a, ga, A.lld);
+  fill_desc(descb, c.b, gb, B.lld);
+  const Call k{&c, desca, descb, ictxt};
+
+  auto before = [&] {
+    if (opt.cold) redist_scalapack_clear_cache();
+  };
+  int bad_status = 0;
+  auto scal = [&] { run_scalapack(k, A.data.data(), bs.data()); };
+  auto red = [&] {
+    run_redist(k, A.data.data(), br.data());
+    if (redist_scalapack_last_status() != 0) bad_status = 1;
+  };
+  // Warm-up each, then alternate the two so that drifts of the machine hit both alike.
+  Timing ts, tr;
+  ts.first = timed(scal);
+  before();
+  tr.first = timed(red);
+  std::vector<double> vs, vr;
+  for (int r = 0; r < opt.reps; ++r) {
+    vs.push_back(timed(scal));
+    before();
+    vr.push_back(timed(red));
+  }
+  ts.med = median(vs);
+  tr.med = median(vr);
+  row.t_scal = ts.med;
+  row.t_red = tr.med;
+  row.t_red_first = tr.first;
+  row.ratio = tr.med > 0 ? ts.med / tr.med : 0.0;
+  row.bw = row.t_memcpy > 0 ? tr.med / row.t_memcpy : 0.0;
+
+  // Bitwise comparison, and both outputs against the value the copy must produce.
+  i64 diff = 0, wrong_s = 0, wrong_r = 0;
+  i64 first_gi = -1, first_gj = -1;
+  if (gb.member) {
+    const std::size_t es = elem_size(c.ty), lld = static_cast<std::size_t>(B.lld);
+    for (std::size_t lj = 0; lj < B.gcol.size(); ++lj) {
+      const std::size_t off = lj * lld * es, len = B.grow.size() * es;
+      if (std::memcmp(bs.data() + off, br.data() + off, len) == 0) continue;
+      for (std::size_t li = 0; li < B.grow.size(); ++li)
+        if (std::memcmp(bs.data() + off + li * es, br.data() + off + li * es, es) != 0) {
+          if (diff == 0) {
+            first_gi = B.grow[li];
+            first_gj = B.gcol[lj];
+          }
+          ++diff;
+        }
+    }
+    wrong_s = count_wrong(c, B, bs);
+    wrong_r = diff == 0 ? wrong_s : count_wrong(c, B, br);
+  }
+  if (diff > 0)
+    std::fprintf(stderr,
+                 "*** MISMATCH in case %s on rank %d: %" PRId64
+                 " local elements of B differ between ScaLAPACK and redist; first at global "
+                 "B(%" PRId64 ",%" PRId64 ") (1-based)\n",
+                 c.name.c_str(), me, diff, first_gi + 1, first_gj + 1);
+  i64 loc[4] = {diff, wrong_s, wrong_r, bad_status}, tot[4];
+  MPI_Allreduce(loc, tot, 4, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (tot[0] > 0)
+    row.status = "MISMATCH(" + std::to_string(tot[0]) + ")";
+  else
+    row.status = "ok";
+  if (tot[1] > 0) row.status += " scalapack-wrong(" + std::to_string(tot[1]) + ")";
+  if (tot[2] > 0 && tot[0] > 0) row.status += " redist-wrong(" + std::to_string(tot[2]) + ")";
+  if (tot[3] > 0) row.status += " redist-status!=0";
+
+  if (ga.member) Cblacs_gridexit(ga.ctxt);
+  if (gb.member) Cblacs_gridexit(gb.ctxt);
+  return row;
+}
+
+void print_header() {
+  std::printf("%-11s %-2s %-11s %-36s %11s %11s %11s %7s %11s %7s  %s\n", "case", "t", "window",
+              "layout A -> B", "scalapack", "redist", "redist-1st", "ratio", "memcpy",
+              "bw", "check");
+  std::fflush(stdout);
+}
+
+void print_row(const Row& r) {
+  if (r.skipped) {
+    std::printf("%-11s %-2s %-11s %-36s %s\n", r.name.c_str(), r.type.c_str(), r.dims.c_str(),
+                r.what.c_str(), r.status.c_str());
+  } else {
+    std::printf("%-11s %-2s %-11s %-36s %9.3fms %9.3fms %9.3fms %7.2f %9.3fms %7.2f  %s\n",
+                r.name.c_str(), r.type.c_str(), r.dims.c_str(), r.what.c_str(), r.t_scal * 1e3,
+                r.t_red * 1e3, r.t_red_first * 1e3, r.ratio, r.t_memcpy * 1e3, r.bw,
+                r.status.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int me = 0, np = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        if (me == 0) std::fprintf(stderr, "redist_bench: %s needs a value\n", a.c_str());
+        MPI_Finalize();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--size") opt.size = std::atoi(next());
+    else if (a == "--reps") opt.reps = std::atoi(next());
+    else if (a == "--case") opt.filter = next();
+    else if (a == "--csv") opt.csv = next();
+    else if (a == "--list") opt.list = true;
+    else if (a == "--cold") opt.cold = true;
+    else if (a == "--help" || a == "-h") {
+      if (me == 0) usage();
+      MPI_Finalize();
+      return 0;
+    } else {
+      if (me == 0) {
+        std::fprintf(stderr, "redist_bench: unknown option %s\n", a.c_str());
+        usage();
+      }
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  if (opt.size == 0) opt.size = np <= 2 ? 8000 : 4000;
+  if (opt.size < 11 || opt.reps < 1) {
+    if (me == 0) std::fprintf(stderr, "redist_bench: need --size >= 11 and --reps >= 1\n");
+    MPI_Finalize();
+    return 2;
+  }
+
+  const std::vector<CaseSpec> cases = make_cases(np, opt.size);
+  if (opt.list) {
+    if (me == 0)
+      for (const auto& c : cases)
+        std::printf("%-11s %c %dx%d %s%s\n", c.name.c_str(), type_char(c.ty), c.m, c.n,
+                    c.what.c_str(), c.min_procs > np ? "  (skipped: too few processes)" : "");
+    MPI_Finalize();
+    return 0;
+  }
+
+  int bme = 0, bnp = 0, sysctxt = 0, ictxt = 0;
+  Cblacs_pinfo(&bme, &bnp);
+  Cblacs_get(-1, 0, &sysctxt);
+  ictxt = sysctxt;
+  Cblacs_gridinit(&ictxt, "R", 1, np);
+
+  if (me == 0) {
+    std::printf("redist_bench: %d ranks, size %d, %d reps (+1 warm-up)%s; times are medians, "
+                "max over ranks\n",
+                np, opt.size, opt.reps, opt.cold ? ", redist plan cache cleared per call" : "");
+    std::printf("ratio = scalapack/redist; bw = redist / memcpy of the busiest rank's bytes "
+                "(local + sent + received)\n");
+    print_header();
+  }
+
+  std::vector<Row> rows;
+  bool mismatch = false;
+  for (const auto& c : cases) {
+    if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos) continue;
+    Row r = run_case(c, opt, me, np, sysctxt, ictxt);
+    if (r.status.rfind("MISMATCH", 0) == 0) mismatch = true;
+    if (me == 0) print_row(r);
+    rows.push_back(std::move(r));
+  }
+
+  if (me == 0) {
+    std::vector<double> ratios;
+    const Row* worst = nullptr;
+    for (const auto& r : rows)
+      if (!r.skipped) {
+        ratios.push_back(r.ratio);
+        if (!worst || r.ratio < worst->ratio) worst = &r;
+      }
+    if (worst)
+      std::printf("median ratio %.2f, minimum ratio %.2f (%s) over %zu cases%s\n",
+                  median(ratios), worst->ratio, worst->name.c_str(), ratios.size(),
+                  mismatch ? "  *** MISMATCH: outputs differ ***" : "");
+    else
+      std::printf("no case run\n");
+    if (!opt.csv.empty()) {
+      FILE* f = std::fopen(opt.csv.c_str(), "w");
+      if (!f) {
+        std::fprintf(stderr, "redist_bench: cannot write %s\n", opt.csv.c_str());
+      } else {
+        std::fprintf(f,
+                     "case,type,window,layout,ranks,scalapack_s,redist_s,redist_first_s,ratio,"
+                     "memcpy_s,busiest_bytes,bw_ratio,check\n");
+        for (const auto& r : rows)
+          std::fprintf(f, "%s,%s,%s,\"%s\",%d,%.6g,%.6g,%.6g,%.4g,%.6g,%" PRId64 ",%.4g,\"%s\"\n",
+                       r.name.c_str(), r.type.c_str(), r.dims.c_str(), r.what.c_str(), np,
+                       r.t_scal, r.t_red, r.t_red_first, r.ratio, r.t_memcpy, r.bytes, r.bw,
+                       r.status.c_str());
+        std::fclose(f);
+      }
+    }
+    std::fflush(stdout);
+  }
+
+  Cblacs_gridexit(ictxt);
+  Cblacs_exit(1);
+  MPI_Finalize();
+  return mismatch ? 1 : 0;
+}
