@@ -1,0 +1,457 @@
+// Error cases of the C API (redist.h): redist_plan_create / redist_plan_execute /
+// redist_plan_destroy / redist_plan_get_info.
+//
+// Each create case starts from the valid redistribution of error_support.hpp (as redist_layout
+// structs over MPI_COMM_WORLD), spoils one argument on one rank or on every rank, and checks
+// on every rank: the status (REDIST_ERR_ARGUMENT where the bad value was passed,
+// REDIST_ERR_REMOTE elsewhere, REDIST_ERR_MISMATCH everywhere when ranks disagree), the text of
+// redist_last_error(), that *plan is NULL, and that a valid plan created right after copies
+// correctly. Execute cases check that B is left untouched byte for byte.
+
+#include "capi_support.hpp"
+
+#include <redist.h>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace capitest;
+using errtest::Data;
+using errtest::Scenario;
+using mpitest::MatSpec;
+using mpitest::world_rank;
+using mpitest::world_size;
+
+const char kSides[2] = {'a', 'b'};
+
+std::string field(char side, const char *name) {
+  return std::string(1, side) + "->" + name;
+}
+
+// ---- redist_plan_create --------------------------------------------------------------------
+
+TEST(CApiErrors, WindowExtentNegative) {
+  const int bad = errtest::last_rank();
+  create_case(
+      "m = -1 everywhere", [](CArgs &x, int) { x.m = -1; },
+      create_invalid(-1, "m", -1, "must be >= 0"));
+  create_case(
+      "m = -1 on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.m = -1;
+      },
+      create_invalid(bad, "m", -1, "must be >= 0"));
+  create_case(
+      "n = -4 everywhere", [](CArgs &x, int) { x.n = -4; },
+      create_invalid(-1, "n", -4, "must be >= 0"));
+}
+
+TEST(CApiErrors, UnknownTypeOrRegion) {
+  const int bad = errtest::last_rank();
+  create_case(
+      "type = 42 everywhere", [](CArgs &x, int) { x.type = from_int<redist_type>(42); },
+      create_invalid(-1, "type", 42, "unknown redist_type"));
+  create_case(
+      "type = 6 on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.type = from_int<redist_type>(6);
+      },
+      create_invalid(bad, "type", 6, "unknown redist_type"));
+  create_case(
+      "region = 9 everywhere", [](CArgs &x, int) { x.region = from_int<redist_region>(9); },
+      create_invalid(-1, "region", 9, "unknown redist_region"));
+}
+
+TEST(CApiErrors, NegativeEnumValueIsReportedAsPassed) {
+  // A C caller passes an int: the message should show -1, not the value converted to an
+  // unsigned 32-bit integer (4294967295).
+  create_case(
+      "type = -1 everywhere", [](CArgs &x, int) { x.type = from_int<redist_type>(-1); },
+      create_invalid(-1, "type", -1, "unknown redist_type"));
+  create_case(
+      "region = -2 everywhere", [](CArgs &x, int) { x.region = from_int<redist_region>(-2); },
+      create_invalid(-1, "region", -2, "unknown redist_region"));
+}
+
+TEST(CApiErrors, NullLayout) {
+  const int bad = errtest::last_rank();
+  create_case(
+      "a = NULL everywhere", [](CArgs &x, int) { x.pa = nullptr; },
+      create_invalid(-1, "a", 0, "NULL layout"));
+  create_case(
+      "b = NULL on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.pb = nullptr;
+      },
+      create_invalid(bad, "b", 0, "NULL layout"));
+}
+
+TEST(CApiErrors, NullCommunicatorEverywhere) {
+  const Scenario s = errtest::standard_scenario();
+  CArgs x(s);
+  redist_plan plan = nullptr;
+  EXPECT_EQ(redist_plan_create(MPI_COMM_NULL, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan),
+            REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(std::string(redist_last_error()),
+            "redist_plan_create: argument comm = 0: MPI_COMM_NULL");
+  EXPECT_EQ(plan, nullptr);
+  valid_plan_works("[comm = MPI_COMM_NULL] ");
+}
+
+TEST(CApiErrors, NullPlanPointerEverywhere) {
+  create_case(
+      "plan = NULL everywhere", [](CArgs &x, int) { x.null_plan_pointer = true; },
+      create_invalid(-1, "plan", 0, "NULL output pointer"));
+}
+
+TEST(CApiErrors, BlockSizeNotPositive) {
+  const int bad = errtest::last_rank();
+  for (const char side : kSides) {
+    create_case(
+        field(side, "mb") + " = 0 everywhere", [=](CArgs &x, int) { x.side(side).mb = 0; },
+        create_invalid(-1, field(side, "mb"), 0, "block size must be >= 1"));
+    create_case(
+        field(side, "nb") + " = -1 on the last rank",
+        [=](CArgs &x, int rank) {
+          if (rank == bad) x.side(side).nb = -1;
+        },
+        create_invalid(bad, field(side, "nb"), -1, "block size must be >= 1"));
+  }
+}
+
+TEST(CApiErrors, GlobalExtentNegative) {
+  const int bad = errtest::last_rank();
+  create_case(
+      "a->m = -1 on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.a.m = -1;
+      },
+      create_invalid(bad, "a->m", -1, "global rows must be >= 0"));
+  create_case(
+      "b->n = -2 everywhere", [](CArgs &x, int) { x.b.n = -2; },
+      create_invalid(-1, "b->n", -2, "global columns must be >= 0"));
+}
+
+TEST(CApiErrors, GridShapeInvalid) {
+  const int p = world_size();
+  create_case(
+      "a->nprow = 0 everywhere", [](CArgs &x, int) { x.a.nprow = 0; },
+      create_invalid(-1, "a->nprow", 0, "grid rows must be >= 1"));
+  create_case(
+      "b->npcol = -2 everywhere", [](CArgs &x, int) { x.b.npcol = -2; },
+      create_invalid(-1, "b->npcol", -2, "grid columns must be >= 1"));
+  create_case(
+      "a is (P+1) x 1 everywhere",
+      [=](CArgs &x, int) {
+        x.a.nprow = p + 1;
+        x.a.npcol = 1;
+        x.a.rsrc = 0;
+        x.a.csrc = 0;
+      },
+      create_invalid(-1, "a->nprow*npcol", p + 1,
+                     "grid has more positions than the communicator has processes (" +
+                         std::to_string(p) + ")"));
+}
+
+TEST(CApiErrors, SourceProcessOutOfRange) {
+  const int bad = errtest::last_rank();
+  const Scenario s = errtest::standard_scenario();
+  const int nprow_a = s.a.grid.nprow;
+  create_case(
+      "a->rsrc = nprow everywhere", [=](CArgs &x, int) { x.a.rsrc = nprow_a; },
+      create_invalid(-1, "a->rsrc", nprow_a, "must be in [0, nprow)"));
+  create_case(
+      "b->csrc = -1 on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.b.csrc = -1;
+      },
+      create_invalid(bad, "b->csrc", -1, "must be in [0, npcol)"));
+}
+
+TEST(CApiErrors, RankMapInvalid) {
+  const int p = world_size();
+  const int bad = errtest::last_rank();
+  create_case(
+      "a->ranks = NULL everywhere", [](CArgs &x, int) { x.a.ranks = nullptr; },
+      create_invalid(-1, "a->ranks", 0, "NULL rank map"));
+  create_case(
+      "a->ranks[0] = P (out of range) everywhere", [=](CArgs &x, int) { x.ranks_a[0] = p; },
+      create_invalid(-1, "a->ranks[0]", p, "not a rank of the communicator"));
+  const auto last = static_cast<int>(errtest::standard_scenario().b.grid.ranks.size()) - 1;
+  create_case(
+      "b->ranks[last] = -1 on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.ranks_b[static_cast<std::size_t>(last)] = -1;
+      },
+      create_invalid(bad, "b->ranks[" + std::to_string(last) + "]", -1,
+                     "not a rank of the communicator"));
+  if (p >= 2) {
+    for (const char side : kSides) {
+      create_case(
+          field(side, "ranks") + " with a duplicate everywhere",
+          [=](CArgs &x, int) { x.ranks(side).back() = x.ranks(side).front(); },
+          [=](int rank) {
+            // The duplicated value is ranks[0] of the standard grid.
+            const Scenario st = errtest::standard_scenario();
+            const int dup = (side == 'a' ? st.a : st.b).grid.ranks.front();
+            return create_invalid(-1, field(side, "ranks"), dup,
+                                  "rank appears twice in the grid")(rank);
+          });
+    }
+    create_case(
+        "a->ranks with a duplicate on the last rank only",
+        [=](CArgs &x, int rank) {
+          if (rank == bad) x.ranks_a.back() = x.ranks_a.front();
+        },
+        create_invalid(bad, "a->ranks", errtest::standard_scenario().a.grid.ranks.front(),
+                       "rank appears twice in the grid"));
+  }
+}
+
+TEST(CApiErrors, WindowOutsideTheMatrix) {
+  const int bad = errtest::last_rank();
+  const Scenario s = errtest::standard_scenario();
+  const std::string m = std::to_string(s.m);
+  const std::string n = std::to_string(s.n);
+  create_case(
+      "a->i = -1 everywhere", [](CArgs &x, int) { x.a.i = -1; },
+      create_invalid(-1, "a->i", -1,
+                     "window rows [i, i+" + m + ") outside the " + std::to_string(s.a.mg) +
+                         " rows of the matrix"));
+  const std::int64_t i_high = s.a.mg - s.m + 1;
+  create_case(
+      "a->i + m = a->m + 1 on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.a.i = i_high;
+      },
+      create_invalid(bad, "a->i", i_high,
+                     "window rows [i, i+" + m + ") outside the " + std::to_string(s.a.mg) +
+                         " rows of the matrix"));
+  const std::int64_t j_high = s.b.ng - s.n + 1;
+  create_case(
+      "b->j + n = b->n + 1 everywhere", [=](CArgs &x, int) { x.b.j = j_high; },
+      create_invalid(-1, "b->j", j_high,
+                     "window columns [j, j+" + n + ") outside the " + std::to_string(s.b.ng) +
+                         " columns of the matrix"));
+  create_case(
+      "m larger than b's rows everywhere", [=](CArgs &x, int) { x.m = s.b.mg; },
+      create_invalid(-1, "b->i", s.b.ia - 1,
+                     "window rows [i, i+" + std::to_string(s.b.mg) + ") outside the " +
+                         std::to_string(s.b.mg) + " rows of the matrix"));
+}
+
+TEST(CApiErrors, LeadingDimensionTooSmallOnOneRank) {
+  const int bad = errtest::last_rank();
+  const Scenario s = errtest::standard_scenario();
+  for (const char side : kSides) {
+    const MatSpec &ms = side == 'a' ? s.a : s.b;
+    const std::int64_t need = std::max<std::int64_t>(1, mpitest::local_buf(ms, bad).locr);
+    create_case(
+        field(side, "lld") + " = local rows - 1 on the last rank only",
+        [=](CArgs &x, int rank) {
+          if (rank == bad) x.side(side).lld = need - 1;
+        },
+        create_invalid(bad, field(side, "lld"), need - 1,
+                       "must be >= max(1, local rows) = " + std::to_string(need) + " on rank " +
+                           std::to_string(bad)));
+  }
+}
+
+TEST(CApiErrors, ArgumentsDifferBetweenRanks) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int bad = errtest::last_rank();
+  create_case(
+      "m + 1 on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) ++x.m;
+      },
+      create_mismatch());
+  create_case(
+      "a->mb + 1 on the last rank (lld raised to stay valid)",
+      [=](CArgs &x, int rank) {
+        if (rank != bad) return;
+        ++x.a.mb;
+        x.a.lld += x.a.mb;
+      },
+      create_mismatch());
+  create_case(
+      "b->ranks permuted on the last rank",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) std::reverse(x.ranks_b.begin(), x.ranks_b.end());
+      },
+      create_mismatch());
+  create_case(
+      "region UPPER on the last rank, FULL elsewhere",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.region = REDIST_REGION_UPPER;
+      },
+      create_mismatch());
+  create_case(
+      "type FLOAT on the last rank, DOUBLE elsewhere",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.type = REDIST_FLOAT;
+      },
+      create_mismatch());
+}
+
+TEST(CApiErrors, LldDiffersBetweenRanksIsFine) {
+  // lld is this rank's own value: a larger one on one rank is not a mismatch.
+  const int bad = errtest::last_rank();
+  create_case(
+      "a->lld + 5 on the last rank (valid)",
+      [=](CArgs &x, int rank) {
+        if (rank == bad) x.a.lld += 5;
+      },
+      [](int) {
+        return CExpect{REDIST_SUCCESS, ""};
+      });
+}
+
+// ---- redist_plan_execute -------------------------------------------------------------------
+
+/// Execute a valid plan with a NULL local array on `bad`; then execute properly.
+void execute_null_case(const Scenario &s, char side, int bad, bool expect_error) {
+  const int rank = world_rank();
+  const std::string where =
+      std::string("[redist_plan_execute] NULL ") + side + " on rank " + std::to_string(bad) + ": ";
+  CArgs x(s);
+  redist_plan plan = nullptr;
+  const int created =
+      redist_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan);
+  EXPECT_EQ(created, REDIST_SUCCESS) << where << redist_last_error();
+  if (!everywhere(created == REDIST_SUCCESS && plan != nullptr)) return;
+
+  Data<double> d(s, 1, 2);
+  const std::vector<double> a_before = d.a;
+  const std::vector<double> b_before = d.b;
+  const void *a = d.a.data();
+  void *b = d.b.data();
+  if (rank == bad && side == 'a') a = nullptr;
+  if (rank == bad && side == 'b') b = nullptr;
+  const int status = redist_plan_execute(plan, a, b);
+  const std::string message = redist_last_error();
+  if (expect_error) {
+    const CExpect want = invalid("redist_plan_execute", bad, std::string(1, side), 0,
+                                 std::string("NULL local array but this rank owns ") +
+                                     (side == 'a' ? "source" : "destination") + " elements")(rank);
+    EXPECT_EQ(status, want.status)
+        << where << "status " << redist_status_name(status) << "; message: " << message;
+    EXPECT_EQ(message, want.message) << where;
+    EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << where << "B was modified";
+  } else {
+    EXPECT_EQ(status, REDIST_SUCCESS) << where << message;
+    EXPECT_EQ(message, "") << where;
+  }
+  EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << where << "A was modified";
+  if (!expect_error) {
+    mpitest::CopySpec c;
+    c.m = s.m;
+    c.n = s.n;
+    std::string report;
+    EXPECT_EQ(mpitest::check_b(c, s.a, s.b, d.lb, d.b.data(), 1, 2, report), 0) << where << report;
+  }
+
+  // The same plan, executed properly, still works.
+  Data<double> d2(s, 5, 6);
+  EXPECT_EQ(redist_plan_execute(plan, d2.a.data(), d2.b.data()), REDIST_SUCCESS)
+      << where << "executing the plan again: " << redist_last_error();
+  mpitest::CopySpec c;
+  c.m = s.m;
+  c.n = s.n;
+  std::string report;
+  EXPECT_EQ(mpitest::check_b(c, s.a, s.b, d2.lb, d2.b.data(), 5, 6, report), 0)
+      << where << "executing the plan again copied wrongly:\n"
+      << report;
+  EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS) << where;
+}
+
+TEST(CApiErrors, ExecuteWithNullArrayOnAnOwner) {
+  const Scenario s = errtest::standard_scenario();
+  execute_null_case(s, 'a', errtest::window_holder(s.a, s.m, s.n), true);
+  execute_null_case(s, 'b', errtest::window_holder(s.b, s.m, s.n), true);
+}
+
+TEST(CApiErrors, ExecuteWithNullArrayOnANonOwnerIsFine) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  Scenario s = errtest::standard_scenario();
+  s.a = errtest::subset_a(); // the last rank holds nothing of A
+  execute_null_case(s, 'a', errtest::last_rank(), false);
+}
+
+TEST(CApiErrors, EmptyWindow) {
+  // m = 0: create and execute succeed with NULL arrays everywhere and copy nothing.
+  for (const bool rows : {true, false}) {
+    const Scenario s = errtest::standard_scenario();
+    CArgs x(s);
+    if (rows)
+      x.m = 0;
+    else
+      x.n = 0;
+    redist_plan plan = nullptr;
+    EXPECT_EQ(redist_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan),
+              REDIST_SUCCESS)
+        << redist_last_error();
+    if (!everywhere(plan != nullptr)) continue;
+    EXPECT_EQ(redist_plan_execute(plan, nullptr, nullptr), REDIST_SUCCESS) << redist_last_error();
+    Data<double> d(s, 1, 2);
+    const std::vector<double> b_before = d.b;
+    EXPECT_EQ(redist_plan_execute(plan, d.a.data(), d.b.data()), REDIST_SUCCESS)
+        << redist_last_error();
+    EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << "an empty window modified B";
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+}
+
+TEST(CApiErrors, NullPlanHandles) {
+  // Every rank passes the NULL plan (a NULL plan on some ranks only cannot be collective).
+  EXPECT_EQ(redist_plan_destroy(nullptr), REDIST_SUCCESS) << redist_last_error();
+  redist_plan plan = nullptr;
+  EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS) << redist_last_error();
+  EXPECT_EQ(plan, nullptr);
+  double x = 0;
+  EXPECT_EQ(redist_plan_execute(nullptr, &x, &x), REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(std::string(redist_last_error()), "redist_plan_execute: argument plan = 0: NULL plan");
+  redist_plan_info info{};
+  EXPECT_EQ(redist_plan_get_info(nullptr, &info), REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(std::string(redist_last_error()), "redist_plan_get_info: argument plan = 0: NULL plan");
+  {
+    // get_info with a NULL output on a real plan (local, no collective).
+    const Scenario s = errtest::standard_scenario();
+    CArgs args(s);
+    redist_plan real = nullptr;
+    EXPECT_EQ(redist_plan_create(MPI_COMM_WORLD, args.m, args.n, args.type, args.pa, args.pb,
+                                 args.region, 0, &real),
+              REDIST_SUCCESS)
+        << redist_last_error();
+    if (everywhere(real != nullptr)) {
+      EXPECT_EQ(redist_plan_get_info(real, nullptr), REDIST_ERR_ARGUMENT);
+      EXPECT_EQ(std::string(redist_last_error()),
+                "redist_plan_get_info: argument info = 0: NULL output pointer");
+      EXPECT_EQ(redist_plan_get_info(real, &info), REDIST_SUCCESS) << redist_last_error();
+      EXPECT_EQ(redist_plan_destroy(&real), REDIST_SUCCESS);
+    }
+  }
+  valid_plan_works("[null plan handles] ");
+}
+
+TEST(CApiErrors, TrapezoidPlansStillWorkAfterErrors) {
+  create_case(
+      "unit_diag with region = 5",
+      [](CArgs &x, int) {
+        x.region = from_int<redist_region>(5);
+        x.unit_diag = 1;
+      },
+      create_invalid(-1, "region", 5, "unknown redist_region"));
+  valid_plan_works("[trapezoid upper] ", REDIST_REGION_UPPER, 0);
+  valid_plan_works("[trapezoid lower, unit diagonal] ", REDIST_REGION_LOWER, 1);
+}
+
+} // namespace
