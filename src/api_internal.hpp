@@ -21,24 +21,24 @@ void validate_layout(const std::string &call, const std::string &name, const red
 /// Convert a validated C layout.
 Layout to_layout(const redist_layout &l);
 
-/// Run `local_checks` on every rank, then agree across `comm`: if any rank failed, every
-/// rank throws (the failing ones their own error, the others REDIST_ERR_REMOTE naming the
-/// first failing rank); if `fingerprint` differs between ranks, every rank throws
-/// REDIST_ERR_MISMATCH with `mismatch_what`. Collective.
+/// Run `local_checks` on every rank (it returns a fingerprint of the arguments that must be
+/// equal on all ranks), then agree across `comm`: if any rank failed, every rank throws (the
+/// failing ones their own error, the others REDIST_ERR_REMOTE naming the first failing
+/// rank); if the fingerprints differ, every rank throws REDIST_ERR_MISMATCH with
+/// `mismatch_what`. Collective.
 template <class F>
-void agree(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
-           const char *mismatch_what, F &&local_checks);
+void agree(MPI_Comm comm, const std::string &call, const char *mismatch_what, F &&local_checks);
 
 void agree_impl(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
                 const char *mismatch_what, const Error *local_error);
 
 template <class F>
-void agree(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
-           const char *mismatch_what, F &&local_checks) {
+void agree(MPI_Comm comm, const std::string &call, const char *mismatch_what, F &&local_checks) {
+  std::uint64_t fingerprint = 0;
   try {
-    local_checks();
+    fingerprint = local_checks();
   } catch (const Error &e) {
-    agree_impl(comm, call, fingerprint, mismatch_what, &e);
+    agree_impl(comm, call, 0, mismatch_what, &e);
   }
   agree_impl(comm, call, fingerprint, mismatch_what, nullptr);
 }

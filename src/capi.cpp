@@ -132,29 +132,28 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
                                   redist_region region, int unit_diag, redist_plan *plan) {
   static const char *call = "redist_plan_create";
   return c_barrier(call, [&] {
-    if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-    *plan = nullptr;
+    if (plan != nullptr) *plan = nullptr;
     if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
     int size = 0;
     int rank = 0;
     check_mpi(MPI_Comm_size(comm, &size), call, "MPI_Comm_size");
     check_mpi(MPI_Comm_rank(comm, &rank), call, "MPI_Comm_rank");
-    const std::uint64_t fp =
-        (a && b) ? fingerprint_of(m, n, type, region, unit_diag, *a, *b) : 0;
-    agree(comm, call, fp, "m, n, type, region, unit_diag or layouts (all but lld must agree)",
-          [&] {
-            if (m < 0) throw_argument(call, "m", m, "must be >= 0");
-            if (n < 0) throw_argument(call, "n", n, "must be >= 0");
-            if (redist_type_size(type) == 0)
-              throw_argument(call, "type", type, "unknown redist_type");
-            if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
-                region != REDIST_REGION_LOWER)
-              throw_argument(call, "region", region, "unknown redist_region");
-            if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
-            if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
-            validate_layout(call, "a", *a, m, n, size, rank);
-            validate_layout(call, "b", *b, m, n, size, rank);
-          });
+    agree(comm, call, "m, n, type, region, unit_diag or layouts (all but lld must agree)", [&] {
+      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+      if (m < 0) throw_argument(call, "m", m, "must be >= 0");
+      if (n < 0) throw_argument(call, "n", n, "must be >= 0");
+      if (redist_type_size(type) == 0)
+        throw_argument(call, "type", static_cast<int>(type), "unknown redist_type");
+      if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
+          region != REDIST_REGION_LOWER)
+        throw_argument(call, "region", static_cast<int>(region), "unknown redist_region");
+      if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
+      if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
+      validate_layout(call, "a", *a, m, n, size, rank);
+      validate_layout(call, "b", *b, m, n, size, rank);
+      return fingerprint_of(m, n, static_cast<int>(type), static_cast<int>(region), unit_diag,
+                            *a, *b);
+    });
     Transfer t;
     t.src = to_layout(*a);
     t.dst = to_layout(*b);
@@ -172,7 +171,7 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
     check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
               "MPI_Comm_set_errhandler");
     // Planning can fail locally (memory); agree before anyone relies on the plan.
-    agree(result->comm, call, 0, "", [&] {
+    agree(result->comm, call, "", [&] {
       try {
         result->executor = std::make_unique<Executor>(
             result->comm, make_rank_plan(t, rank, size),
@@ -180,6 +179,7 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
       } catch (const std::bad_alloc &) {
         throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
       }
+      return std::uint64_t{0};
     });
     guard.release();
     *plan = result.release();
@@ -191,12 +191,13 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
     const RankPlan &rp = plan->executor->plan();
-    agree(plan->comm, call, 0, "", [&] {
+    agree(plan->comm, call, "", [&] {
       if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
         throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
       if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
         throw_argument(call, "b", 0,
                        "NULL local array but this rank owns destination elements");
+      return std::uint64_t{0};
     });
     plan->executor->execute(a, b);
   });

@@ -32,6 +32,7 @@ constexpr const char *kDescName[DLEN_] = {"DTYPE_", "CTXT_", "M_",    "N_",  "MB
                                           "NB_",    "RSRC_", "CSRC_", "LLD_"};
 
 thread_local int last_status = REDIST_SUCCESS;
+constexpr long long kSlotRange = 1LL << 24; // processes of ICTXT, for the error flag
 std::atomic<long long> call_count{0};
 
 /// Argument positions of one routine (1-based, as PXERBLA counts them).
@@ -67,12 +68,19 @@ struct ArgumentError {
   std::string message;
 };
 
+[[noreturn]] void fail(const Call &c, int position, const std::string &what,
+                       const std::string &value, const std::string &reason) {
+  throw ArgumentError{position, std::string(c.routine) + ": argument " +
+                                    std::to_string(position) + " (" + what + ") = " + value +
+                                    ": " + reason};
+}
+
 [[noreturn]] void fail(const Call &c, int position, const std::string &what, long long value,
                        const std::string &reason) {
-  throw ArgumentError{position, std::string(c.routine) + ": argument " +
-                                    std::to_string(position) + " (" + what + ") = " +
-                                    std::to_string(value) + ": " + reason};
+  fail(c, position, what, std::to_string(value), reason);
 }
+
+std::string quoted(char ch) { return ch == '\0' ? "''" : std::string("'") + ch + "'"; }
 
 Index numroc(Index extent, Index block, int proc, int src, int nprocs) {
   return BlockCyclic{extent, block, nprocs, src}.local_extent(proc);
@@ -121,9 +129,9 @@ void check_side(const Call &c, const Side &s) {
 void check_local(const Call &c, const blacs::GridInfo &ictxt_grid) {
   if (c.trapezoid) {
     if (c.uplo != 'U' && c.uplo != 'L')
-      fail(c, c.pos.uplo, "UPLO", c.uplo, "must be 'U' or 'L'");
+      fail(c, c.pos.uplo, "UPLO", quoted(c.uplo), "must be 'U' or 'L'");
     if (c.diag != 'U' && c.diag != 'N')
-      fail(c, c.pos.diag, "DIAG", c.diag, "must be 'U' or 'N'");
+      fail(c, c.pos.diag, "DIAG", quoted(c.diag), "must be 'U' or 'N'");
   }
   if (c.m < 0) fail(c, c.pos.m, "M", c.m, "must be >= 0");
   if (c.n < 0) fail(c, c.pos.n, "N", c.n, "must be >= 0");
@@ -329,8 +337,9 @@ int run_call(Call &c) {
 
   // ---- round 1 ----
   Round1 r1;
-  r1.flag(local_error ? 1000 - local_error->position : 0); // lowest failing position wins
-  r1.flag(local_error ? slot + 1 : 0);
+  // The first failing argument and a process that saw it, as one value: the maximum picks the
+  // lowest position, and a process slot paired with it.
+  r1.flag(local_error ? (1000 - local_error->position) * kSlotRange + slot + 1 : 0);
   r1.flag(plan ? 0 : 1);
   r1.flag(comm ? 0 : 1);
   const bool ok = !local_error;
@@ -354,9 +363,10 @@ int run_call(Call &c) {
       report(local_error->message + "; nothing was copied");
       return REDIST_ERR_ARGUMENT;
     }
-    report(std::string(c.routine) + ": argument " + std::to_string(1000 - r1.flag_at(0)) +
-           " is invalid on another process (process " + std::to_string(r1.flag_at(1) - 1) +
-           " of ICTXT); nothing was copied");
+    report(std::string(c.routine) + ": argument " +
+           std::to_string(1000 - r1.flag_at(0) / kSlotRange) +
+           " is invalid on another process (process " +
+           std::to_string(r1.flag_at(0) % kSlotRange - 1) + " of ICTXT); nothing was copied");
     return REDIST_ERR_REMOTE;
   }
   const std::size_t agreed_count = r1.positions().size();
@@ -382,7 +392,7 @@ int run_call(Call &c) {
     }
   }
 
-  if (r1.flag_at(2) != 0) {
+  if (r1.flag_at(1) != 0) {
     // ---- round 2: everyone's grid coordinates ----
     // Stored as coordinate + 2 (a non-member's -1 becomes 1), 0 in the other slots, so the
     // absolute-value maximum picks each slot's own entry.
@@ -428,13 +438,14 @@ int run_call(Call &c) {
             report(std::string(c.routine) + ": argument " + std::to_string(c.pos.ictxt) +
                    " (ICTXT): the process at (" + std::to_string(pr) + ", " +
                    std::to_string(pc) + ") of the grid of DESC" + side->name +
-                   " is not in ICTXT; nothing was copied");
+                   " is not in ICTXT (or passed DESC" + side->name +
+                   "(CTXT_) = -1); nothing was copied");
             return REDIST_ERR_ARGUMENT;
           }
         }
       }
     }
-    if (r1.flag_at(3) != 0) {
+    if (r1.flag_at(2) != 0) {
       MPI_Comm dup = MPI_COMM_NULL;
       if (MPI_Comm_dup(context_comm(c.ictxt), &dup) != MPI_SUCCESS) {
         report(std::string(c.routine) + ": MPI_Comm_dup of ICTXT's communicator failed");

@@ -210,8 +210,9 @@ ExpectFn succeeds() {
   return [](const std::string &, int) { return Expect{}; };
 }
 
-/// The argument at `pos` is invalid on the ranks `bad` (every rank when empty).
-ExpectFn invalid(std::vector<int> bad, int pos, const std::string &name, long long value,
+/// The argument at `pos` is invalid on the ranks `bad` (every rank when empty); `value` as
+/// the message prints it.
+ExpectFn invalid(std::vector<int> bad, int pos, const std::string &name, const std::string &value,
                  const std::string &reason) {
   return [=](const std::string &routine, int rank) {
     Expect e;
@@ -219,7 +220,7 @@ ExpectFn invalid(std::vector<int> bad, int pos, const std::string &name, long lo
       e.status = REDIST_ERR_ARGUMENT;
       e.exact = false;
       e.text = "{ redist } " + routine + ": argument " + std::to_string(pos) + " (" + name +
-               ") = " + std::to_string(value) + ": " + reason;
+               ") = " + value + ": " + reason;
       e.also = "; nothing was copied";
     } else {
       // The position of a process in the standard ICTXT (1 x P, row-major) is its rank.
@@ -231,6 +232,11 @@ ExpectFn invalid(std::vector<int> bad, int pos, const std::string &name, long lo
     }
     return e;
   };
+}
+
+ExpectFn invalid(std::vector<int> bad, int pos, const std::string &name, long long value,
+                 const std::string &reason) {
+  return invalid(std::move(bad), pos, name, std::to_string(value), reason);
 }
 
 ExpectFn mismatch(int pos, long long low, long long high) {
@@ -710,7 +716,8 @@ TEST_P(ScalapackErrors, IctxtMissesAProcessOfTheGrid) {
                 e.text = "{ redist } " + routine + ": argument " + std::to_string(ictxt_pos) +
                          " (ICTXT): the process at (" + std::to_string(pr) + ", " +
                          std::to_string(pc) + ") of the grid of DESC" + side +
-                         " is not in ICTXT; nothing was copied\n";
+                         " is not in ICTXT (or passed DESC" + side +
+                         "(CTXT_) = -1); nothing was copied\n";
               }
               return e;
             }});
@@ -758,19 +765,19 @@ void run_trmr(const Case &c) {
 TEST(ScalapackTrmrErrors, UploInvalid) {
   const int bad = errtest::last_rank();
   run_trmr({"UPLO = 'X' everywhere", [](Args &x, int) { x.uplo = 'X'; },
-            invalid({}, 1, "UPLO", 'X', "must be 'U' or 'L'")});
+            invalid({}, 1, "UPLO", "'X'", "must be 'U' or 'L'")});
   run_trmr({"UPLO = 'x' on the last process",
             [=](Args &x, int rank) {
               if (rank == bad) x.uplo = 'x';
             },
-            invalid({bad}, 1, "UPLO", 'X', "must be 'U' or 'L'")});
+            invalid({bad}, 1, "UPLO", "'X'", "must be 'U' or 'L'")});
 }
 
 TEST(ScalapackTrmrErrors, UploNullPointer) {
   for (const Entry e : {Entry::Fortran, Entry::C}) {
     run_case<double>(Routine::Trmr, e, errtest::standard_scenario(),
                      {"UPLO = NULL everywhere", [](Args &x, int) { x.null_uplo = true; },
-                      invalid({}, 1, "UPLO", ' ', "must be 'U' or 'L'")});
+                      invalid({}, 1, "UPLO", "' '", "must be 'U' or 'L'")});
   }
 }
 
@@ -780,9 +787,9 @@ TEST(ScalapackTrmrErrors, DiagInvalid) {
             [=](Args &x, int rank) {
               if (rank == bad) x.diag = 'Q';
             },
-            invalid({bad}, 2, "DIAG", 'Q', "must be 'U' or 'N'")});
+            invalid({bad}, 2, "DIAG", "'Q'", "must be 'U' or 'N'")});
   run_trmr({"DIAG = ' ' everywhere", [](Args &x, int) { x.diag = ' '; },
-            invalid({}, 2, "DIAG", ' ', "must be 'U' or 'N'")});
+            invalid({}, 2, "DIAG", "' '", "must be 'U' or 'N'")});
 }
 
 TEST(ScalapackTrmrErrors, UploOrDiagDifferBetweenProcesses) {
