@@ -36,6 +36,8 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
     offset += static_cast<std::size_t>(p.elements) * element_size_;
   }
   recv_offsets_.push_back(offset);
+  send_groups_ = group_rows(plan_.send_rows, plan_.sends, &plan_.self);
+  recv_groups_ = group_rows(plan_.recv_rows, plan_.recvs, nullptr);
 }
 
 void Executor::check(int mpi_code, const char *what, int peer) const {
@@ -50,17 +52,32 @@ void Executor::check(int mpi_code, const char *what, int peer) const {
                                   std::string(text, static_cast<std::size_t>(length)));
 }
 
-// Joins consecutive pieces that are contiguous on the side(s) being copied (whole columns
-// with lld == column length become one copy), then copies each joined piece with one memcpy.
-class Coalescer {
+namespace {
+
+template <std::size_t N>
+void copy_strided_elements(std::byte *to, Index to_step, const std::byte *from, Index from_step,
+                           Index count) {
+  for (Index e = 0; e < count; ++e) {
+    std::memcpy(to + static_cast<std::size_t>(e * to_step) * N,
+                from + static_cast<std::size_t>(e * from_step) * N, N);
+  }
+}
+
+} // namespace
+
+// Copies pieces between a local array and a message buffer (one side "packed": positions
+// are consecutive in message order) or between two local arrays. Consecutive pieces that are
+// contiguous on both sides are joined first (whole columns with lld == column length become
+// one copy); groups of single elements run through a fixed-size loop.
+class Copier {
 public:
-  Coalescer(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
-            bool dst_packed)
+  Copier(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
+         bool dst_packed)
       : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed),
         dst_packed_(dst_packed) {}
-  Coalescer(const Coalescer &) = delete;
-  Coalescer &operator=(const Coalescer &) = delete;
-  ~Coalescer() { flush(); }
+  Copier(const Copier &) = delete;
+  Copier &operator=(const Copier &) = delete;
+  ~Copier() { flush(); }
 
   void add(Index src, Index dst, Index count) {
     if (src_packed_) src = packed_;
@@ -76,6 +93,39 @@ public:
     count_ = count;
   }
 
+  /// The pieces of `g` in one column whose first local rows are at src_col / dst_col.
+  void add_group(const RowGroup &g, Index src_col, Index dst_col) {
+    if (g.count == 1) {
+      add(src_col + g.src, dst_col + g.dst, g.length);
+      return;
+    }
+    flush();
+    const Index src = src_packed_ ? packed_ : src_col + g.src;
+    const Index dst = dst_packed_ ? packed_ : dst_col + g.dst;
+    const Index src_step = src_packed_ ? g.length : g.src_step;
+    const Index dst_step = dst_packed_ ? g.length : g.dst_step;
+    packed_ += g.count * g.length;
+    std::byte *to = dst_ + static_cast<std::size_t>(dst) * es_;
+    const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
+    if (g.length == 1) {
+      switch (es_) {
+      case 4:
+        return copy_strided_elements<4>(to, dst_step, from, src_step, g.count);
+      case 8:
+        return copy_strided_elements<8>(to, dst_step, from, src_step, g.count);
+      case 16:
+        return copy_strided_elements<16>(to, dst_step, from, src_step, g.count);
+      default:
+        break;
+      }
+    }
+    const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
+    for (Index e = 0; e < g.count; ++e) {
+      std::memmove(to + static_cast<std::size_t>(e * dst_step) * es_,
+                   from + static_cast<std::size_t>(e * src_step) * es_, bytes);
+    }
+  }
+
 private:
   void flush() {
     if (count_ == 0) {
@@ -84,12 +134,9 @@ private:
     std::byte *to = dst_ + static_cast<std::size_t>(dst_off_) * es_;
     const std::byte *from = src_ + static_cast<std::size_t>(src_off_) * es_;
     const std::size_t bytes = static_cast<std::size_t>(count_) * es_;
-    if (src_packed_ || dst_packed_) {
-      std::memcpy(to, from, bytes);
-    } else {
-      std::memmove(to, from, bytes); // a local copy between user arrays that may overlap
-    }
     count_ = 0;
+    // memmove: a local copy between user arrays may overlap.
+    std::memmove(to, from, bytes);
   }
 
   const std::byte *src_;
@@ -103,31 +150,62 @@ private:
   Index count_ = 0;
 };
 
+std::vector<std::vector<RowGroup>>
+Executor::group_rows(const std::vector<RunPattern> &patterns, const std::vector<Peer> &peers,
+                     const Peer *self) const {
+  std::vector<std::vector<RowGroup>> groups(patterns.size());
+  if (plan_.region.kind != Region::Kind::full) {
+    return groups; // trapezoids clip rows per column: for_each_piece walks them directly
+  }
+  const auto build = [&](const Peer &p) {
+    auto &g = groups[static_cast<std::size_t>(p.row_slot)];
+    if (g.empty()) g = row_groups(patterns[static_cast<std::size_t>(p.row_slot)]);
+  };
+  for (const Peer &p : peers) build(p);
+  if (self != nullptr && self->elements > 0) build(*self);
+  return groups;
+}
+
+void Executor::copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
+                            const RunPattern &cols, Copier &copier) const {
+  if (plan_.region.kind != Region::Kind::full) {
+    for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, lld_src_, lld_dst_,
+                   [&](Index src, Index dst, Index count) { copier.add(src, dst, count); });
+    return;
+  }
+  cols.for_each([&](const Run &c) {
+    for (Index dc = 0; dc < c.length; ++dc) {
+      const Index src_col = (c.src_local + dc) * lld_src_;
+      const Index dst_col = (c.dst_local + dc) * lld_dst_;
+      for (const RowGroup &g : groups) {
+        copier.add_group(g, src_col, dst_col);
+      }
+    }
+  });
+}
+
 void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out) const {
-  Coalescer copy(a, out, element_size_, false, true);
-  for_each_piece(plan_.send_rows[static_cast<std::size_t>(peer.row_slot)],
-                 plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region,
-                 plan_.m, plan_.n, lld_src_, lld_dst_,
-                 [&](Index src, Index dst, Index count) { copy.add(src, dst, count); });
+  Copier copier(a, out, element_size_, false, true);
+  const auto r = static_cast<std::size_t>(peer.row_slot);
+  copy_message(plan_.send_rows[r], send_groups_[r],
+               plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier);
 }
 
 void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b) const {
-  Coalescer copy(in, b, element_size_, true, false);
-  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
-                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region,
-                 plan_.m, plan_.n, lld_src_, lld_dst_,
-                 [&](Index src, Index dst, Index count) { copy.add(src, dst, count); });
+  Copier copier(in, b, element_size_, true, false);
+  const auto r = static_cast<std::size_t>(peer.row_slot);
+  copy_message(plan_.recv_rows[r], recv_groups_[r],
+               plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier);
 }
 
 void Executor::copy_local(const std::byte *a, std::byte *b) const {
   if (plan_.self.elements == 0) {
     return;
   }
-  Coalescer copy(a, b, element_size_, false, false);
-  for_each_piece(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
-                 plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], plan_.region,
-                 plan_.m, plan_.n, lld_src_, lld_dst_,
-                 [&](Index src, Index dst, Index count) { copy.add(src, dst, count); });
+  Copier copier(a, b, element_size_, false, false);
+  const auto r = static_cast<std::size_t>(plan_.self.row_slot);
+  copy_message(plan_.send_rows[r], send_groups_[r],
+               plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier);
 }
 
 void Executor::execute(const void *a_void, void *b_void) {

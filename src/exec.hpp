@@ -12,6 +12,8 @@
 
 namespace redist {
 
+class Copier;
+
 class Executor {
 public:
   /// comm is not owned and must outlive the executor; its error handler must be
@@ -34,6 +36,11 @@ private:
   void pack(const Peer &peer, const std::byte *a, std::byte *out) const;
   void unpack(const Peer &peer, const std::byte *in, std::byte *b) const;
   void copy_local(const std::byte *a, std::byte *b) const;
+  void copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
+                    const RunPattern &cols, Copier &copier) const;
+  std::vector<std::vector<RowGroup>> group_rows(const std::vector<RunPattern> &patterns,
+                                                const std::vector<Peer> &peers,
+                                                const Peer *self) const;
   void check(int mpi_code, const char *what, int peer) const;
 
   MPI_Comm comm_;
@@ -48,6 +55,8 @@ private:
   std::vector<MPI_Request> requests_;    // receives first, then sends
   std::vector<int> request_peer_;        // index into plan_.recvs for receive requests
   std::vector<int> pieces_pending_;      // per receive peer
+  std::vector<std::vector<RowGroup>> send_groups_; // by row slot (full regions only)
+  std::vector<std::vector<RowGroup>> recv_groups_;
 };
 
 } // namespace redist

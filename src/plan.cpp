@@ -95,6 +95,31 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   return plan;
 }
 
+std::vector<RowGroup> row_groups(const RunPattern &rows) {
+  std::vector<RowGroup> groups;
+  rows.for_each([&](const Run &r) {
+    if (!groups.empty()) {
+      RowGroup &g = groups.back();
+      if (g.length == r.length) {
+        if (g.count == 1) {
+          g.src_step = r.src_local - g.src;
+          g.dst_step = r.dst_local - g.dst;
+          g.count = 2;
+          return;
+        }
+        if (r.src_local == g.src + g.count * g.src_step &&
+            r.dst_local == g.dst + g.count * g.dst_step) {
+          ++g.count;
+          return;
+        }
+      }
+    }
+    groups.push_back({r.src_local, r.dst_local, r.length, 1, 0, 0});
+  });
+  groups.shrink_to_fit();
+  return groups;
+}
+
 Index RankPlan::elements_sent() const {
   Index total = 0;
   for (const Peer &p : sends) {

@@ -63,6 +63,19 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size);
 Index message_elements(const RunPattern &rows, const RunPattern &cols, const Region &region,
                        Index m, Index n);
 
+/// The row pieces of a message over the whole window, grouped: `count` runs of `length`
+/// elements, run i at local rows src + i*src_step and dst + i*dst_step. Element-cyclic
+/// layouts give a few long groups of single elements instead of one piece per element.
+struct RowGroup {
+  Index src = 0;
+  Index dst = 0;
+  Index length = 0;
+  Index count = 0;
+  Index src_step = 0;
+  Index dst_step = 0;
+};
+std::vector<RowGroup> row_groups(const RunPattern &rows);
+
 /// Visit the contiguous pieces of one message in message order:
 /// f(src_offset, dst_offset, count), offsets in elements into the local arrays (leading
 /// dimensions lld_src, lld_dst; column-major).
