@@ -13,8 +13,10 @@
 static int64_t numroc(int64_t n, int64_t nb, int p, int src, int nprocs) {
   int64_t dist = (p - src + nprocs) % nprocs, blocks = n / nb;
   int64_t count = (blocks / nprocs) * nb, extra = blocks % nprocs;
-  if (dist < extra) count += nb;
-  else if (dist == extra) count += n % nb;
+  if (dist < extra)
+    count += nb;
+  else if (dist == extra)
+    count += n % nb;
   return count;
 }
 
@@ -24,7 +26,9 @@ static int64_t global_index(int64_t l, int64_t nb, int p, int src, int nprocs) {
   return (l / nb) * nb * nprocs + dist * nb + l % nb;
 }
 
-static double value_at(int64_t gi, int64_t gj) { return (double)gi * 10000.0 + (double)gj; }
+static double value_at(int64_t gi, int64_t gj) {
+  return (double)gi * 10000.0 + (double)gj;
+}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -39,14 +43,18 @@ int main(int argc, char **argv) {
   const int64_t M = 1000, N = 800, m = 900, n = 700;
   int src_ranks[4] = {0, 1, 2, 3}; /* 2 x 2, column-major */
   int *dst_ranks = malloc(sizeof(int) * (size_t)size);
-  for (int r = 0; r < size; ++r) dst_ranks[r] = size - 1 - r; /* 1 x P in reverse order */
+  for (int r = 0; r < size; ++r)
+    dst_ranks[r] = size - 1 - r; /* 1 x P in reverse order */
 
   redist_layout a = {M, N, 32, 32, 2, 2, 0, 1, src_ranks, 7, 3, 1};
   redist_layout b = {M, N, 50, 50, 1, size, 0, 0, dst_ranks, 61, 99, 1};
   /* This rank's grid positions and local sizes. */
   int apr = -1, apc = -1, bpc = -1;
   for (int p = 0; p < 4; ++p)
-    if (src_ranks[p] == rank) { apr = p % 2; apc = p / 2; }
+    if (src_ranks[p] == rank) {
+      apr = p % 2;
+      apc = p / 2;
+    }
   for (int p = 0; p < size; ++p)
     if (dst_ranks[p] == rank) bpc = p;
   const int64_t a_rows = apr >= 0 ? numroc(M, 32, apr, 0, 2) : 0;
@@ -60,7 +68,8 @@ int main(int argc, char **argv) {
   for (int64_t c = 0; c < a_cols; ++c)
     for (int64_t r = 0; r < a_rows; ++r)
       la[r + c * a.lld] = value_at(global_index(r, 32, apr, 0, 2), global_index(c, 32, apc, 1, 2));
-  for (int64_t e = 0; e < b_rows * b_cols; ++e) lb[e] = -1.0;
+  for (int64_t e = 0; e < b_rows * b_cols; ++e)
+    lb[e] = -1.0;
 
   redist_plan plan = NULL;
   if (redist_plan_create(MPI_COMM_WORLD, m, n, REDIST_DOUBLE, &a, &b, REDIST_REGION_FULL, 0,
@@ -107,8 +116,8 @@ int main(int argc, char **argv) {
   double max_elapsed = 0;
   MPI_Reduce(&elapsed, &max_elapsed, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("%s: every element checked, %lld wrong (%.3f ms)\n",
-           total_wrong == 0 ? "OK" : "FAILED", total_wrong, max_elapsed * 1e3);
+    printf("%s: every element checked, %lld wrong (%.3f ms)\n", total_wrong == 0 ? "OK" : "FAILED",
+           total_wrong, max_elapsed * 1e3);
   redist_plan_destroy(&plan);
   free(la);
   free(lb);

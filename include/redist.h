@@ -27,12 +27,12 @@ extern "C" {
 /** Status codes returned by every function of the C API. */
 typedef enum redist_status {
   REDIST_SUCCESS = 0,
-  REDIST_ERR_ARGUMENT = 1,     /**< an argument is invalid on this process */
-  REDIST_ERR_REMOTE = 2,       /**< an argument is invalid on another process */
-  REDIST_ERR_MISMATCH = 3,     /**< processes passed different values for a global argument */
-  REDIST_ERR_MPI = 4,          /**< an MPI call failed */
-  REDIST_ERR_NO_MEMORY = 5,    /**< an allocation failed */
-  REDIST_ERR_INTERNAL = 6      /**< a bug in redist: please report it */
+  REDIST_ERR_ARGUMENT = 1,  /**< an argument is invalid on this process */
+  REDIST_ERR_REMOTE = 2,    /**< an argument is invalid on another process */
+  REDIST_ERR_MISMATCH = 3,  /**< processes passed different values for a global argument */
+  REDIST_ERR_MPI = 4,       /**< an MPI call failed */
+  REDIST_ERR_NO_MEMORY = 5, /**< an allocation failed */
+  REDIST_ERR_INTERNAL = 6   /**< a bug in redist: please report it */
 } redist_status;
 
 /** Element types; only the size matters for a copy. */
@@ -52,14 +52,14 @@ typedef enum redist_type {
  * outside the grid).
  */
 typedef struct redist_layout {
-  int64_t m, n;        /**< global rows and columns of the whole matrix (M_, N_) */
-  int64_t mb, nb;      /**< block rows and columns (MB_, NB_), >= 1 */
-  int nprow, npcol;    /**< process grid shape, >= 1 */
-  int rsrc, csrc;      /**< grid row/column owning the first block, 0-based */
-  const int *ranks;    /**< nprow*npcol ranks in the communicator; grid position (pr, pc)
-                            is ranks[pr + pc*nprow] (column-major, like BLACS_GRIDMAP) */
-  int64_t i, j;        /**< 0-based global row and column where the copied window starts */
-  int64_t lld;         /**< local leading dimension on this process, >= max(1, local rows) */
+  int64_t m, n;     /**< global rows and columns of the whole matrix (M_, N_) */
+  int64_t mb, nb;   /**< block rows and columns (MB_, NB_), >= 1 */
+  int nprow, npcol; /**< process grid shape, >= 1 */
+  int rsrc, csrc;   /**< grid row/column owning the first block, 0-based */
+  const int *ranks; /**< nprow*npcol ranks in the communicator; grid position (pr, pc)
+                         is ranks[pr + pc*nprow] (column-major, like BLACS_GRIDMAP) */
+  int64_t i, j;     /**< 0-based global row and column where the copied window starts */
+  int64_t lld;      /**< local leading dimension on this process, >= max(1, local rows) */
 } redist_layout;
 
 /** Which part of the m x n window is copied. */
@@ -96,7 +96,7 @@ int redist_plan_destroy(redist_plan *plan);
 
 /** Statistics of this process's part of a plan. */
 typedef struct redist_plan_info {
-  int64_t send_peers, recv_peers;  /**< remote processes this one sends to / receives from */
+  int64_t send_peers, recv_peers; /**< remote processes this one sends to / receives from */
   int64_t bytes_sent, bytes_received, bytes_local; /**< per execution */
 } redist_plan_info;
 

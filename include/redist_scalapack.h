@@ -31,24 +31,22 @@ typedef int redist_int;
 #endif
 
 /* Fortran-style entries (arguments by reference). */
-#define REDIST_DECLARE_GEMR(x, T)                                                        \
-  void redist_p##x##gemr2d_(const redist_int *m, const redist_int *n, const T *a,        \
-                            const redist_int *ia, const redist_int *ja,                  \
-                            const redist_int *desca, T *b, const redist_int *ib,         \
-                            const redist_int *jb, const redist_int *descb,               \
-                            const redist_int *ictxt);                                    \
-  void redist_p##x##trmr2d_(const char *uplo, const char *diag, const redist_int *m,     \
-                            const redist_int *n, const T *a, const redist_int *ia,       \
-                            const redist_int *ja, const redist_int *desca, T *b,         \
-                            const redist_int *ib, const redist_int *jb,                  \
-                            const redist_int *descb, const redist_int *ictxt);           \
-  void redist_Cp##x##gemr2d(redist_int m, redist_int n, T *a, redist_int ia,             \
-                            redist_int ja, redist_int *desca, T *b, redist_int ib,       \
-                            redist_int jb, redist_int *descb, redist_int ictxt);         \
-  void redist_Cp##x##trmr2d(const char *uplo, const char *diag, redist_int m,            \
-                            redist_int n, T *a, redist_int ia, redist_int ja,            \
-                            redist_int *desca, T *b, redist_int ib, redist_int jb,       \
-                            redist_int *descb, redist_int ictxt);
+#define REDIST_DECLARE_GEMR(x, T)                                                                  \
+  void redist_p##x##gemr2d_(const redist_int *m, const redist_int *n, const T *a,                  \
+                            const redist_int *ia, const redist_int *ja, const redist_int *desca,   \
+                            T *b, const redist_int *ib, const redist_int *jb,                      \
+                            const redist_int *descb, const redist_int *ictxt);                     \
+  void redist_p##x##trmr2d_(const char *uplo, const char *diag, const redist_int *m,               \
+                            const redist_int *n, const T *a, const redist_int *ia,                 \
+                            const redist_int *ja, const redist_int *desca, T *b,                   \
+                            const redist_int *ib, const redist_int *jb, const redist_int *descb,   \
+                            const redist_int *ictxt);                                              \
+  void redist_Cp##x##gemr2d(redist_int m, redist_int n, T *a, redist_int ia, redist_int ja,        \
+                            redist_int *desca, T *b, redist_int ib, redist_int jb,                 \
+                            redist_int *descb, redist_int ictxt);                                  \
+  void redist_Cp##x##trmr2d(const char *uplo, const char *diag, redist_int m, redist_int n, T *a,  \
+                            redist_int ia, redist_int ja, redist_int *desca, T *b, redist_int ib,  \
+                            redist_int jb, redist_int *descb, redist_int ictxt);
 
 REDIST_DECLARE_GEMR(s, float)
 REDIST_DECLARE_GEMR(d, double)

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+// NOLINTBEGIN(readability-identifier-naming): BLACS names
 extern "C" {
 void Cblacs_gridinfo(redist_int ctxt, redist_int *nprow, redist_int *npcol, redist_int *myrow,
                      redist_int *mycol);
@@ -22,6 +23,7 @@ void Cdgamx2d(redist_int ctxt, const char *scope, const char *top, redist_int m,
 extern redist_int BI_MaxNCtxt __attribute__((weak));
 extern void **BI_MyContxts __attribute__((weak));
 }
+// NOLINTEND(readability-identifier-naming)
 
 namespace redist::blacs {
 

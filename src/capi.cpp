@@ -55,10 +55,10 @@ void validate_layout(const std::string &call, const std::string &name, const red
   if (layout.grid.find(rank, pr, pc)) {
     const Index local_rows = layout.rows.local_extent(pr);
     if (l.lld < std::max<Index>(1, local_rows)) {
-      throw_argument(call, arg("lld"), l.lld,
-                     "must be >= max(1, local rows) = " +
-                         std::to_string(std::max<Index>(1, local_rows)) + " on rank " +
-                         std::to_string(rank));
+      throw_argument(
+          call, arg("lld"), l.lld,
+          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)) +
+              " on rank " + std::to_string(rank));
     }
   }
 }
@@ -151,8 +151,8 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
       if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
       validate_layout(call, "a", *a, m, n, size, rank);
       validate_layout(call, "b", *b, m, n, size, rank);
-      return fingerprint_of(m, n, static_cast<int>(type), static_cast<int>(region), unit_diag,
-                            *a, *b);
+      return fingerprint_of(m, n, static_cast<int>(type), static_cast<int>(region), unit_diag, *a,
+                            *b);
     });
     Transfer t;
     t.src = to_layout(*a);
@@ -181,7 +181,7 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
       }
       return std::uint64_t{0};
     });
-    guard.release();
+    static_cast<void>(guard.release()); // the plan owns the communicator now
     *plan = result.release();
   });
 }
@@ -195,8 +195,7 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
       if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
         throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
       if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
-        throw_argument(call, "b", 0,
-                       "NULL local array but this rank owns destination elements");
+        throw_argument(call, "b", 0, "NULL local array but this rank owns destination elements");
       return std::uint64_t{0};
     });
     plan->executor->execute(a, b);

@@ -5,7 +5,9 @@ namespace {
 thread_local std::string last_error_message;
 } // namespace
 
-void set_last_error(const std::string &message) { last_error_message = message; }
+void set_last_error(const std::string &message) {
+  last_error_message = message;
+}
 
 void throw_argument(const std::string &call, const std::string &arg, long long value,
                     const std::string &reason) {
@@ -15,7 +17,9 @@ void throw_argument(const std::string &call, const std::string &arg, long long v
 
 } // namespace redist
 
-extern "C" const char *redist_last_error(void) { return redist::last_error_message.c_str(); }
+extern "C" const char *redist_last_error(void) {
+  return redist::last_error_message.c_str();
+}
 
 extern "C" const char *redist_status_name(int status) {
   switch (status) {

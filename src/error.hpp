@@ -24,8 +24,8 @@ private:
 };
 
 /// Throw REDIST_ERR_ARGUMENT: "<call>: argument <arg> = <value>: <reason>".
-[[noreturn]] void throw_argument(const std::string &call, const std::string &arg,
-                                 long long value, const std::string &reason);
+[[noreturn]] void throw_argument(const std::string &call, const std::string &arg, long long value,
+                                 const std::string &reason);
 
 void set_last_error(const std::string &message);
 

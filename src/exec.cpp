@@ -47,9 +47,9 @@ void Executor::check(int mpi_code, const char *what, int peer) const {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(mpi_code, text, &length);
-  throw Error(REDIST_ERR_MPI, std::string("redist execute: ") + what + " with peer rank " +
-                                  std::to_string(peer) + " failed: " +
-                                  std::string(text, static_cast<std::size_t>(length)));
+  throw Error(REDIST_ERR_MPI,
+              std::string("redist execute: ") + what + " with peer rank " + std::to_string(peer) +
+                  " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 
 namespace {
@@ -73,8 +73,7 @@ class Copier {
 public:
   Copier(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
          bool dst_packed)
-      : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed),
-        dst_packed_(dst_packed) {}
+      : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed), dst_packed_(dst_packed) {}
   Copier(const Copier &) = delete;
   Copier &operator=(const Copier &) = delete;
   ~Copier() { flush(); }
@@ -150,9 +149,9 @@ private:
   Index count_ = 0;
 };
 
-std::vector<std::vector<RowGroup>>
-Executor::group_rows(const std::vector<RunPattern> &patterns, const std::vector<Peer> &peers,
-                     const Peer *self) const {
+std::vector<std::vector<RowGroup>> Executor::group_rows(const std::vector<RunPattern> &patterns,
+                                                        const std::vector<Peer> &peers,
+                                                        const Peer *self) const {
   std::vector<std::vector<RowGroup>> groups(patterns.size());
   if (plan_.region.kind != Region::Kind::full) {
     return groups; // trapezoids clip rows per column: for_each_piece walks them directly
@@ -161,7 +160,8 @@ Executor::group_rows(const std::vector<RunPattern> &patterns, const std::vector<
     auto &g = groups[static_cast<std::size_t>(p.row_slot)];
     if (g.empty()) g = row_groups(patterns[static_cast<std::size_t>(p.row_slot)]);
   };
-  for (const Peer &p : peers) build(p);
+  for (const Peer &p : peers)
+    build(p);
   if (self != nullptr && self->elements > 0) build(*self);
   return groups;
 }

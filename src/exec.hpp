@@ -18,8 +18,7 @@ class Executor {
 public:
   /// comm is not owned and must outlive the executor; its error handler must be
   /// MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
-  Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
-           Index lld_dst);
+  Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst);
 
   /// Copy from a to b (this rank's local arrays). Collective over the plan's ranks.
   /// Throws redist::Error (REDIST_ERR_MPI) naming the peer when MPI reports an error.
@@ -52,9 +51,9 @@ private:
   std::vector<std::size_t> recv_offsets_;
   std::vector<std::byte> send_buffer_;
   std::vector<std::byte> recv_buffer_;
-  std::vector<MPI_Request> requests_;    // receives first, then sends
-  std::vector<int> request_peer_;        // index into plan_.recvs for receive requests
-  std::vector<int> pieces_pending_;      // per receive peer
+  std::vector<MPI_Request> requests_;              // receives first, then sends
+  std::vector<int> request_peer_;                  // index into plan_.recvs for receive requests
+  std::vector<int> pieces_pending_;                // per receive peer
   std::vector<std::vector<RowGroup>> send_groups_; // by row slot (full regions only)
   std::vector<std::vector<RowGroup>> recv_groups_;
 };

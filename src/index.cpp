@@ -37,8 +37,8 @@ void enumerate_pieces(const BlockCyclic &fixed, Index fixed_start, const BlockCy
   const Index fixed_stride = fixed.nprocs == 1 ? end : fixed.block * fixed.nprocs;
   Index first_block = fixed_start / fixed_block;
   if (fixed.nprocs > 1) {
-    const Index shift = ((proc - fixed.src - first_block) % fixed.nprocs + fixed.nprocs) %
-                        fixed.nprocs;
+    const Index shift =
+        ((proc - fixed.src - first_block) % fixed.nprocs + fixed.nprocs) % fixed.nprocs;
     first_block += shift;
   } else if (proc != 0) {
     return;
@@ -54,8 +54,8 @@ void enumerate_pieces(const BlockCyclic &fixed, Index fixed_start, const BlockCy
       if (other.nprocs > 1) {
         piece_end = std::min(seg_end, (g_other / other.block + 1) * other.block - other_start);
       }
-      emit(other.owner(g_other), k, fixed.local_index(fixed_start + k),
-           other.local_index(g_other), piece_end - k);
+      emit(other.owner(g_other), k, fixed.local_index(fixed_start + k), other.local_index(g_other),
+           piece_end - k);
       k = piece_end;
     }
   }
@@ -64,8 +64,7 @@ void enumerate_pieces(const BlockCyclic &fixed, Index fixed_start, const BlockCy
 } // namespace
 
 RunPattern::RunPattern(Index window_length, Index period, Index src_stride, Index dst_stride)
-    : length_(window_length), period_(period), src_stride_(src_stride),
-      dst_stride_(dst_stride) {}
+    : length_(window_length), period_(period), src_stride_(src_stride), dst_stride_(dst_stride) {}
 
 void RunPattern::append(const Run &piece) {
   if (!runs_.empty()) {
@@ -125,9 +124,9 @@ PeriodInfo period_info(const Transfer1D &t) {
 
 std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p) {
   const PeriodInfo info = period_info(t);
-  std::vector<RunPattern> result(static_cast<std::size_t>(t.dst.nprocs),
-                                 RunPattern(t.length, info.period, info.src_stride,
-                                            info.dst_stride));
+  std::vector<RunPattern> result(
+      static_cast<std::size_t>(t.dst.nprocs),
+      RunPattern(t.length, info.period, info.src_stride, info.dst_stride));
   if (t.length > 0) {
     enumerate_pieces(t.src, t.src_start, t.dst, t.dst_start, info.period, p,
                      [&](int q, Index k, Index src_local, Index dst_local, Index len) {
@@ -142,9 +141,9 @@ std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p) {
 
 std::vector<RunPattern> runs_to_destination(const Transfer1D &t, int q) {
   const PeriodInfo info = period_info(t);
-  std::vector<RunPattern> result(static_cast<std::size_t>(t.src.nprocs),
-                                 RunPattern(t.length, info.period, info.src_stride,
-                                            info.dst_stride));
+  std::vector<RunPattern> result(
+      static_cast<std::size_t>(t.src.nprocs),
+      RunPattern(t.length, info.period, info.src_stride, info.dst_stride));
   if (t.length > 0) {
     enumerate_pieces(t.dst, t.dst_start, t.src, t.src_start, info.period, q,
                      [&](int p, Index k, Index dst_local, Index src_local, Index len) {

@@ -23,9 +23,7 @@ struct BlockCyclic {
   int nprocs = 1;   ///< processes along this dimension, >= 1
   int src = 0;      ///< process owning the first block, 0 <= src < nprocs
 
-  [[nodiscard]] int owner(Index g) const {
-    return static_cast<int>((g / block + src) % nprocs);
-  }
+  [[nodiscard]] int owner(Index g) const { return static_cast<int>((g / block + src) % nprocs); }
   [[nodiscard]] Index local_index(Index g) const {
     return (g / (block * nprocs)) * block + g % block;
   }

@@ -41,8 +41,12 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   plan.in_dst = t.dst.grid.find(rank, dpr, dpc);
   const Transfer1D rows = t.rows();
   const Transfer1D cols = t.cols();
-  const auto send_round = [&](int peer) { return ((peer - rank) % comm_size + comm_size) % comm_size; };
-  const auto recv_round = [&](int peer) { return ((rank - peer) % comm_size + comm_size) % comm_size; };
+  const auto send_round = [&](int peer) {
+    return ((peer - rank) % comm_size + comm_size) % comm_size;
+  };
+  const auto recv_round = [&](int peer) {
+    return ((rank - peer) % comm_size + comm_size) % comm_size;
+  };
 
   if (plan.in_src) {
     plan.send_rows = runs_from_source(rows, spr);
@@ -52,9 +56,9 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
         continue;
       }
       for (int qr = 0; qr < t.dst.grid.nprow; ++qr) {
-        const Index count = message_elements(plan.send_rows[static_cast<std::size_t>(qr)],
-                                             plan.send_cols[static_cast<std::size_t>(qc)],
-                                             t.region, t.m, t.n);
+        const Index count =
+            message_elements(plan.send_rows[static_cast<std::size_t>(qr)],
+                             plan.send_cols[static_cast<std::size_t>(qc)], t.region, t.m, t.n);
         if (count == 0) {
           continue;
         }
@@ -66,8 +70,9 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
         }
       }
     }
-    std::sort(plan.sends.begin(), plan.sends.end(),
-              [&](const Peer &a, const Peer &b) { return send_round(a.rank) < send_round(b.rank); });
+    std::sort(plan.sends.begin(), plan.sends.end(), [&](const Peer &a, const Peer &b) {
+      return send_round(a.rank) < send_round(b.rank);
+    });
   }
   if (plan.in_dst) {
     plan.recv_rows = runs_to_destination(rows, dpr);
@@ -81,16 +86,18 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
         if (peer_rank == rank) {
           continue; // the local copy is planned from the sending side
         }
-        const Index count = message_elements(plan.recv_rows[static_cast<std::size_t>(pr)],
-                                             plan.recv_cols[static_cast<std::size_t>(pc)],
-                                             t.region, t.m, t.n);
+        const Index count =
+            message_elements(plan.recv_rows[static_cast<std::size_t>(pr)],
+                             plan.recv_cols[static_cast<std::size_t>(pc)], t.region, t.m, t.n);
         if (count > 0) {
           plan.recvs.push_back({peer_rank, pr, pc, count});
         }
       }
     }
     // Receive first from the peers that send to this rank first.
-    std::sort(plan.recvs.begin(), plan.recvs.end(), [&](const Peer &a, const Peer &b) { return recv_round(a.rank) < recv_round(b.rank); });
+    std::sort(plan.recvs.begin(), plan.recvs.end(), [&](const Peer &a, const Peer &b) {
+      return recv_round(a.rank) < recv_round(b.rank);
+    });
   }
   return plan;
 }

@@ -80,16 +80,15 @@ std::vector<RowGroup> row_groups(const RunPattern &rows);
 /// f(src_offset, dst_offset, count), offsets in elements into the local arrays (leading
 /// dimensions lld_src, lld_dst; column-major).
 template <class F>
-void for_each_piece(const RunPattern &rows, const RunPattern &cols, const Region &region,
-                    Index m, Index n, Index lld_src, Index lld_dst, F &&f) {
+void for_each_piece(const RunPattern &rows, const RunPattern &cols, const Region &region, Index m,
+                    Index n, Index lld_src, Index lld_dst, F &&f) {
   cols.for_each([&](const Run &c) {
     for (Index dc = 0; dc < c.length; ++dc) {
       const Index src_col = (c.src_local + dc) * lld_src;
       const Index dst_col = (c.dst_local + dc) * lld_dst;
       const auto [lo, hi] = region.rows_in_column(c.k + dc, m, n);
-      rows.for_each(lo, hi, [&](const Run &r) {
-        f(r.src_local + src_col, r.dst_local + dst_col, r.length);
-      });
+      rows.for_each(
+          lo, hi, [&](const Run &r) { f(r.src_local + src_col, r.dst_local + dst_col, r.length); });
     }
   });
 }

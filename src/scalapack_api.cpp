@@ -15,14 +15,14 @@
 #include <atomic>
 #include <cctype>
 #include <climits>
-#include <cstring>
-#include <limits>
-#include <tuple>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 namespace redist {
 namespace {
@@ -37,29 +37,31 @@ std::atomic<long long> call_count{0};
 
 /// Argument positions of one routine (1-based, as PXERBLA counts them).
 struct Positions {
-  int uplo = 0, diag = 0, m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt;
+  int uplo = 0, diag = 0, m = 0, n = 0, a = 0, ia = 0, ja = 0, desca = 0, b = 0, ib = 0, jb = 0,
+      descb = 0, ictxt = 0;
 };
 constexpr Positions kGemr{0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 constexpr Positions kTrmr{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
 
 /// One side (A or B) of a call as this process sees it.
 struct Side {
-  char name;               // 'A' or 'B'
-  const redist_int *desc;  // may be garbage on non-members (except CTXT_)
-  redist_int i, j;         // 1-based window start
-  const void *data;
+  char name = 'A';
+  const redist_int *desc = nullptr; // may be garbage on non-members (except CTXT_)
+  redist_int i = 1;                 // 1-based window start
+  redist_int j = 1;
+  const void *data = nullptr;
   blacs::GridInfo grid;
-  int pos_desc, pos_i, pos_j, pos_data;
+  int pos_desc = 0, pos_i = 0, pos_j = 0, pos_data = 0;
 };
 
 struct Call {
-  const char *routine;
-  std::size_t element_size;
-  bool trapezoid;
-  char uplo, diag;
-  redist_int m, n, ictxt;
+  const char *routine = "";
+  std::size_t element_size = 0;
+  bool trapezoid = false;
+  char uplo = ' ', diag = ' ';
+  redist_int m = 0, n = 0, ictxt = -1;
   Side a, b;
-  void *destination; // == b.data, writable
+  void *destination = nullptr; // == b.data, writable
   Positions pos;
 };
 
@@ -70,9 +72,8 @@ struct ArgumentError {
 
 [[noreturn]] void fail(const Call &c, int position, const std::string &what,
                        const std::string &value, const std::string &reason) {
-  throw ArgumentError{position, std::string(c.routine) + ": argument " +
-                                    std::to_string(position) + " (" + what + ") = " + value +
-                                    ": " + reason};
+  throw ArgumentError{position, std::string(c.routine) + ": argument " + std::to_string(position) +
+                                    " (" + what + ") = " + value + ": " + reason};
 }
 
 [[noreturn]] void fail(const Call &c, int position, const std::string &what, long long value,
@@ -80,7 +81,9 @@ struct ArgumentError {
   fail(c, position, what, std::to_string(value), reason);
 }
 
-std::string quoted(char ch) { return ch == '\0' ? "''" : std::string("'") + ch + "'"; }
+std::string quoted(char ch) {
+  return ch == '\0' ? "''" : std::string("'") + ch + "'";
+}
 
 Index numroc(Index extent, Index block, int proc, int src, int nprocs) {
   return BlockCyclic{extent, block, nprocs, src}.local_extent(proc);
@@ -142,8 +145,7 @@ void check_local(const Call &c, const blacs::GridInfo &ictxt_grid) {
            "not a BLACS context (use -1 on processes outside the grid)");
     if (s->grid.member() && !ictxt_grid.member())
       fail(c, c.pos.ictxt, "ICTXT", c.ictxt,
-           std::string("this process is in the grid of DESC") + s->name +
-               " but not in ICTXT");
+           std::string("this process is in the grid of DESC") + s->name + " but not in ICTXT");
     if (s->grid.member()) check_side(c, *s);
   }
 }
@@ -223,7 +225,8 @@ public:
   void insert(const Key &key, std::shared_ptr<Value> value) {
     erase(key);
     entries_.emplace_front(key, std::move(value));
-    while (entries_.size() > capacity_) entries_.pop_back();
+    while (entries_.size() > capacity_)
+      entries_.pop_back();
   }
   void erase(const Key &key) {
     entries_.remove_if([&](const auto &e) { return e.first == key; });
@@ -241,7 +244,7 @@ std::size_t cache_capacity(const char *variable, std::size_t fallback) {
   char *end = nullptr;
   const long long v = std::strtoll(text, &end, 10);
   return (end != nullptr && *end == '\0' && v >= 1 && v <= 4096) ? static_cast<std::size_t>(v)
-                                                                   : fallback;
+                                                                 : fallback;
 }
 
 struct Caches {
@@ -251,7 +254,7 @@ struct Caches {
 };
 
 Caches &caches() {
-  static Caches *instance = new Caches; // never destroyed: MPI may be finalized before exit
+  static auto *instance = new Caches; // never destroyed: MPI may be finalized before exit
   return *instance;
 }
 
@@ -272,7 +275,8 @@ long long comm_identity(MPI_Comm comm) {
 }
 
 void append(Key &key, std::initializer_list<long long> values) {
-  for (const long long v : values) key.push_back(v);
+  for (const long long v : values)
+    key.push_back(v);
 }
 
 Key side_key(const Side &s) {
@@ -281,9 +285,10 @@ Key side_key(const Side &s) {
     k.push_back(-1);
     return k;
   }
-  for (int f = 0; f < DLEN_; ++f) k.push_back(s.desc[f]);
+  for (int f = 0; f < DLEN_; ++f)
+    k.push_back(s.desc[f]);
   append(k, {s.i, s.j, s.grid.nprow, s.grid.npcol, s.grid.myrow, s.grid.mycol,
-                     comm_identity(context_comm(s.desc[CTXT_]))});
+             comm_identity(context_comm(s.desc[CTXT_]))});
   return k;
 }
 
@@ -318,17 +323,18 @@ int run_call(Call &c) {
 
   // Local cache keys: if every process of ICTXT finds both, all cached plans were built
   // together from the same global picture.
-  Key comm_key{c.ictxt, ig.nprow, ig.npcol, ig.myrow, ig.mycol,
-               comm_identity(context_comm(c.ictxt))};
+  Key comm_key{c.ictxt,  ig.nprow, ig.npcol,
+               ig.myrow, ig.mycol, comm_identity(context_comm(c.ictxt))};
   Key plan_key = comm_key;
   std::shared_ptr<CachedPlan> plan;
   std::shared_ptr<OwnedComm> comm;
   if (!local_error) {
-    append(plan_key, {static_cast<long long>(c.element_size), c.trapezoid,
-                                     c.uplo, c.diag, c.m, c.n});
+    append(plan_key,
+           {static_cast<long long>(c.element_size), c.trapezoid, c.uplo, c.diag, c.m, c.n});
     for (const Side *s : {&c.a, &c.b}) {
       const Key k = side_key(*s);
-      for (const long long v : k) plan_key.push_back(v);
+      for (const long long v : k)
+        plan_key.push_back(v);
     }
     std::lock_guard lock(caches().mutex);
     plan = caches().plans.find(plan_key);
@@ -350,7 +356,8 @@ int run_call(Call &c) {
   constexpr std::size_t kSideFields = 10;
   for (const Side *s : {&c.a, &c.b}) {
     const bool in = ok && s->grid.member();
-    for (Desc f : {M_, N_, MB_, NB_, RSRC_, CSRC_}) r1.agreed(in ? s->desc[f] : 0, in, s->pos_desc);
+    for (Desc f : {M_, N_, MB_, NB_, RSRC_, CSRC_})
+      r1.agreed(in ? s->desc[f] : 0, in, s->pos_desc);
     r1.agreed(s->i, in, s->pos_i);
     r1.agreed(s->j, in, s->pos_j);
     r1.agreed(s->grid.nprow, in, s->pos_desc);
@@ -373,8 +380,8 @@ int run_call(Call &c) {
   for (std::size_t k = 0; k < agreed_count; ++k) {
     if (r1.present(k) && r1.max_of(k) != r1.min_of(k)) {
       report(std::string(c.routine) + ": argument " + std::to_string(r1.positions()[k]) +
-             " differs between processes (values from " + std::to_string(r1.min_of(k)) +
-             " to " + std::to_string(r1.max_of(k)) + "); nothing was copied");
+             " differs between processes (values from " + std::to_string(r1.min_of(k)) + " to " +
+             std::to_string(r1.max_of(k)) + "); nothing was copied");
       return REDIST_ERR_MISMATCH;
     }
   }
@@ -385,9 +392,9 @@ int run_call(Call &c) {
   const std::size_t b_first = a_first + kSideFields;
   for (const auto &[side, first] : {std::pair{&c.a, a_first}, std::pair{&c.b, b_first}}) {
     if (!r1.present(first)) {
-      report(std::string(c.routine) + ": argument " + std::to_string(side->pos_desc) +
-             " (DESC" + side->name + "(CTXT_)): no process of ICTXT is in the grid of DESC" +
-             side->name + "; nothing was copied");
+      report(std::string(c.routine) + ": argument " + std::to_string(side->pos_desc) + " (DESC" +
+             side->name + "(CTXT_)): no process of ICTXT is in the grid of DESC" + side->name +
+             "; nothing was copied");
       return REDIST_ERR_ARGUMENT;
     }
   }
@@ -396,8 +403,8 @@ int run_call(Call &c) {
     // ---- round 2: everyone's grid coordinates ----
     // Stored as coordinate + 2 (a non-member's -1 becomes 1), 0 in the other slots, so the
     // absolute-value maximum picks each slot's own entry.
-    std::vector<redist_int> coords(static_cast<std::size_t>(4 * nslots), 0);
-    const auto own = static_cast<std::size_t>(4 * slot);
+    std::vector<redist_int> coords(4 * static_cast<std::size_t>(nslots), 0);
+    const auto own = 4 * static_cast<std::size_t>(slot);
     coords[own + 0] = (c.a.grid.member() ? c.a.grid.myrow : -1) + 2;
     coords[own + 1] = (c.a.grid.member() ? c.a.grid.mycol : -1) + 2;
     coords[own + 2] = (c.b.grid.member() ? c.b.grid.myrow : -1) + 2;
@@ -415,7 +422,10 @@ int run_call(Call &c) {
     for (const auto &[side, first, offset, layout] :
          {std::tuple{&c.a, a_first, std::size_t{0}, &t.src},
           std::tuple{&c.b, b_first, std::size_t{2}, &t.dst}}) {
-      const auto agreed = [&](std::size_t k) { return static_cast<Index>(r1.max_of(first + k)); };
+      const std::size_t side_first = first;
+      const auto agreed = [&](std::size_t k) {
+        return static_cast<Index>(r1.max_of(side_first + k));
+      };
       const int nprow = static_cast<int>(agreed(8));
       const int npcol = static_cast<int>(agreed(9));
       layout->rows = {agreed(0), agreed(2), nprow, static_cast<int>(agreed(4))};
@@ -426,20 +436,20 @@ int run_call(Call &c) {
       layout->grid.npcol = npcol;
       layout->grid.ranks.assign(static_cast<std::size_t>(nprow) * npcol, -1);
       for (redist_int s = 0; s < nslots; ++s) {
-        const redist_int pr = coords[static_cast<std::size_t>(4 * s) + offset] - 2;
-        const redist_int pc = coords[static_cast<std::size_t>(4 * s) + offset + 1] - 2;
+        const redist_int pr = coords[4 * static_cast<std::size_t>(s) + offset] - 2;
+        const redist_int pc = coords[4 * static_cast<std::size_t>(s) + offset + 1] - 2;
         if (pr >= 0 && pr < nprow && pc >= 0 && pc < npcol) {
-          layout->grid.ranks[static_cast<std::size_t>(pr + pc * nprow)] = static_cast<int>(s);
+          layout->grid.ranks[static_cast<std::size_t>(pr) + static_cast<std::size_t>(pc) * nprow] =
+              static_cast<int>(s);
         }
       }
       for (int pc = 0; pc < npcol; ++pc) {
         for (int pr = 0; pr < nprow; ++pr) {
           if (layout->grid.rank_at(pr, pc) < 0) {
             report(std::string(c.routine) + ": argument " + std::to_string(c.pos.ictxt) +
-                   " (ICTXT): the process at (" + std::to_string(pr) + ", " +
-                   std::to_string(pc) + ") of the grid of DESC" + side->name +
-                   " is not in ICTXT (or passed DESC" + side->name +
-                   "(CTXT_) = -1); nothing was copied");
+                   " (ICTXT): the process at (" + std::to_string(pr) + ", " + std::to_string(pc) +
+                   ") of the grid of DESC" + side->name + " is not in ICTXT (or passed DESC" +
+                   side->name + "(CTXT_) = -1); nothing was copied");
             return REDIST_ERR_ARGUMENT;
           }
         }
@@ -480,18 +490,19 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
            const redist_int *descb, redist_int ictxt) {
   static const redist_int kNoGrid[DLEN_] = {1, -1, 0, 0, 1, 1, 0, 0, 1};
   const Positions pos = trapezoid ? kTrmr : kGemr;
-  Call c{routine,
-         element_size,
-         trapezoid,
-         trapezoid && uplo ? static_cast<char>(std::toupper(static_cast<unsigned char>(*uplo))) : ' ',
-         trapezoid && diag ? static_cast<char>(std::toupper(static_cast<unsigned char>(*diag))) : ' ',
-         m,
-         n,
-         ictxt,
-         Side{'A', desca ? desca : kNoGrid, ia, ja, a, {}, pos.desca, pos.ia, pos.ja, pos.a},
-         Side{'B', descb ? descb : kNoGrid, ib, jb, b, {}, pos.descb, pos.ib, pos.jb, pos.b},
-         b,
-         pos};
+  Call c{
+      routine,
+      element_size,
+      trapezoid,
+      trapezoid && uplo ? static_cast<char>(std::toupper(static_cast<unsigned char>(*uplo))) : ' ',
+      trapezoid && diag ? static_cast<char>(std::toupper(static_cast<unsigned char>(*diag))) : ' ',
+      m,
+      n,
+      ictxt,
+      Side{'A', desca ? desca : kNoGrid, ia, ja, a, {}, pos.desca, pos.ia, pos.ja, pos.a},
+      Side{'B', descb ? descb : kNoGrid, ib, jb, b, {}, pos.descb, pos.ib, pos.jb, pos.b},
+      b,
+      pos};
   last_status = c_barrier(routine, [&] {
     const int status = run_call(c);
     if (status != REDIST_SUCCESS) throw Error(static_cast<redist_status>(status), "");
@@ -506,35 +517,34 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
 
 using redist::entry;
 
-#define REDIST_DEFINE_ENTRIES(x, X, T, SIZE)                                                  \
-  extern "C" void redist_p##x##gemr2d_(const redist_int *m, const redist_int *n, const T *a,  \
-                                       const redist_int *ia, const redist_int *ja,            \
-                                       const redist_int *desca, T *b, const redist_int *ib,   \
-                                       const redist_int *jb, const redist_int *descb,         \
-                                       const redist_int *ictxt) {                             \
-    entry("P" #X "GEMR2D", SIZE, false, nullptr, nullptr, *m, *n, a, *ia, *ja, desca, b, *ib, \
-          *jb, descb, *ictxt);                                                                \
-  }                                                                                           \
-  extern "C" void redist_p##x##trmr2d_(                                                       \
-      const char *uplo, const char *diag, const redist_int *m, const redist_int *n,           \
-      const T *a, const redist_int *ia, const redist_int *ja, const redist_int *desca, T *b,  \
-      const redist_int *ib, const redist_int *jb, const redist_int *descb,                    \
-      const redist_int *ictxt) {                                                              \
-    entry("P" #X "TRMR2D", SIZE, true, uplo, diag, *m, *n, a, *ia, *ja, desca, b, *ib, *jb,   \
-          descb, *ictxt);                                                                     \
-  }                                                                                           \
-  extern "C" void redist_Cp##x##gemr2d(redist_int m, redist_int n, T *a, redist_int ia,       \
-                                       redist_int ja, redist_int *desca, T *b, redist_int ib, \
-                                       redist_int jb, redist_int *descb, redist_int ictxt) {  \
-    entry("CP" #X "GEMR2D", SIZE, false, nullptr, nullptr, m, n, a, ia, ja, desca, b, ib, jb, \
-          descb, ictxt);                                                                      \
-  }                                                                                           \
-  extern "C" void redist_Cp##x##trmr2d(const char *uplo, const char *diag, redist_int m,      \
-                                       redist_int n, T *a, redist_int ia, redist_int ja,      \
-                                       redist_int *desca, T *b, redist_int ib, redist_int jb, \
-                                       redist_int *descb, redist_int ictxt) {                 \
-    entry("CP" #X "TRMR2D", SIZE, true, uplo, diag, m, n, a, ia, ja, desca, b, ib, jb, descb, \
-          ictxt);                                                                             \
+#define REDIST_DEFINE_ENTRIES(x, X, T, SIZE)                                                       \
+  extern "C" void redist_p##x##gemr2d_(                                                            \
+      const redist_int *m, const redist_int *n, const T *a, const redist_int *ia,                  \
+      const redist_int *ja, const redist_int *desca, T *b, const redist_int *ib,                   \
+      const redist_int *jb, const redist_int *descb, const redist_int *ictxt) {                    \
+    entry("P" #X "GEMR2D", SIZE, false, nullptr, nullptr, *m, *n, a, *ia, *ja, desca, b, *ib, *jb, \
+          descb, *ictxt);                                                                          \
+  }                                                                                                \
+  extern "C" void redist_p##x##trmr2d_(const char *uplo, const char *diag, const redist_int *m,    \
+                                       const redist_int *n, const T *a, const redist_int *ia,      \
+                                       const redist_int *ja, const redist_int *desca, T *b,        \
+                                       const redist_int *ib, const redist_int *jb,                 \
+                                       const redist_int *descb, const redist_int *ictxt) {         \
+    entry("P" #X "TRMR2D", SIZE, true, uplo, diag, *m, *n, a, *ia, *ja, desca, b, *ib, *jb, descb, \
+          *ictxt);                                                                                 \
+  }                                                                                                \
+  extern "C" void redist_Cp##x##gemr2d(redist_int m, redist_int n, T *a, redist_int ia,            \
+                                       redist_int ja, redist_int *desca, T *b, redist_int ib,      \
+                                       redist_int jb, redist_int *descb, redist_int ictxt) {       \
+    entry("CP" #X "GEMR2D", SIZE, false, nullptr, nullptr, m, n, a, ia, ja, desca, b, ib, jb,      \
+          descb, ictxt);                                                                           \
+  }                                                                                                \
+  extern "C" void redist_Cp##x##trmr2d(const char *uplo, const char *diag, redist_int m,           \
+                                       redist_int n, T *a, redist_int ia, redist_int ja,           \
+                                       redist_int *desca, T *b, redist_int ib, redist_int jb,      \
+                                       redist_int *descb, redist_int ictxt) {                      \
+    entry("CP" #X "TRMR2D", SIZE, true, uplo, diag, m, n, a, ia, ja, desca, b, ib, jb, descb,      \
+          ictxt);                                                                                  \
   }
 
 REDIST_DEFINE_ENTRIES(s, S, float, 4)
@@ -543,9 +553,13 @@ REDIST_DEFINE_ENTRIES(c, C, void, 8)
 REDIST_DEFINE_ENTRIES(z, Z, void, 16)
 REDIST_DEFINE_ENTRIES(i, I, redist_int, sizeof(redist_int))
 
-extern "C" int redist_scalapack_last_status(void) { return redist::last_status; }
+extern "C" int redist_scalapack_last_status(void) {
+  return redist::last_status;
+}
 
-extern "C" long long redist_scalapack_call_count(void) { return redist::call_count; }
+extern "C" long long redist_scalapack_call_count(void) {
+  return redist::call_count;
+}
 
 extern "C" void redist_scalapack_clear_cache(void) {
   std::lock_guard lock(redist::caches().mutex);
