@@ -160,6 +160,8 @@ public:
   static constexpr double kBig = 9007199254740992.0; // 2^53
 
   void flag(long long v) { values_.push_back(static_cast<double>(v)); }
+  /// A value agreed like an argument but never reported as one (position -1).
+  void internal(long long x) { agreed(x, true, -1); }
   void agreed(long long x, bool contributes, int position) {
     const double v = static_cast<double>(std::max(x, 0LL));
     values_.push_back(contributes ? v + 1 : 0);
@@ -191,9 +193,19 @@ private:
 
 // ---- caches ------------------------------------------------------------------------------
 
+/// Identity of a cache entry, the same on every process that built it together: the
+/// generation agreed at that call (max over its processes of their last generation, plus one)
+/// and the lowest world rank among them. No two builds share it, because the lowest-ranked
+/// process takes part in both and its generation only grows.
+struct BuildId {
+  long long generation = 0;
+  long long creator = -1;
+};
+
 struct OwnedComm {
   MPI_Comm comm = MPI_COMM_NULL;
-  explicit OwnedComm(MPI_Comm c) : comm(c) {}
+  BuildId id;
+  OwnedComm(MPI_Comm c, BuildId built) : comm(c), id(built) {}
   OwnedComm(const OwnedComm &) = delete;
   OwnedComm &operator=(const OwnedComm &) = delete;
   ~OwnedComm() {
@@ -204,6 +216,7 @@ struct OwnedComm {
 };
 
 struct CachedPlan {
+  BuildId id;
   std::shared_ptr<OwnedComm> comm;
   std::unique_ptr<Executor> executor;
 };
@@ -249,6 +262,7 @@ std::size_t cache_capacity(const char *variable, std::size_t fallback) {
 
 struct Caches {
   std::mutex mutex;
+  long long generation = 0; // of the last entry built here
   LruCache<CachedPlan> plans{cache_capacity("REDIST_PLAN_CACHE_SIZE", 16)};
   LruCache<OwnedComm> comms{cache_capacity("REDIST_COMM_CACHE_SIZE", 8)};
 };
@@ -346,8 +360,12 @@ int run_call(Call &c) {
   // The first failing argument and a process that saw it, as one value: the maximum picks the
   // lowest position, and a process slot paired with it.
   r1.flag(local_error ? (1000 - local_error->position) * kSlotRange + slot + 1 : 0);
-  r1.flag(plan ? 0 : 1);
-  r1.flag(comm ? 0 : 1);
+  long long generation = 0;
+  {
+    std::lock_guard lock(caches().mutex);
+    generation = caches().generation;
+  }
+  r1.flag(generation);
   const bool ok = !local_error;
   r1.agreed(c.m, ok, c.pos.m);
   r1.agreed(c.n, ok, c.pos.n);
@@ -363,7 +381,23 @@ int run_call(Call &c) {
     r1.agreed(s->grid.nprow, in, s->pos_desc);
     r1.agreed(s->grid.npcol, in, s->pos_desc);
   }
+  // A cache hit counts only if every process found an entry with the same build id.
+  const std::size_t ids_first = r1.positions().size();
+  r1.internal(plan ? plan->id.generation : 0);
+  r1.internal(plan ? plan->id.creator : 0);
+  r1.internal(comm ? comm->id.generation : 0);
+  r1.internal(comm ? comm->id.creator : 0);
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  r1.internal(world_rank);
   r1.combine(c.ictxt);
+  const auto same_everywhere = [&](std::size_t k) {
+    return r1.max_of(k) == r1.min_of(k) && r1.max_of(k + 1) == r1.min_of(k + 1) &&
+           r1.min_of(k) > 0;
+  };
+  const bool plan_hit = same_everywhere(ids_first);
+  const bool comm_hit = same_everywhere(ids_first + 2);
+  const BuildId new_id{r1.flag_at(1) + 1, r1.min_of(ids_first + 4)};
 
   if (r1.flag_at(0) != 0) {
     if (local_error) {
@@ -378,7 +412,7 @@ int run_call(Call &c) {
   }
   const std::size_t agreed_count = r1.positions().size();
   for (std::size_t k = 0; k < agreed_count; ++k) {
-    if (r1.present(k) && r1.max_of(k) != r1.min_of(k)) {
+    if (r1.positions()[k] > 0 && r1.present(k) && r1.max_of(k) != r1.min_of(k)) {
       report(std::string(c.routine) + ": argument " + std::to_string(r1.positions()[k]) +
              " differs between processes (values from " + std::to_string(r1.min_of(k)) + " to " +
              std::to_string(r1.max_of(k)) + "); nothing was copied");
@@ -399,7 +433,7 @@ int run_call(Call &c) {
     }
   }
 
-  if (r1.flag_at(1) != 0) {
+  if (!plan_hit) {
     // ---- round 2: everyone's grid coordinates ----
     // Stored as coordinate + 2 (a non-member's -1 becomes 1), 0 in the other slots, so the
     // absolute-value maximum picks each slot's own entry.
@@ -455,18 +489,23 @@ int run_call(Call &c) {
         }
       }
     }
-    if (r1.flag_at(2) != 0) {
+    {
+      std::lock_guard lock(caches().mutex);
+      caches().generation = std::max(caches().generation, new_id.generation);
+    }
+    if (!comm_hit) {
       MPI_Comm dup = MPI_COMM_NULL;
       if (MPI_Comm_dup(context_comm(c.ictxt), &dup) != MPI_SUCCESS) {
         report(std::string(c.routine) + ": MPI_Comm_dup of ICTXT's communicator failed");
         return REDIST_ERR_MPI;
       }
       MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-      comm = std::make_shared<OwnedComm>(dup);
+      comm = std::make_shared<OwnedComm>(dup, new_id);
       std::lock_guard lock(caches().mutex);
       caches().comms.insert(comm_key, comm);
     }
     plan = std::make_shared<CachedPlan>();
+    plan->id = new_id;
     plan->comm = comm;
     plan->executor = std::make_unique<Executor>(
         comm->comm, make_rank_plan(t, static_cast<int>(slot), static_cast<int>(nslots)),
