@@ -9,6 +9,7 @@ extern "C" {
 
 void Cblacs_pinfo(int *mypnum, int *nprocs);
 void Cblacs_get(int ictxt, int what, int *val);
+void Cblacs_set(int ictxt, int what, int *val); /* what 15: repeatable combines, 16: coherent */
 void Cblacs_gridinit(int *ictxt, const char *order, int nprow, int npcol);
 void Cblacs_gridmap(int *ictxt, int *usermap, int ldumap, int nprow, int npcol);
 void Cblacs_gridinfo(int ictxt, int *nprow, int *npcol, int *myrow, int *mycol);
