@@ -122,15 +122,23 @@ PeriodInfo period_info(const Transfer1D &t) {
   return info;
 }
 
-std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p) {
+namespace {
+
+// Runs between `proc` on one side (the source when as_source) and every process of the other.
+std::vector<RunPattern> runs_of_process(const Transfer1D &t, int proc, bool as_source) {
   const PeriodInfo info = period_info(t);
+  const BlockCyclic &fixed = as_source ? t.src : t.dst;
+  const BlockCyclic &other = as_source ? t.dst : t.src;
   std::vector<RunPattern> result(
-      static_cast<std::size_t>(t.dst.nprocs),
+      static_cast<std::size_t>(other.nprocs),
       RunPattern(t.length, info.period, info.src_stride, info.dst_stride));
   if (t.length > 0) {
-    enumerate_pieces(t.src, t.src_start, t.dst, t.dst_start, info.period, p,
-                     [&](int q, Index k, Index src_local, Index dst_local, Index len) {
-                       result[static_cast<std::size_t>(q)].append({k, len, src_local, dst_local});
+    enumerate_pieces(fixed, as_source ? t.src_start : t.dst_start, other,
+                     as_source ? t.dst_start : t.src_start, info.period, proc,
+                     [&](int peer, Index k, Index fixed_local, Index other_local, Index len) {
+                       result[static_cast<std::size_t>(peer)].append(
+                           as_source ? Run{k, len, fixed_local, other_local}
+                                     : Run{k, len, other_local, fixed_local});
                      });
   }
   for (auto &pattern : result) {
@@ -139,21 +147,14 @@ std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p) {
   return result;
 }
 
+} // namespace
+
+std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p) {
+  return runs_of_process(t, p, true);
+}
+
 std::vector<RunPattern> runs_to_destination(const Transfer1D &t, int q) {
-  const PeriodInfo info = period_info(t);
-  std::vector<RunPattern> result(
-      static_cast<std::size_t>(t.src.nprocs),
-      RunPattern(t.length, info.period, info.src_stride, info.dst_stride));
-  if (t.length > 0) {
-    enumerate_pieces(t.dst, t.dst_start, t.src, t.src_start, info.period, q,
-                     [&](int p, Index k, Index dst_local, Index src_local, Index len) {
-                       result[static_cast<std::size_t>(p)].append({k, len, src_local, dst_local});
-                     });
-  }
-  for (auto &pattern : result) {
-    pattern.finish();
-  }
-  return result;
+  return runs_of_process(t, q, false);
 }
 
 } // namespace redist
