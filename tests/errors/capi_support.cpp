@@ -9,21 +9,8 @@ using errtest::Data;
 using mpitest::world_rank;
 
 redist_layout CArgs::layout(const MatSpec &s, const std::vector<int> &ranks) {
-  redist_layout l{};
-  l.m = s.mg;
-  l.n = s.ng;
-  l.mb = s.mb;
-  l.nb = s.nb;
-  l.nprow = s.grid.nprow;
-  l.npcol = s.grid.npcol;
-  l.rsrc = s.rsrc;
-  l.csrc = s.csrc;
-  l.ranks = ranks.data();
-  l.i = s.ia - 1;
-  l.j = s.ja - 1;
   const mpitest::LocalBuf lb = mpitest::local_buf(s, world_rank());
-  l.lld = lb.member ? lb.lld : 1;
-  return l;
+  return mpitest::c_layout(s, ranks.data(), lb.member ? lb.lld : 1);
 }
 
 CExpectFn invalid(const char *call, int bad, const std::string &arg, long long value,

@@ -44,8 +44,8 @@ std::uint64_t shared_seed(const char *test_name, std::uint64_t fallback) {
   unsigned long long seed = options().seed_given ? options().seed : fallback;
   MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
   print0(std::string("[  SEED    ] ") + test_name + ": seed " + std::to_string(seed) + " on " +
-         std::to_string(world_size()) + " ranks (reproduce with --seed=" +
-         std::to_string(seed) + " or REDIST_TEST_SEED=" + std::to_string(seed) + ")\n");
+         std::to_string(world_size()) + " ranks (reproduce with --seed=" + std::to_string(seed) +
+         " or REDIST_TEST_SEED=" + std::to_string(seed) + ")\n");
   return seed;
 }
 
@@ -87,8 +87,9 @@ private:
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
       if (elapsed > limit_) {
-        std::fprintf(stdout, "[rank %d] TIMEOUT: no progress for %.0f s (REDIST_TEST_CASE_TIMEOUT), "
-                             "the calls below appear to hang:\n%s\n",
+        std::fprintf(stdout,
+                     "[rank %d] TIMEOUT: no progress for %.0f s (REDIST_TEST_CASE_TIMEOUT), "
+                     "the calls below appear to hang:\n%s\n",
                      world_rank(), elapsed, what_.c_str());
         std::fflush(stdout);
         _exit(124);
@@ -111,8 +112,12 @@ Watchdog &watchdog() {
 }
 } // namespace
 
-void watchdog_arm(const std::string &what) { watchdog().arm(what); }
-void watchdog_disarm() { watchdog().disarm(); }
+void watchdog_arm(const std::string &what) {
+  watchdog().arm(what);
+}
+void watchdog_disarm() {
+  watchdog().disarm();
+}
 
 // ---------------------------------------------------------------------------------------------
 std::int64_t Rng::uniform(std::int64_t lo, std::int64_t hi) {
@@ -146,12 +151,19 @@ bool GridSpec::find(int rank, int &pr, int &pc) const {
 std::string GridSpec::describe() const {
   std::string s;
   switch (kind) {
-  case GridKind::InitRow: s = "gridinit('R',"; break;
-  case GridKind::InitCol: s = "gridinit('C',"; break;
-  case GridKind::Map: s = "gridmap("; break;
+  case GridKind::InitRow:
+    s = "gridinit('R',";
+    break;
+  case GridKind::InitCol:
+    s = "gridinit('C',";
+    break;
+  case GridKind::Map:
+    s = "gridmap(";
+    break;
   }
   s += std::to_string(nprow) + "x" + std::to_string(npcol) + ") ranks(col-major)=[";
-  for (std::size_t i = 0; i < ranks.size(); ++i) s += (i ? "," : "") + std::to_string(ranks[i]);
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    s += (i ? "," : "") + std::to_string(ranks[i]);
   return s + "]";
 }
 
@@ -188,15 +200,21 @@ GridSpec random_grid(Rng &rng, const std::vector<int> &pool, int count, bool all
 }
 
 static bool g_blacs_used = false;
-bool blacs_used() { return g_blacs_used; }
+bool blacs_used() {
+  return g_blacs_used;
+}
 
 int create_context(const GridSpec &g, std::string &error) {
   g_blacs_used = true;
   int ctxt = -1;
   Cblacs_get(-1, 0, &ctxt);
   switch (g.kind) {
-  case GridKind::InitRow: Cblacs_gridinit(&ctxt, "R", g.nprow, g.npcol); break;
-  case GridKind::InitCol: Cblacs_gridinit(&ctxt, "C", g.nprow, g.npcol); break;
+  case GridKind::InitRow:
+    Cblacs_gridinit(&ctxt, "R", g.nprow, g.npcol);
+    break;
+  case GridKind::InitCol:
+    Cblacs_gridinit(&ctxt, "C", g.nprow, g.npcol);
+    break;
   case GridKind::Map: {
     std::vector<int> map = g.ranks;
     Cblacs_gridmap(&ctxt, map.data(), g.nprow, g.nprow, g.npcol);
@@ -207,14 +225,12 @@ int create_context(const GridSpec &g, std::string &error) {
   const bool member = g.find(world_rank(), pr, pc);
   int nprow = -1, npcol = -1, myrow = -1, mycol = -1;
   if (ctxt >= 0) Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
-  const bool blacs_member = ctxt >= 0 && myrow >= 0 && myrow < nprow && mycol >= 0 &&
-                            mycol < npcol;
-  if (member != blacs_member || (member && (nprow != g.nprow || npcol != g.npcol ||
-                                            myrow != pr || mycol != pc))) {
+  const bool blacs_member = ctxt >= 0 && myrow >= 0 && myrow < nprow && mycol >= 0 && mycol < npcol;
+  if (member != blacs_member ||
+      (member && (nprow != g.nprow || npcol != g.npcol || myrow != pr || mycol != pc))) {
     error += "harness: BLACS placed rank " + std::to_string(world_rank()) + " at (" +
-             std::to_string(myrow) + "," + std::to_string(mycol) + ") of " +
-             std::to_string(nprow) + "x" + std::to_string(npcol) + " (ctxt " +
-             std::to_string(ctxt) + "), expected " +
+             std::to_string(myrow) + "," + std::to_string(mycol) + ") of " + std::to_string(nprow) +
+             "x" + std::to_string(npcol) + " (ctxt " + std::to_string(ctxt) + "), expected " +
              (member ? "(" + std::to_string(pr) + "," + std::to_string(pc) + ")"
                      : std::string("outside")) +
              " of " + g.describe() + "\n";
@@ -268,6 +284,23 @@ static std::int64_t random_block(Rng &rng, std::int64_t extent) {
   return std::max<std::int64_t>(extent, 1) + rng.uniform(0, 5); // as large as the matrix or more
 }
 
+redist_layout c_layout(const MatSpec &s, const int *ranks, std::int64_t lld) {
+  redist_layout l{};
+  l.m = s.mg;
+  l.n = s.ng;
+  l.mb = s.mb;
+  l.nb = s.nb;
+  l.nprow = s.grid.nprow;
+  l.npcol = s.grid.npcol;
+  l.rsrc = s.rsrc;
+  l.csrc = s.csrc;
+  l.ranks = ranks;
+  l.i = s.ia - 1;
+  l.j = s.ja - 1;
+  l.lld = lld;
+  return l;
+}
+
 MatSpec random_matrix(Rng &rng, GridSpec grid, std::int64_t m, std::int64_t n) {
   MatSpec s;
   s.grid = std::move(grid);
@@ -280,7 +313,8 @@ MatSpec random_matrix(Rng &rng, GridSpec grid, std::int64_t m, std::int64_t n) {
   s.rsrc = static_cast<int>(rng.uniform(0, s.grid.nprow - 1));
   s.csrc = static_cast<int>(rng.uniform(0, s.grid.npcol - 1));
   s.lld_extra.resize(static_cast<std::size_t>(s.grid.size()));
-  for (auto &e : s.lld_extra) e = rng.coin(0.6) ? 0 : rng.uniform(1, 6);
+  for (auto &e : s.lld_extra)
+    e = rng.coin(0.6) ? 0 : rng.uniform(1, 6);
   return s;
 }
 
@@ -295,20 +329,25 @@ void random_window(Rng &rng, std::int64_t &m, std::int64_t &n) {
   m = extent();
   n = extent();
   const std::int64_t r = rng.uniform(0, 99);
-  if (r < 3) m = 0;
-  else if (r < 6) n = 0;
-  else if (r < 7) m = n = 0;
+  if (r < 3)
+    m = 0;
+  else if (r < 6)
+    n = 0;
+  else if (r < 7)
+    m = n = 0;
 }
 
 // ---------------------------------------------------------------------------------------------
 bool in_region(Region r, bool unit_diag, std::int64_t m, std::int64_t n, std::int64_t i,
                std::int64_t j) {
   switch (r) {
-  case Region::Full: return true;
+  case Region::Full:
+    return true;
   case Region::Upper:
     return i < std::min(std::max<std::int64_t>(m - n, 0) + j + (unit_diag ? 0 : 1), m);
   case Region::Lower:
-    return i >= std::max<std::int64_t>(0, j - std::max<std::int64_t>(n - m, 0) + (unit_diag ? 1 : 0));
+    return i >=
+           std::max<std::int64_t>(0, j - std::max<std::int64_t>(n - m, 0) + (unit_diag ? 1 : 0));
   }
   return false;
 }
@@ -316,7 +355,8 @@ bool in_region(Region r, bool unit_diag, std::int64_t m, std::int64_t n, std::in
 std::int64_t region_count(Region r, bool unit_diag, std::int64_t m, std::int64_t n) {
   std::int64_t count = 0;
   for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < m; ++i) count += in_region(r, unit_diag, m, n, i, j) ? 1 : 0;
+    for (std::int64_t i = 0; i < m; ++i)
+      count += in_region(r, unit_diag, m, n, i, j) ? 1 : 0;
   return count;
 }
 
@@ -358,8 +398,7 @@ std::int64_t owned_region_count(const CopySpec &c, const MatSpec &s, const Local
     const std::int64_t wj = local_to_global(lj, s.nb, lb.pc, s.csrc, s.grid.npcol) - (s.ja - 1);
     if (wj < 0 || wj >= c.n) continue;
     for (std::int64_t li = 0; li < lb.locr; ++li) {
-      const std::int64_t wi =
-          local_to_global(li, s.mb, lb.pr, s.rsrc, s.grid.nprow) - (s.ia - 1);
+      const std::int64_t wi = local_to_global(li, s.mb, lb.pr, s.rsrc, s.grid.nprow) - (s.ia - 1);
       if (wi >= 0 && wi < c.m && in_region(c.region, c.unit_diag, c.m, c.n, wi, wj)) ++count;
     }
   }
@@ -388,12 +427,24 @@ static std::string fmt(const char *f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
-std::string show(float v) { return fmt("%.9g", static_cast<double>(v)); }
-std::string show(double v) { return fmt("%.17g", v); }
-std::string show(int v) { return std::to_string(v); }
-std::string show(long v) { return std::to_string(v); }
-std::string show(long long v) { return std::to_string(v); }
-std::string show(std::complex<float> v) { return "(" + show(v.real()) + "," + show(v.imag()) + ")"; }
+std::string show(float v) {
+  return fmt("%.9g", static_cast<double>(v));
+}
+std::string show(double v) {
+  return fmt("%.17g", v);
+}
+std::string show(int v) {
+  return std::to_string(v);
+}
+std::string show(long v) {
+  return std::to_string(v);
+}
+std::string show(long long v) {
+  return std::to_string(v);
+}
+std::string show(std::complex<float> v) {
+  return "(" + show(v.real()) + "," + show(v.imag()) + ")";
+}
 std::string show(std::complex<double> v) {
   return "(" + show(v.real()) + "," + show(v.imag()) + ")";
 }

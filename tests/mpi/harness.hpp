@@ -10,6 +10,7 @@
 // definition of PxGEMR2D / PxTRMR2D maps to it, or its untouched sentinel.
 
 #include <mpi.h>
+#include <redist.h>
 
 #include <complex>
 #include <cstdint>
@@ -23,12 +24,12 @@ namespace mpitest {
 // ---------------------------------------------------------------------------------------------
 // Process-wide options (set by the gtest main from the command line / environment).
 struct Options {
-  int cases = 100;            ///< --cases=N: random cases per random test
-  bool seed_given = false;    ///< --seed=S or REDIST_TEST_SEED=S
+  int cases = 100;         ///< --cases=N: random cases per random test
+  bool seed_given = false; ///< --seed=S or REDIST_TEST_SEED=S
   std::uint64_t seed = 0;
-  int only_case = -1;         ///< --case=K: run only case K (the others are drawn, not run)
-  bool verbose = false;       ///< --verbose: print every case on rank 0
-  bool clear_cache = false;   ///< --clear-cache: redist_scalapack_clear_cache() after each case
+  int only_case = -1;       ///< --case=K: run only case K (the others are drawn, not run)
+  bool verbose = false;     ///< --verbose: print every case on rank 0
+  bool clear_cache = false; ///< --clear-cache: redist_scalapack_clear_cache() after each case
 };
 Options &options();
 
@@ -115,10 +116,10 @@ std::int64_t local_to_global(std::int64_t l, std::int64_t nb, int p, int src, in
 /// One distributed matrix and its window's position.
 struct MatSpec {
   GridSpec grid;
-  std::int64_t mg = 0, ng = 0; ///< M_, N_
-  std::int64_t mb = 1, nb = 1; ///< MB_, NB_
-  int rsrc = 0, csrc = 0;      ///< RSRC_, CSRC_
-  std::int64_t ia = 1, ja = 1; ///< 1-based window start
+  std::int64_t mg = 0, ng = 0;         ///< M_, N_
+  std::int64_t mb = 1, nb = 1;         ///< MB_, NB_
+  int rsrc = 0, csrc = 0;              ///< RSRC_, CSRC_
+  std::int64_t ia = 1, ja = 1;         ///< 1-based window start
   std::vector<std::int64_t> lld_extra; ///< per grid position: LLD - max(1, LOCr)
 
   [[nodiscard]] std::int64_t locr(int pr) const { return numroc(mg, mb, pr, rsrc, grid.nprow); }
@@ -126,6 +127,10 @@ struct MatSpec {
   [[nodiscard]] std::int64_t lld(int pr, int pc) const;
   [[nodiscard]] std::string describe() const;
 };
+
+/// The C API's description of `s` (0-based window; `ranks` column-major in the plan's
+/// communicator; `lld` is this process's local leading dimension).
+redist_layout c_layout(const MatSpec &s, const int *ranks, std::int64_t lld);
 
 /// Random matrix of `grid` holding an m x n window (block sizes from 1 to beyond the matrix,
 /// source processes, offsets, LLD padding).
@@ -180,7 +185,8 @@ struct LocalBuf {
 LocalBuf local_buf(const MatSpec &s, int rank);
 
 /// Fill A's buffer: global-index codes in the array, padding codes elsewhere.
-template <class T> void fill_a(const MatSpec &a, const LocalBuf &lb, int salt, std::vector<T> &buf) {
+template <class T>
+void fill_a(const MatSpec &a, const LocalBuf &lb, int salt, std::vector<T> &buf) {
   buf.assign(static_cast<std::size_t>(lb.elems), T{});
   for (std::int64_t p = 0; p < lb.elems; ++p) {
     std::int64_t code = -(APaddingCode + p);
@@ -219,15 +225,16 @@ std::int64_t expected_code(const CopySpec &c, const MatSpec &a, const MatSpec &b
 /// first `max_report` of them in `report`.
 template <class T>
 std::int64_t check_b(const CopySpec &c, const MatSpec &a, const MatSpec &b, const LocalBuf &lb,
-                     const T *buf, int a_salt, int b_salt, std::string &report,
-                     int max_report = 4);
+                     const T *buf, int a_salt, int b_salt, std::string &report, int max_report = 4);
 
 /// Number of elements of the copied region held by this rank in matrix s (0 for non-members).
 std::int64_t owned_region_count(const CopySpec &c, const MatSpec &s, const LocalBuf &lb);
 
 /// Code held by a value (its real part), and a readable meaning of a code for messages:
 /// "A(gi,gj)" for an A value, "sentinel@p" for an untouched B element, "A-padding@p".
-template <class T> std::int64_t code_of(const T &v) { return static_cast<std::int64_t>(v); }
+template <class T> std::int64_t code_of(const T &v) {
+  return static_cast<std::int64_t>(v);
+}
 template <class R> std::int64_t code_of(const std::complex<R> &v) {
   return static_cast<std::int64_t>(v.real());
 }

@@ -23,12 +23,18 @@ namespace {
 
 const char *type_name(redist_type t) {
   switch (t) {
-  case REDIST_FLOAT: return "FLOAT";
-  case REDIST_DOUBLE: return "DOUBLE";
-  case REDIST_COMPLEX_FLOAT: return "COMPLEX_FLOAT";
-  case REDIST_COMPLEX_DOUBLE: return "COMPLEX_DOUBLE";
-  case REDIST_INT32: return "INT32";
-  case REDIST_INT64: return "INT64";
+  case REDIST_FLOAT:
+    return "FLOAT";
+  case REDIST_DOUBLE:
+    return "DOUBLE";
+  case REDIST_COMPLEX_FLOAT:
+    return "COMPLEX_FLOAT";
+  case REDIST_COMPLEX_DOUBLE:
+    return "COMPLEX_DOUBLE";
+  case REDIST_INT32:
+    return "INT32";
+  case REDIST_INT64:
+    return "INT64";
   }
   return "?";
 }
@@ -48,7 +54,9 @@ struct PlanCase {
   [[nodiscard]] std::string describe() const {
     std::string s = "plan case " + std::to_string(index) + ": type " + type_name(type) +
                     " region " +
-                    (region == Region::Full ? "FULL" : region == Region::Upper ? "UPPER" : "LOWER") +
+                    (region == Region::Full    ? "FULL"
+                     : region == Region::Upper ? "UPPER"
+                                               : "LOWER") +
                     " unit_diag " + std::to_string(unit_diag) + " m=" + std::to_string(m) +
                     " n=" + std::to_string(n) + "\n    comm = world ranks [";
     for (std::size_t i = 0; i < members.size(); ++i)
@@ -82,7 +90,8 @@ PlanCase draw_plan_case(Rng &rng, int np, int index) {
   std::vector<int> pool(static_cast<std::size_t>(k));
   std::iota(pool.begin(), pool.end(), 0);
   GridSpec ga = random_grid(rng, pool, static_cast<int>(rng.uniform(1, k)), true);
-  GridSpec gb = rng.coin(0.2) ? ga : random_grid(rng, pool, static_cast<int>(rng.uniform(1, k)), true);
+  GridSpec gb =
+      rng.coin(0.2) ? ga : random_grid(rng, pool, static_cast<int>(rng.uniform(1, k)), true);
   c.a = random_matrix(rng, std::move(ga), c.m, c.n);
   c.b = random_matrix(rng, std::move(gb), c.m, c.n);
   c.null_when_empty = rng.coin(0.5);
@@ -111,20 +120,7 @@ void free_comm(MPI_Comm &comm) {
 }
 
 redist_layout make_layout(const MatSpec &s, const LocalBuf &lb, int nonmember_lld) {
-  redist_layout l{};
-  l.m = s.mg;
-  l.n = s.ng;
-  l.mb = s.mb;
-  l.nb = s.nb;
-  l.nprow = s.grid.nprow;
-  l.npcol = s.grid.npcol;
-  l.rsrc = s.rsrc;
-  l.csrc = s.csrc;
-  l.ranks = s.grid.ranks.data();
-  l.i = s.ia - 1;
-  l.j = s.ja - 1;
-  l.lld = lb.member ? lb.lld : nonmember_lld;
-  return l;
+  return c_layout(s, s.grid.ranks.data(), lb.member ? lb.lld : nonmember_lld);
 }
 
 /// Number of window elements (not only the region) this rank holds in s.
@@ -193,11 +189,13 @@ std::string run_plan_case(const PlanCase &c, MPI_Comm comm, redist_plan *keep = 
     const std::int64_t es = redist_type_size(c.type);
     const std::int64_t mine_a = owned_region_count(cs, c.a, la) * es;
     const std::int64_t mine_b = owned_region_count(cs, c.b, lb) * es;
-    if (info.bytes_sent + info.bytes_local != mine_a || info.bytes_received + info.bytes_local != mine_b) {
+    if (info.bytes_sent + info.bytes_local != mine_a ||
+        info.bytes_received + info.bytes_local != mine_b) {
       fail += "  plan info: bytes_sent " + std::to_string(info.bytes_sent) + " received " +
               std::to_string(info.bytes_received) + " local " + std::to_string(info.bytes_local) +
-              ", but this rank holds " + std::to_string(mine_a) + " bytes of the source region and " +
-              std::to_string(mine_b) + " bytes of the destination region\n";
+              ", but this rank holds " + std::to_string(mine_a) +
+              " bytes of the source region and " + std::to_string(mine_b) +
+              " bytes of the destination region\n";
     }
     if ((info.bytes_sent > 0) != (info.send_peers > 0) ||
         (info.bytes_received > 0) != (info.recv_peers > 0)) {
@@ -210,19 +208,26 @@ std::string run_plan_case(const PlanCase &c, MPI_Comm comm, redist_plan *keep = 
     return fail;
   }
   st = redist_plan_destroy(&plan);
-  if (st != REDIST_SUCCESS) fail += "  redist_plan_destroy returned " + std::string(redist_status_name(st)) + "\n";
+  if (st != REDIST_SUCCESS)
+    fail += "  redist_plan_destroy returned " + std::string(redist_status_name(st)) + "\n";
   if (plan != nullptr) fail += "  redist_plan_destroy did not set the plan to NULL\n";
   return fail;
 }
 
 std::string run_plan_typed(const PlanCase &c, MPI_Comm comm) {
   switch (c.type) {
-  case REDIST_FLOAT: return run_plan_case<float>(c, comm);
-  case REDIST_DOUBLE: return run_plan_case<double>(c, comm);
-  case REDIST_COMPLEX_FLOAT: return run_plan_case<std::complex<float>>(c, comm);
-  case REDIST_COMPLEX_DOUBLE: return run_plan_case<std::complex<double>>(c, comm);
-  case REDIST_INT32: return run_plan_case<std::int32_t>(c, comm);
-  case REDIST_INT64: return run_plan_case<std::int64_t>(c, comm);
+  case REDIST_FLOAT:
+    return run_plan_case<float>(c, comm);
+  case REDIST_DOUBLE:
+    return run_plan_case<double>(c, comm);
+  case REDIST_COMPLEX_FLOAT:
+    return run_plan_case<std::complex<float>>(c, comm);
+  case REDIST_COMPLEX_DOUBLE:
+    return run_plan_case<std::complex<double>>(c, comm);
+  case REDIST_INT32:
+    return run_plan_case<std::int32_t>(c, comm);
+  case REDIST_INT64:
+    return run_plan_case<std::int64_t>(c, comm);
   }
   return "unknown type";
 }
@@ -238,14 +243,16 @@ TEST(CApi, RandomPlansExecutedRepeatedly) {
     if (options().only_case >= 0 && options().only_case != index) continue;
     if (options().verbose) print0(c.describe());
     ++run;
-    watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " + c.describe());
+    watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " +
+                 c.describe());
     // Every world rank takes part in the split (a subset communicator needs it).
     MPI_Comm comm = make_comm(c);
     std::string fail;
     if (comm != MPI_COMM_NULL) fail = run_plan_typed(c, comm);
     free_comm(comm);
     watchdog_disarm();
-    if (!fail.empty()) ADD_FAILURE() << "seed " << seed << " np " << np << ", " << c.describe() << fail;
+    if (!fail.empty())
+      ADD_FAILURE() << "seed " << seed << " np " << np << ", " << c.describe() << fail;
     int bad = fail.empty() ? 0 : 1, any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     failed += any;
@@ -259,7 +266,8 @@ TEST(CApi, RandomPlansExecutedRepeatedly) {
 // another order than created.
 TEST(CApi, InterleavedPlans) {
   const int np = world_size();
-  const std::uint64_t seed = shared_seed("CApi.InterleavedPlans", 4242ULL + static_cast<unsigned>(np));
+  const std::uint64_t seed =
+      shared_seed("CApi.InterleavedPlans", 4242ULL + static_cast<unsigned>(np));
   Rng rng(seed);
   constexpr int kPlans = 3;
   std::vector<PlanCase> cases;
