@@ -1,0 +1,371 @@
+#include "schedule.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <sstream>
+#include <utility>
+
+namespace redist {
+namespace {
+
+constexpr std::array<std::pair<Strategy, std::string_view>, 9> kStrategyNames{{
+    {Strategy::automatic, "auto"},
+    {Strategy::all_at_once, "all-at-once"},
+    {Strategy::caterpillar, "caterpillar"},
+    {Strategy::stepwise, "stepwise"},
+    {Strategy::greedy, "greedy"},
+    {Strategy::circulant, "circulant"},
+    {Strategy::ggp, "ggp"},
+    {Strategy::oggp, "oggp"},
+    {Strategy::multiphase, "multiphase"},
+}};
+
+bool pair_less(const Message &a, const Message &b) {
+  return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+}
+
+} // namespace
+
+Index VolumeGraph::volume(int src, int dst) const {
+  const Message key{src, dst, 0};
+  const auto it = std::lower_bound(messages.begin(), messages.end(), key, pair_less);
+  return it != messages.end() && it->src == src && it->dst == dst ? it->volume : 0;
+}
+
+Index VolumeGraph::total() const {
+  Index sum = 0;
+  for (const Message &m : messages) {
+    sum += m.volume;
+  }
+  return sum;
+}
+
+int VolumeGraph::max_degree() const {
+  std::vector<int> out(static_cast<std::size_t>(senders), 0);
+  std::vector<int> in(static_cast<std::size_t>(receivers), 0);
+  for (const Message &m : messages) {
+    ++out[static_cast<std::size_t>(m.src)];
+    ++in[static_cast<std::size_t>(m.dst)];
+  }
+  int best = 0;
+  for (const int d : out) {
+    best = std::max(best, d);
+  }
+  for (const int d : in) {
+    best = std::max(best, d);
+  }
+  return best;
+}
+
+Index VolumeGraph::max_node_volume() const {
+  std::vector<Index> out(static_cast<std::size_t>(senders), 0);
+  std::vector<Index> in(static_cast<std::size_t>(receivers), 0);
+  for (const Message &m : messages) {
+    out[static_cast<std::size_t>(m.src)] += m.volume;
+    in[static_cast<std::size_t>(m.dst)] += m.volume;
+  }
+  Index best = 0;
+  for (const Index v : out) {
+    best = std::max(best, v);
+  }
+  for (const Index v : in) {
+    best = std::max(best, v);
+  }
+  return best;
+}
+
+void VolumeGraph::normalize() {
+  std::sort(messages.begin(), messages.end(), pair_less);
+  std::vector<Message> merged;
+  merged.reserve(messages.size());
+  for (const Message &m : messages) {
+    if (!merged.empty() && merged.back().src == m.src && merged.back().dst == m.dst) {
+      merged.back().volume += m.volume;
+    } else {
+      merged.push_back(m);
+    }
+  }
+  std::erase_if(merged, [](const Message &m) { return m.volume == 0; });
+  messages = std::move(merged);
+}
+
+Index Step::largest() const {
+  Index best = 0;
+  for (const Piece &p : pieces) {
+    best = std::max(best, p.volume);
+  }
+  return best;
+}
+
+std::string_view strategy_name(Strategy s) {
+  for (const auto &[strategy, name] : kStrategyNames) {
+    if (strategy == s) {
+      return name;
+    }
+  }
+  return "unknown";
+}
+
+std::optional<Strategy> parse_strategy(std::string_view name) {
+  for (const auto &[strategy, known] : kStrategyNames) {
+    if (known == name) {
+      return strategy;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string strategy_names() {
+  std::string out;
+  for (const auto &[strategy, name] : kStrategyNames) {
+    if (!out.empty()) {
+      out += ", ";
+    }
+    out += name;
+  }
+  return out;
+}
+
+std::string check_schedule(const VolumeGraph &graph, const Schedule &schedule,
+                           const ScheduleLimits &limits) {
+  std::ostringstream why;
+  // Per message: the pieces seen, as (offset, volume), to check they tile [0, volume).
+  std::map<std::pair<int, int>, std::vector<std::pair<Index, Index>>> seen;
+  for (std::size_t s = 0; s < schedule.steps.size(); ++s) {
+    const Step &step = schedule.steps[s];
+    if (limits.max_concurrent > 0 &&
+        step.pieces.size() > static_cast<std::size_t>(limits.max_concurrent)) {
+      why << "step " << s << " has " << step.pieces.size() << " pieces, more than the limit "
+          << limits.max_concurrent;
+      return why.str();
+    }
+    std::vector<char> sending(static_cast<std::size_t>(graph.senders), 0);
+    std::vector<char> receiving(static_cast<std::size_t>(graph.receivers), 0);
+    for (const Piece &p : step.pieces) {
+      if (p.src < 0 || p.src >= graph.senders || p.dst < 0 || p.dst >= graph.receivers) {
+        why << "step " << s << ": piece " << p.src << "->" << p.dst << " names no node";
+        return why.str();
+      }
+      if (p.volume <= 0 || p.offset < 0) {
+        why << "step " << s << ": piece " << p.src << "->" << p.dst << " is empty or negative";
+        return why.str();
+      }
+      if (graph.volume(p.src, p.dst) == 0) {
+        why << "step " << s << ": piece " << p.src << "->" << p.dst << " is not a message";
+        return why.str();
+      }
+      auto &sent = sending[static_cast<std::size_t>(p.src)];
+      auto &received = receiving[static_cast<std::size_t>(p.dst)];
+      if (limits.matching && (sent != 0 || received != 0)) {
+        why << "step " << s << " is not a matching: " << (sent != 0 ? "sender " : "receiver ")
+            << (sent != 0 ? p.src : p.dst) << " appears twice";
+        return why.str();
+      }
+      sent = 1;
+      received = 1;
+      seen[{p.src, p.dst}].emplace_back(p.offset, p.volume);
+    }
+  }
+  for (const Message &m : graph.messages) {
+    auto it = seen.find({m.src, m.dst});
+    if (it == seen.end()) {
+      why << "message " << m.src << "->" << m.dst << " (" << m.volume << " elements) is never sent";
+      return why.str();
+    }
+    auto &pieces = it->second;
+    std::sort(pieces.begin(), pieces.end());
+    Index next = 0;
+    for (const auto &[offset, volume] : pieces) {
+      if (offset != next) {
+        why << "message " << m.src << "->" << m.dst << ": pieces "
+            << (offset < next ? "overlap" : "leave a gap") << " at element "
+            << std::min(offset, next);
+        return why.str();
+      }
+      next += volume;
+    }
+    if (next != m.volume) {
+      why << "message " << m.src << "->" << m.dst << ": pieces add up to " << next << " of "
+          << m.volume << " elements";
+      return why.str();
+    }
+  }
+  return {};
+}
+
+ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &model,
+                             std::size_t element_bytes) {
+  ScheduleStats st;
+  st.steps = static_cast<Index>(schedule.steps.size());
+  const auto bytes = static_cast<double>(element_bytes);
+  std::map<int, std::pair<Index, Index>> out; // node -> (pieces, elements), reused per step
+  std::map<int, std::pair<Index, Index>> in;
+  for (const Step &step : schedule.steps) {
+    out.clear();
+    in.clear();
+    for (const Piece &p : step.pieces) {
+      ++st.pieces;
+      st.elements += p.volume;
+      st.largest_piece = std::max(st.largest_piece, p.volume);
+      auto &o = out[p.src];
+      ++o.first;
+      o.second += p.volume;
+      auto &i = in[p.dst];
+      ++i.first;
+      i.second += p.volume;
+    }
+    st.sum_step_max += step.largest();
+    double busiest = step.pieces.empty() ? model.alpha : 0.0; // an empty step still synchronises
+    for (const auto *side : {&out, &in}) {
+      for (const auto &[node, load] : *side) {
+        st.max_node_pieces = std::max(st.max_node_pieces, load.first);
+        busiest = std::max(busiest, model.alpha * static_cast<double>(load.first) +
+                                        model.beta * bytes * static_cast<double>(load.second));
+      }
+    }
+    st.seconds += busiest + model.step_setup;
+  }
+  return st;
+}
+
+VolumeGraph volume_graph(const Transfer1D &t) {
+  VolumeGraph g;
+  g.senders = t.src.nprocs;
+  g.receivers = t.dst.nprocs;
+  if (t.length == 0) {
+    return g;
+  }
+  for (int p = 0; p < t.src.nprocs; ++p) {
+    const std::vector<RunPattern> runs = runs_from_source(t, p);
+    for (int q = 0; q < t.dst.nprocs; ++q) {
+      const Index v = runs[static_cast<std::size_t>(q)].total();
+      if (v > 0) {
+        g.messages.push_back({p, q, v});
+      }
+    }
+  }
+  return g;
+}
+
+VolumeGraph volume_graph(const Transfer &t) {
+  VolumeGraph g;
+  const int snr = t.src.grid.nprow;
+  const int snc = t.src.grid.npcol;
+  const int dnr = t.dst.grid.nprow;
+  const int dnc = t.dst.grid.npcol;
+  g.senders = snr * snc;
+  g.receivers = dnr * dnc;
+  if (t.m == 0 || t.n == 0) {
+    return g;
+  }
+  std::vector<std::vector<RunPattern>> rows;
+  std::vector<std::vector<RunPattern>> cols;
+  for (int pr = 0; pr < snr; ++pr) {
+    rows.push_back(runs_from_source(t.rows(), pr));
+  }
+  for (int pc = 0; pc < snc; ++pc) {
+    cols.push_back(runs_from_source(t.cols(), pc));
+  }
+  for (int pc = 0; pc < snc; ++pc) {
+    for (int pr = 0; pr < snr; ++pr) {
+      for (int qc = 0; qc < dnc; ++qc) {
+        for (int qr = 0; qr < dnr; ++qr) {
+          const Index v = message_elements(
+              rows[static_cast<std::size_t>(pr)][static_cast<std::size_t>(qr)],
+              cols[static_cast<std::size_t>(pc)][static_cast<std::size_t>(qc)], t.region, t.m, t.n);
+          if (v > 0) {
+            g.messages.push_back({pr + pc * snr, qr + qc * dnr, v});
+          }
+        }
+      }
+    }
+  }
+  g.normalize();
+  return g;
+}
+
+Schedule schedule_from_pairs(const VolumeGraph &graph,
+                             const std::vector<std::vector<Message>> &pair_steps,
+                             bool keep_empty_steps) {
+  Schedule out;
+  for (const auto &pairs : pair_steps) {
+    Step step;
+    for (const Message &pair : pairs) {
+      const Index v = graph.volume(pair.src, pair.dst);
+      if (v > 0) {
+        step.pieces.push_back({pair.src, pair.dst, 0, v});
+      }
+    }
+    if (keep_empty_steps || !step.pieces.empty()) {
+      out.steps.push_back(std::move(step));
+    }
+  }
+  return out;
+}
+
+void assign_offsets(Schedule &schedule) {
+  std::map<std::pair<int, int>, Index> sent;
+  for (Step &step : schedule.steps) {
+    for (Piece &p : step.pieces) {
+      Index &before = sent[{p.src, p.dst}];
+      p.offset = before;
+      before += p.volume;
+    }
+  }
+}
+
+Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows, const Schedule &cols,
+                          int src_nprow, int dst_nprow) {
+  Schedule out;
+  for (const Step &row_step : rows.steps) {
+    for (const Step &col_step : cols.steps) {
+      Step step;
+      for (const Piece &c : col_step.pieces) {
+        for (const Piece &r : row_step.pieces) {
+          const int src = r.src + c.src * src_nprow;
+          const int dst = r.dst + c.dst * dst_nprow;
+          const Index v = graph.volume(src, dst);
+          if (v > 0) {
+            step.pieces.push_back({src, dst, 0, v});
+          }
+        }
+      }
+      if (!step.pieces.empty()) {
+        out.steps.push_back(std::move(step));
+      }
+    }
+  }
+  return out;
+}
+
+Schedule schedule_all_at_once(const VolumeGraph &graph) {
+  Schedule out;
+  if (graph.messages.empty()) {
+    return out;
+  }
+  Step step;
+  for (const Message &m : graph.messages) {
+    step.pieces.push_back({m.src, m.dst, 0, m.volume});
+  }
+  out.steps.push_back(std::move(step));
+  return out;
+}
+
+// Prylli & Tourancheau (as in ScaLAPACK's PxGEMR2D): in step t, sender i talks to receiver
+// (i + t) mod max(P, Q); pairs without data are not skipped, so the step count is fixed.
+Schedule schedule_caterpillar(const VolumeGraph &graph) {
+  const int width = std::max(graph.senders, graph.receivers);
+  std::vector<std::vector<Message>> pair_steps(static_cast<std::size_t>(width));
+  for (int t = 0; t < width; ++t) {
+    for (int i = 0; i < graph.senders; ++i) {
+      const int q = (i + t) % width;
+      if (q < graph.receivers) {
+        pair_steps[static_cast<std::size_t>(t)].push_back({i, q, 0});
+      }
+    }
+  }
+  return schedule_from_pairs(graph, pair_steps, true);
+}
+
+} // namespace redist
