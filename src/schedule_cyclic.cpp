@@ -1,6 +1,7 @@
 #include "schedule_cyclic.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -96,27 +97,40 @@ void transpose(Schedule &schedule) {
   }
 }
 
-// Appends the pairs' messages as one step (pairs without data dropped, empty steps skipped).
-class StepBuilder {
+// Collects the pairs of a fixed number of steps, fetching volumes from the graph (pairs without
+// data dropped, empty steps removed at the end). Callers add pairs sender by sender, so each
+// lookup searches only that sender's messages, which stay in cache.
+class StepTable {
 public:
-  StepBuilder(const VolumeGraph &graph, Schedule &out) : graph_(graph), out_(out) {}
-  void add(int src, int dst) {
-    const Index v = graph_.volume(src, dst);
-    if (v > 0) {
-      step_.pieces.push_back({src, dst, 0, v});
+  StepTable(const VolumeGraph &graph, Index steps)
+      : graph_(graph), first_(static_cast<std::size_t>(graph.senders) + 1, 0),
+        steps_(static_cast<std::size_t>(steps)) {
+    for (const Message &m : graph.messages) {
+      ++first_[static_cast<std::size_t>(m.src) + 1];
+    }
+    std::partial_sum(first_.begin(), first_.end(), first_.begin());
+  }
+  [[nodiscard]] bool sends(int src) const {
+    return first_[static_cast<std::size_t>(src)] != first_[static_cast<std::size_t>(src) + 1];
+  }
+  void add(Index step, int src, int dst) {
+    const auto begin = graph_.messages.begin() + first_[static_cast<std::size_t>(src)];
+    const auto end = graph_.messages.begin() + first_[static_cast<std::size_t>(src) + 1];
+    const auto it =
+        std::lower_bound(begin, end, dst, [](const Message &m, int d) { return m.dst < d; });
+    if (it != end && it->dst == dst) {
+      steps_[static_cast<std::size_t>(step)].pieces.push_back({src, dst, 0, it->volume});
     }
   }
-  void end_step() {
-    if (!step_.pieces.empty()) {
-      out_.steps.push_back(std::move(step_));
-      step_ = Step{};
-    }
+  Schedule finish() {
+    std::erase_if(steps_, [](const Step &s) { return s.pieces.empty(); });
+    return Schedule{std::move(steps_)};
   }
 
 private:
   const VolumeGraph &graph_;
-  Schedule &out_;
-  Step step_;
+  std::vector<std::ptrdiff_t> first_; // messages of sender p: [first_[p], first_[p + 1])
+  std::vector<Step> steps_;
 };
 
 // Elements of window [0, length) in blocks b0, b0 + stride, b0 + 2 stride, ... of `block`
@@ -230,7 +244,9 @@ Schedule walker_otto_forward(const Aligned &a) {
       out.steps.push_back(std::move(step));
     }
   }
-  assign_offsets(out);
+  if (k > P) { // a pair meets in several steps only then
+    assign_offsets(out);
+  }
   return out;
 }
 
@@ -269,21 +285,22 @@ bool circulant_forward_applies(const Aligned &a) {
 // CYCLIC(x) on P to CYCLIC(kx) on Q, P <= Q, aligned (Eq. 4.23).
 Schedule circulant_forward(const Aligned &a, const VolumeGraph &graph) {
   const CirculantParams c = circulant_params(a);
-  Schedule out;
-  StepBuilder builder(graph, out);
-  for (Index i = 0; i < c.rows; ++i) {
-    const Index i1 = i / c.Q1;
-    const Index i2 = i % c.Q1;
-    for (Index j = 0; j < a.P; ++j) {
-      const Index j1 = j / c.G1;
-      const Index j2 = j % c.G1;
+  StepTable table(graph, c.rows);
+  for (Index j = 0; j < a.P; ++j) {
+    if (!table.sends(a.src_of(j))) {
+      continue;
+    }
+    const Index j1 = j / c.G1;
+    const Index j2 = j % c.G1;
+    for (Index i = 0; i < c.rows; ++i) {
+      const Index i1 = i / c.Q1;
+      const Index i2 = i % c.Q1;
       const Index dst =
           (floor_mod(c.n * floor_mod(j1 - i1, c.P1), c.P1) + floor_mod(j2 - i2, c.Q1) * c.P1) % a.Q;
-      builder.add(a.src_of(j), a.dst_of(dst));
+      table.add(i, a.src_of(j), a.dst_of(dst));
     }
-    builder.end_step();
   }
-  return out;
+  return table.finish();
 }
 
 std::optional<Schedule> best_of(std::optional<Schedule> best, std::optional<Schedule> other,
@@ -392,13 +409,20 @@ VolumeGraph cyclic_volume_graph(const Transfer1D &t) {
               std::min((b + 1) * rb, t.src_start + sweep) - t.src_start);
       }
     }
-    std::sort(touched.begin(), touched.end());
-    for (const int q : touched) {
+    const auto flush = [&](int q) {
       Index &slot = acc[static_cast<std::size_t>(q)];
       if (slot > 0) {
         graph.messages.push_back({static_cast<int>(p), q, slot});
       }
       slot = 0;
+    };
+    if (static_cast<Index>(touched.size()) * 16 >= Q) { // dense: scan instead of sorting
+      for (int q = 0; q < static_cast<int>(Q); ++q) {
+        flush(q);
+      }
+    } else {
+      std::sort(touched.begin(), touched.end());
+      std::for_each(touched.begin(), touched.end(), flush);
     }
     touched.clear();
   }
@@ -418,30 +442,29 @@ std::optional<Schedule> schedule_class_based(const Transfer1D &t) {
     return std::nullopt;
   }
   const VolumeGraph graph = cyclic_volume_graph(t);
-  Schedule out;
-  if (graph.messages.empty()) {
-    return out;
-  }
   const Index s1_inv = mod_inverse(c->s1, c->g);
   const Index A = a->P / c->g;
   const Index B = a->Q / c->g;
   const Index M = std::max(A, B);
-  StepBuilder builder(graph, out);
-  for (const Index k : communicating_classes(*c)) {
-    for (Index step = 0; step < M; ++step) {
-      for (Index p1 = 0; p1 < c->g; ++p1) {
-        const Index q1 = floor_mod(s1_inv * floor_mod(p1 * c->r1 - k, c->g), c->g);
-        for (Index ab = 0; ab < A; ++ab) {
-          const Index b = (ab + step) % M;
-          if (b < B) {
-            builder.add(a->src_of(ab * c->g + p1), a->dst_of(b * c->g + q1));
-          }
+  const std::vector<Index> classes = communicating_classes(*c);
+  StepTable table(graph, static_cast<Index>(classes.size()) * M);
+  for (Index p = 0; p < a->P; ++p) {
+    if (!table.sends(a->src_of(p))) {
+      continue;
+    }
+    const Index ab = p / c->g;
+    const Index p1 = p % c->g;
+    for (std::size_t ci = 0; ci < classes.size(); ++ci) {
+      const Index q1 = floor_mod(s1_inv * floor_mod(p1 * c->r1 - classes[ci], c->g), c->g);
+      for (Index step = 0; step < M; ++step) {
+        const Index b = (ab + step) % M;
+        if (b < B) {
+          table.add(static_cast<Index>(ci) * M + step, a->src_of(p), a->dst_of(b * c->g + q1));
         }
       }
-      builder.end_step();
     }
   }
-  return out;
+  return table.finish();
 }
 
 std::optional<Schedule> schedule_walker_otto(const Transfer1D &t) {
@@ -459,7 +482,6 @@ std::optional<Schedule> schedule_walker_otto(const Transfer1D &t) {
     const std::optional<Aligned> b = aligned(swapped(t));
     Schedule out = walker_otto_forward(*b);
     transpose(out);
-    assign_offsets(out);
     return out;
   }
   return std::nullopt;

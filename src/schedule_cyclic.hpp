@@ -15,8 +15,10 @@
 // accepts it. A side with a single process is aligned whatever its start, and its block size is
 // irrelevant: it is treated as CYCLIC(1). Other starts give std::nullopt.
 //
-// Complexity: a schedule costs O(steps x min(P, Q)) for its pairs, plus its volumes from
-// cyclic_volume_graph (below); nothing is O(P * Q) unless the messages are.
+// Complexity: a schedule costs O(steps x max(P, Q)) closed-form evaluations (senders without
+// data skipped), each with an O(log) lookup among its sender's messages, plus the volumes from
+// cyclic_volume_graph (below); nothing is O(P * Q) unless the messages are. The *_stats
+// functions give N, T and the predicted time of whole-period transfers in O(1) to O(r + s).
 
 #include "schedule.hpp"
 

@@ -138,7 +138,8 @@ TEST(CyclicCounts, MatchBruteForceDegreesOverOnePeriod) {
     const Index L = std::lcm(P * r, Q * s);
     std::vector<char> talks(static_cast<std::size_t>(P * Q), 0);
     for (Index k = 0; k < L; ++k) {
-      talks[static_cast<std::size_t>(ref_owner(k, r, P, 0) * Q + ref_owner(k, s, Q, 0))] = 1;
+      talks[static_cast<std::size_t>(ref_owner(k, r, P, 0)) * static_cast<std::size_t>(Q) +
+            static_cast<std::size_t>(ref_owner(k, s, Q, 0))] = 1;
     }
     Index m_r = 0;
     Index m_c = 0;
@@ -146,7 +147,7 @@ TEST(CyclicCounts, MatchBruteForceDegreesOverOnePeriod) {
     for (int p = 0; p < P; ++p) {
       Index d = 0;
       for (int q = 0; q < Q; ++q) {
-        d += talks[static_cast<std::size_t>(p * Q + q)];
+        d += talks[static_cast<std::size_t>(Index{p} * Q + q)];
       }
       m_r = std::max(m_r, d);
       pairs += d;
@@ -154,7 +155,7 @@ TEST(CyclicCounts, MatchBruteForceDegreesOverOnePeriod) {
     for (int q = 0; q < Q; ++q) {
       Index d = 0;
       for (int p = 0; p < P; ++p) {
-        d += talks[static_cast<std::size_t>(p * Q + q)];
+        d += talks[static_cast<std::size_t>(Index{p} * Q + q)];
       }
       m_c = std::max(m_c, d);
     }
@@ -306,8 +307,8 @@ TEST(ClassBased, RelabelledWindowsAndMisalignedStarts) {
   Transfer1D t = aligned_period(16, 16, 3, 5, 2);
   t.src.src = 5;
   t.dst.src = 11;
-  t.src_start = 3 * 7;
-  t.dst_start = 5 * 2;
+  t.src_start = Index{3} * 7;
+  t.dst_start = Index{5} * 2;
   t.src.extent += t.src_start;
   t.dst.extent += t.dst_start;
   const std::optional<Schedule> s = schedule_class_based(t);
