@@ -353,7 +353,8 @@ CyclicCounts cyclic_counts(const Transfer1D &t) {
   return cyclic_counts(effective_block(t.src), effective_block(t.dst), t.src.nprocs, t.dst.nprocs);
 }
 
-VolumeGraph cyclic_volume_graph(const Transfer1D &t) {
+// One sweep over at most one period L = lcm(P r, Q s) of the window.
+VolumeGraph volume_graph(const Transfer1D &t) {
   VolumeGraph graph;
   graph.senders = t.src.nprocs;
   graph.receivers = t.dst.nprocs;
@@ -441,7 +442,7 @@ std::optional<Schedule> schedule_class_based(const Transfer1D &t) {
   if (!c) {
     return std::nullopt;
   }
-  const VolumeGraph graph = cyclic_volume_graph(t);
+  const VolumeGraph graph = volume_graph(t);
   const Index s1_inv = mod_inverse(c->s1, c->g);
   const Index A = a->P / c->g;
   const Index B = a->Q / c->g;
@@ -493,12 +494,12 @@ std::optional<Schedule> schedule_circulant(const Transfer1D &t) {
     return std::nullopt;
   }
   if (circulant_forward_applies(*a)) {
-    return circulant_forward(*a, cyclic_volume_graph(t));
+    return circulant_forward(*a, volume_graph(t));
   }
   const Transfer1D back = swapped(t);
   const std::optional<Aligned> b = aligned(back);
   if (circulant_forward_applies(*b)) {
-    Schedule out = circulant_forward(*b, cyclic_volume_graph(back));
+    Schedule out = circulant_forward(*b, volume_graph(back));
     transpose(out);
     return out;
   }
@@ -630,7 +631,7 @@ double multiphase_cost(const Transfer1D &t, const BlockCyclic &mid, const CostMo
   double seconds = 0.0;
   for (const Transfer1D &phase : multiphase_phases(t, mid)) {
     const std::optional<Schedule> closed = schedule_closed_form(phase, model, element_bytes);
-    const Schedule s = closed ? *closed : schedule_caterpillar(cyclic_volume_graph(phase));
+    const Schedule s = closed ? *closed : schedule_caterpillar(volume_graph(phase));
     seconds += schedule_stats(s, model, element_bytes).seconds;
   }
   return seconds;

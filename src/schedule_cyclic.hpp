@@ -17,7 +17,7 @@
 //
 // Complexity: a schedule costs O(steps x max(P, Q)) closed-form evaluations (senders without
 // data skipped), each with an O(log) lookup among its sender's messages, plus the volumes from
-// cyclic_volume_graph (below); nothing is O(P * Q) unless the messages are. The *_stats
+// volume_graph(Transfer1D) (one sweep of at most one period); nothing is O(P * Q) unless the messages are. The *_stats
 // functions give N, T and the predicted time of whole-period transfers in O(1) to O(r + s).
 
 #include "schedule.hpp"
@@ -43,11 +43,6 @@ struct CyclicCounts {
 [[nodiscard]] CyclicCounts cyclic_counts(Index r, Index s, Index P, Index Q);
 /// The same for a transfer's layouts (a single-process side counts as CYCLIC(1)).
 [[nodiscard]] CyclicCounts cyclic_counts(const Transfer1D &t);
-
-/// The volume graph of any 1-D transfer (equal to volume_graph(t)), by one sweep over at most
-/// one period L = lcm(P r, Q s) of the window: O(W/r + W/s + P + M log M) time for a sweep of
-/// W = min(length, L) elements and M messages, O(Q + M) memory; no O(P * Q) table.
-[[nodiscard]] VolumeGraph cyclic_volume_graph(const Transfer1D &t);
 
 /// Desprez et al. 1998, Sec. 4.3.2 and Prop. 4: with D = gcd(r, s), r' = r/D, s' = s/D and
 /// gcd(r', Q) = gcd(s', P) = 1 (so g = gcd(P r', Q s') = gcd(P, Q)), the pairs of class

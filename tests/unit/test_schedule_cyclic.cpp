@@ -185,25 +185,6 @@ TEST(CyclicCounts, DesprezExamples) {
   }
 }
 
-TEST(CyclicVolumeGraph, EqualsVolumeGraph) {
-  Random rng(test_seed(102));
-  for (int trial = 0; trial < 2000; ++trial) {
-    const Transfer1D t = trial % 2 == 0
-                             ? random_transfer(rng, 400, 9, 7)
-                             : make_transfer(rng, rng.uniform_int(1, 12), rng.uniform_int(1, 12),
-                                             rng.uniform(1, 8), rng.uniform(1, 8));
-    const VolumeGraph expected = volume_graph(t);
-    const VolumeGraph got = cyclic_volume_graph(t);
-    ASSERT_EQ(got.senders, expected.senders);
-    ASSERT_EQ(got.receivers, expected.receivers);
-    ASSERT_EQ(got.messages.size(), expected.messages.size()) << describe(t);
-    for (std::size_t i = 0; i < got.messages.size(); ++i) {
-      ASSERT_EQ(got.messages[i].src, expected.messages[i].src) << describe(t);
-      ASSERT_EQ(got.messages[i].dst, expected.messages[i].dst) << describe(t);
-      ASSERT_EQ(got.messages[i].volume, expected.messages[i].volume) << describe(t);
-    }
-  }
-}
 
 // --- Desprez et al.: class-based ---
 
