@@ -61,7 +61,7 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
 /// The whole 2-D schedule of a strategy over grid positions (as volume_graph(const
 /// Transfer&)), for tools and tests: self messages (same rank on both sides) removed, the
 /// memory cap's chunks not applied. Empty detail on error.
-std::string global_schedule(const Transfer &t, const ScheduleOptions &options, Schedule &out,
-                            std::string &detail);
+std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
+                            std::size_t element_bytes, Schedule &out, std::string &detail);
 
 } // namespace redist

@@ -181,8 +181,9 @@ std::string describe_transfer(const Transfer &t, int comm_size) {
 
 TEST(Planner, RankStepsCoverAgreeAndComplete) {
   Random rng(test_seed(21));
-  const std::vector<Strategy> strategies = {Strategy::automatic, Strategy::all_at_once,
-                                            Strategy::caterpillar};
+  const std::vector<Strategy> strategies = {
+      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar, Strategy::stepwise,
+      Strategy::greedy,    Strategy::circulant,   Strategy::ggp,         Strategy::oggp};
   for (int trial = 0; trial < 1500; ++trial) {
     int comm_size = 0;
     const Transfer t = random_transfer_2d(rng, 60, 6, 4, comm_size);
