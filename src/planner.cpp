@@ -321,22 +321,54 @@ ScheduleInputs all_at_once_local(const RankPlan &plan, const CostModel &model,
 
 std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
                             std::size_t element_bytes, Schedule &out, std::string &detail) {
+  Index chunk = 0;
+  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
+    return why;
+  }
+  ScheduleOptions resolved = options;
+  if (options.strategy == Strategy::automatic) {
+    // The choice every rank would make: from the maxima over all ranks of the transfer.
+    int comm_size = 0;
+    for (const auto *grid : {&t.src.grid, &t.dst.grid}) {
+      for (const int r : grid->ranks) {
+        comm_size = std::max(comm_size, r + 1);
+      }
+    }
+    ScheduleInputs inputs;
+    for (int r = 0; r < comm_size; ++r) {
+      const ScheduleInputs local =
+          all_at_once_local(make_rank_plan(t, r, comm_size), options.model, element_bytes);
+      inputs.all_at_once_buffer_max =
+          std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
+      inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
+    }
+    ScheduleChoice choice;
+    if (std::string why = choose_schedule(t, make_rank_plan(t, 0, comm_size), options, inputs,
+                                          element_bytes, choice);
+        !why.empty()) {
+      return why;
+    }
+    resolved.strategy = choice.strategy;
+  }
   const VolumeGraph graph = volume_graph(t);
-  if (options.strategy == Strategy::all_at_once || options.strategy == Strategy::automatic) {
+  if (resolved.strategy == Strategy::all_at_once) {
     out = without_self(t, schedule_all_at_once(graph), false);
     detail = "all messages at once";
     return {};
   }
   TwoDimensional two;
-  if (std::string why = build_two_dimensional(t, options, element_bytes, two); !why.empty()) {
+  if (std::string why = build_two_dimensional(t, resolved, element_bytes, two); !why.empty()) {
     return why;
   }
-  Schedule s = two.product
-                   ? product_schedule(graph, two.rows, two.cols, t.src.grid.nprow, t.dst.grid.nprow)
-                   : two.direct;
-  out = without_self(t, s, options.strategy == Strategy::caterpillar);
-  assign_offsets(out);
-  detail = two.detail;
+  const bool caterpillar = resolved.strategy == Strategy::caterpillar;
+  Schedule s = two.product ? product_schedule(graph, two.rows, two.cols, t.src.grid.nprow,
+                                              t.dst.grid.nprow, caterpillar)
+                           : two.direct;
+  s = without_self(t, s, caterpillar);
+  assign_offsets(s);
+  out = cut_pieces(limit_concurrency(s, options.max_concurrent), chunk);
+  detail = (options.strategy == Strategy::automatic ? "auto: " : "") +
+           std::string(strategy_name(resolved.strategy)) + ", " + two.detail;
   return {};
 }
 
@@ -416,9 +448,8 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
   if (std::string why = global_schedule(t, resolved, element_bytes, s, detail); !why.empty()) {
     return why;
   }
-  s = limit_concurrency(s, options.max_concurrent);
   choice.steps = rank_steps_of_schedule(t, plan, s);
-  choice.stats = schedule_stats(cut_pieces(s, chunk), options.model, element_bytes);
+  choice.stats = schedule_stats(s, options.model, element_bytes);
   return {};
 }
 
