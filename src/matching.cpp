@@ -194,6 +194,7 @@ struct TieredWeight {
   friend std::strong_ordering operator<=>(const TieredWeight &a, const TieredWeight &b) {
     return std::tie(a.covered, a.weight, a.tie) <=> std::tie(b.covered, b.weight, b.tie);
   }
+  friend bool operator==(const TieredWeight &, const TieredWeight &) = default;
   friend TieredWeight operator+(const TieredWeight &a, const TieredWeight &b) {
     return {a.covered + b.covered, a.weight + b.weight, a.tie + b.tie};
   }
@@ -225,47 +226,47 @@ std::vector<TieredWeight> tiered_weights(const BipartiteGraph &graph,
   return weight;
 }
 
-/// Maximum weight matching as a min-cost flow source -> left -> right -> sink with edge cost
-/// -weight, by successive shortest augmenting paths (Dijkstra on costs reduced by vertex
-/// potentials, stopped when the sink is settled); the augmentation stops at the first path
-/// that does not increase the weight (path costs never decrease, so that is the optimum).
-Matching successive_shortest_paths(const BipartiteGraph &graph,
-                                   const std::vector<TieredWeight> &weight) {
+/// Maximum weight matching by the Hungarian method, adding the left vertices one at a time
+/// (Kuhn; Dijkstra form as in Jonker & Volgenant). Dual prices y (left) and z (right) stay
+/// >= 0 with y(i) + z(j) >= w(i, j) on every edge, equality on matched edges, and zero on
+/// uncovered vertices; then no matching weighs more (weak duality, which holds for the tiered
+/// weights as for numbers). A new left vertex is either matched along a shortest alternating
+/// path in slack y + z - w to a free right vertex, or left uncovered (or another left vertex
+/// uncovered) once its price has fallen to 0. The search stops at its first end, so vertices
+/// that find a free partner at once cost only their own edges.
+Matching hungarian_maximum_weight(const BipartiteGraph &graph,
+                                  const std::vector<TieredWeight> &weight) {
   const std::size_t left_count = at(graph.left);
   const std::size_t right_count = at(graph.right);
-  const std::size_t sink = left_count + right_count;
-  const auto right_node = [&](int right) { return left_count + at(right); };
   const Adjacency adjacency = left_adjacency(graph);
-
-  // Feasible start: left potentials 0, right potential = -(heaviest edge at the vertex), so
-  // every reduced cost -w(i,j) + pi(i) - pi(j) is >= 0; the sink lies below every right vertex.
-  std::vector<TieredWeight> potential(sink + 1);
-  std::vector<bool> has_edge(right_count, false);
-  for (std::size_t e = 0; e < graph.edges.size(); ++e) {
-    const std::size_t j = at(graph.edges[e].right);
-    const TieredWeight cost = TieredWeight{} - weight[e];
-    if (!has_edge[j] || cost < potential[left_count + j]) {
-      potential[left_count + j] = cost;
-      has_edge[j] = true;
-    }
-  }
-  for (std::size_t j = 0; j < right_count; ++j) {
-    potential[sink] = std::min(potential[sink], potential[left_count + j]);
-  }
-
-  Mates mates(graph);
-  std::vector<TieredWeight> distance(sink + 1);
-  std::vector<bool> reached(sink + 1);
-  std::vector<bool> settled(sink + 1);
+  // Search nodes: left vertex i, right vertex left_count + j, "uncover left vertex i" at
+  // left_count + right_count + i.
+  const std::size_t first_uncover = left_count + right_count;
+  std::vector<TieredWeight> left_price(left_count);
+  std::vector<TieredWeight> right_price(right_count);
+  std::vector<TieredWeight> distance(first_uncover + left_count);
+  std::vector<bool> reached(first_uncover + left_count, false);
+  std::vector<bool> settled(first_uncover, false);
   std::vector<std::size_t> arrival(right_count, kFree); // edge by which a right vertex is reached
-  std::size_t sink_arrival = 0;                         // free right vertex before the sink
+  std::vector<std::size_t> touched;
+  Mates mates(graph);
   using Entry = std::pair<TieredWeight, std::size_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  for (;;) {
-    std::fill(reached.begin(), reached.end(), false);
-    std::fill(settled.begin(), settled.end(), false);
+
+  for (std::size_t root = 0; root < left_count; ++root) {
+    TieredWeight price{};
+    for (const std::size_t e : adjacency[root]) {
+      price = std::max(price, weight[e] - right_price[at(graph.edges[e].right)]);
+    }
+    left_price[root] = price;
+    if (price == TieredWeight{}) {
+      continue; // uncovered at price 0: every condition already holds
+    }
     const auto relax = [&](std::size_t node, const TieredWeight &d) {
       if (!reached[node] || d < distance[node]) {
+        if (!reached[node]) {
+          touched.push_back(node);
+        }
         reached[node] = true;
         distance[node] = d;
         heap.emplace(d, node);
@@ -273,62 +274,72 @@ Matching successive_shortest_paths(const BipartiteGraph &graph,
       }
       return false;
     };
-    for (std::size_t i = 0; i < left_count; ++i) {
-      if (mates.left[i] == kFree) {
-        relax(i, TieredWeight{} - potential[i]);
-      }
-    }
-    while (!heap.empty()) {
-      const auto [d, node] = heap.top();
+    relax(root, TieredWeight{});
+    std::size_t end = kFree;
+    while (end == kFree) {
+      const auto [d, node] = heap.top(); // the uncover node of the root is always reachable
       heap.pop();
-      if (settled[node]) {
-        continue;
-      }
-      settled[node] = true;
-      if (node == sink) {
-        break;
-      }
-      if (node < left_count) {
-        for (const std::size_t e : adjacency[node]) {
-          if (e == mates.left[node]) {
-            continue;
+      if (node >= first_uncover) {
+        end = node;
+      } else if (!settled[node]) {
+        settled[node] = true;
+        if (node < left_count) {
+          relax(first_uncover + node, d + left_price[node]);
+          for (const std::size_t e : adjacency[node]) {
+            if (e == mates.left[node]) {
+              continue;
+            }
+            const std::size_t j = at(graph.edges[e].right);
+            const TieredWeight slack = left_price[node] + right_price[j] - weight[e];
+            if (relax(left_count + j, d + slack)) {
+              arrival[j] = e;
+            }
           }
-          const std::size_t j = right_node(graph.edges[e].right);
-          if (relax(j, d - weight[e] + potential[node] - potential[j])) {
-            arrival[j - left_count] = e;
-          }
+        } else if (const std::size_t e = mates.right[node - left_count]; e == kFree) {
+          end = node;
+        } else {
+          relax(at(graph.edges[e].left), d);
         }
-      } else if (const std::size_t e = mates.right[node - left_count]; e == kFree) {
-        if (relax(sink, d + potential[node] - potential[sink])) {
-          sink_arrival = node - left_count;
-        }
-      } else {
-        const std::size_t i = at(graph.edges[e].left);
-        relax(i, d + weight[e] + potential[node] - potential[i]);
       }
     }
-    while (!heap.empty()) {
-      heap.pop();
+    const TieredWeight length = distance[end];
+    for (const std::size_t node : touched) {
+      if (node < first_uncover && settled[node] && distance[node] < length) {
+        if (node < left_count) {
+          left_price[node] = left_price[node] - (length - distance[node]);
+        } else {
+          right_price[node - left_count] =
+              right_price[node - left_count] + (length - distance[node]);
+        }
+      }
     }
-    if (!settled[sink]) {
-      break;
+    // Flip the alternating path that ends at `end`.
+    std::size_t free_right = kFree;
+    if (end >= first_uncover) {
+      const std::size_t uncovered = end - first_uncover;
+      if (uncovered != root) {
+        free_right = at(graph.edges[mates.left[uncovered]].right);
+        mates.left[uncovered] = kFree;
+      }
+    } else {
+      free_right = end - left_count;
     }
-    const TieredWeight path_cost = distance[sink] + potential[sink];
-    if (path_cost >= TieredWeight{}) {
-      break;
-    }
-    for (std::size_t node = 0; node <= sink; ++node) {
-      potential[node] = potential[node] + (settled[node] ? distance[node] : distance[sink]);
-    }
-    for (std::size_t j = sink_arrival;;) {
-      const std::size_t e = arrival[j];
+    while (free_right != kFree) {
+      const std::size_t e = arrival[free_right];
       const std::size_t i = at(graph.edges[e].left);
       const std::size_t previous = mates.left[i];
       mates.match(graph, e);
-      if (previous == kFree) {
-        break;
+      free_right = i == root ? kFree : at(graph.edges[previous].right);
+    }
+    for (const std::size_t node : touched) {
+      reached[node] = false;
+      if (node < first_uncover) {
+        settled[node] = false;
       }
-      j = at(graph.edges[previous].right);
+    }
+    touched.clear();
+    while (!heap.empty()) {
+      heap.pop();
     }
   }
   Matching result = mates.edges();
@@ -379,7 +390,7 @@ Matching maximum_cardinality_matching(const BipartiteGraph &graph, const Matchin
 
 Matching maximum_weight_matching(const BipartiteGraph &graph, const std::vector<Index> &tie_break) {
   require_valid_edges(graph);
-  return successive_shortest_paths(graph, tiered_weights(graph, {}, {}, tie_break));
+  return hungarian_maximum_weight(graph, tiered_weights(graph, {}, {}, tie_break));
 }
 
 Matching maximum_weight_matching_covering(const BipartiteGraph &graph,
@@ -390,8 +401,8 @@ Matching maximum_weight_matching_covering(const BipartiteGraph &graph,
   if (left_marked.size() != at(graph.left) || right_marked.size() != at(graph.right)) {
     throw std::invalid_argument("maximum_weight_matching_covering: one mark per vertex needed");
   }
-  return successive_shortest_paths(graph,
-                                   tiered_weights(graph, left_marked, right_marked, tie_break));
+  return hungarian_maximum_weight(graph,
+                                  tiered_weights(graph, left_marked, right_marked, tie_break));
 }
 
 std::optional<Matching> perfect_matching(const BipartiteGraph &graph, const Matching &start) {
@@ -442,31 +453,41 @@ std::optional<Matching> bottleneck_perfect_matching(const BipartiteGraph &graph,
 
   const Adjacency adjacency = left_adjacency(graph);
   const auto perfect = [&](const Mates &m) { return m.size() == at(graph.left); };
-  // Feasibility falls as the threshold rises. `lower` holds a maximum matching at the highest
-  // threshold known to fail: it is a valid start at every lower threshold.
+  // Feasibility falls as the threshold rises. `lower` is a maximum matching at the highest
+  // threshold known to fail, a valid start at every lower threshold; `upper` a perfect
+  // matching at the highest threshold known to work. The ceiling is tried first, then the
+  // whole graph, then thresholds upward from the bottom at doubling strides (in WRGP the
+  // lightest edge often decides), then bisection.
   Mates lower = keep_heavy(graph, mates_of(graph, start), thresholds.front());
   hopcroft_karp(graph, adjacency, thresholds.front(), lower);
   if (perfect(lower)) {
     return lower.edges();
   }
+  std::size_t failing = 0;
+  std::size_t working = thresholds.size() - 1;
   Mates upper = lower;
-  hopcroft_karp(graph, adjacency, thresholds.back(), upper);
+  hopcroft_karp(graph, adjacency, thresholds[working], upper);
   if (!perfect(upper)) {
     return std::nullopt;
   }
-  std::size_t failing = 0;
-  std::size_t working = thresholds.size() - 1;
-  while (working - failing > 1) {
-    const std::size_t middle = failing + (working - failing) / 2;
-    Mates trial = lower;
-    hopcroft_karp(graph, adjacency, thresholds[middle], trial);
-    if (perfect(trial)) {
-      working = middle;
-      upper = std::move(trial);
-    } else {
-      failing = middle;
-      lower = std::move(trial);
+  const auto works = [&](std::size_t index) {
+    Mates trial = keep_heavy(graph, upper, thresholds[index]);
+    if (trial.size() < lower.size()) {
+      trial = lower;
     }
+    hopcroft_karp(graph, adjacency, thresholds[index], trial);
+    const bool found = perfect(trial);
+    (found ? working : failing) = index;
+    (found ? upper : lower) = std::move(trial);
+    return found;
+  };
+  for (std::size_t stride = 1; working - failing > 1; stride *= 2) {
+    if (!works(working - std::min(stride, working - failing - 1))) {
+      break;
+    }
+  }
+  while (working - failing > 1) {
+    works(failing + (working - failing) / 2);
   }
   return upper.edges();
 }

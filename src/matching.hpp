@@ -1,6 +1,6 @@
 #pragma once
 // Bipartite matching primitives for the schedulers (schedule_matching.hpp): maximum
-// cardinality (Hopcroft-Karp), maximum weight (successive shortest paths with potentials),
+// cardinality (Hopcroft-Karp), maximum weight (Hungarian method with Dijkstra),
 // maximum weight among the matchings that cover the most marked vertices (Desprez et al.'s
 // Stepwise), perfect and bottleneck perfect matchings (Jeannot & Wagner's WRGP and OGGP).
 //
@@ -46,8 +46,9 @@ using Matching = std::vector<std::size_t>;
 
 /// A matching of maximum total weight; among those, one of maximum total `tie_break` (one
 /// value per edge; empty means none). Edges that add nothing (weight and tie-break <= 0) are
-/// never taken. Successive shortest augmenting paths with Dijkstra on reduced costs:
-/// O(V E log V).
+/// never taken. The Hungarian method adding one left vertex at a time, each a Dijkstra search
+/// on the dual slacks that stops at its first end: O(V E log V) at worst, about O(E log V)
+/// when most vertices find a free partner at once.
 [[nodiscard]] Matching maximum_weight_matching(const BipartiteGraph &graph,
                                                const std::vector<Index> &tie_break = {});
 
@@ -65,9 +66,10 @@ using Matching = std::vector<std::size_t>;
 [[nodiscard]] std::optional<Matching> perfect_matching(const BipartiteGraph &graph,
                                                        const Matching &start = {});
 
-/// A perfect matching whose lightest edge is as heavy as possible (bottleneck, max-min):
-/// binary search over the distinct weights, testing each threshold with Hopcroft-Karp.
-/// std::nullopt when the graph has no perfect matching. `start` seeds the first search.
+/// A perfect matching whose lightest edge is as heavy as possible (bottleneck, max-min): a
+/// search over the distinct weights, each threshold tested with Hopcroft-Karp (O(log) tests,
+/// O(E sqrt(V)) each). std::nullopt when the graph has no perfect matching. `start` seeds the
+/// first test.
 [[nodiscard]] std::optional<Matching> bottleneck_perfect_matching(const BipartiteGraph &graph,
                                                                   const Matching &start = {});
 

@@ -79,17 +79,16 @@ std::vector<Index> heaviest_nodes_first(const BipartiteGraph &remaining) {
   return tie_break;
 }
 
-/// K-PBS with k and beta, in whole units of beta: a weight-regular supergraph J of the
-/// normalised message graph (Jeannot & Wagner Sec. 4.2.2) in which every perfect matching holds
-/// at most k messages.
+/// Jeannot & Wagner Sec. 4.2.2: a weight-regular supergraph J of the message graph (weights in
+/// whole units of beta) in which every perfect matching holds at most k messages.
 struct RegularizedGraph {
   BipartiteGraph graph; ///< J; its first `messages` edges are the messages, in order
   std::size_t messages = 0;
 };
 
-/// Adds edges from each of `nodes` (weights `load`, node i = first_node + i on its side) to
-/// fresh nodes on the other side (first_fresh, first_fresh + 1, ...) that fill every node up
-/// to `target`; the fresh nodes end with exactly `target` each.
+/// Adds edges from node first_node + i (holding load[i]) to fresh nodes on the other side
+/// (first_fresh, first_fresh + 1, ...) until every node holds `target`; the fresh nodes end
+/// with exactly `target` each.
 void fill_to_target(const std::vector<Index> &load, int first_node, int first_fresh, Index target,
                     bool nodes_are_left, std::vector<WeightedEdge> &edges) {
   int fresh = first_fresh;
@@ -164,25 +163,25 @@ Schedule peel_weight_regular(const VolumeGraph &graph, int k, Index beta_element
   const int smaller_side = std::min(graph.senders, graph.receivers);
   const Index limit = k <= 0 || k >= smaller_side ? smaller_side : k;
   RegularizedGraph regular = regularize(graph, messages, limit, beta);
-  std::vector<WeightedEdge> &weight_left = regular.graph.edges;
+  std::vector<WeightedEdge> &regular_edges = regular.graph.edges;
 
   std::vector<Index> elements_left;
   elements_left.reserve(messages.size());
   for (const Message &m : messages) {
     elements_left.push_back(m.volume);
   }
-  std::vector<std::size_t> alive(weight_left.size());
+  std::vector<std::size_t> alive(regular_edges.size());
   for (std::size_t e = 0; e < alive.size(); ++e) {
     alive[e] = e;
   }
-  std::vector<std::size_t> position(weight_left.size());
+  std::vector<std::size_t> position(regular_edges.size());
   std::vector<std::size_t> kept_from_last_step; // edges of J, increasing
   Schedule out;
   while (!alive.empty()) {
     BipartiteGraph current{regular.graph.left, regular.graph.right, {}};
     current.edges.reserve(alive.size());
     for (std::size_t e = 0; e < alive.size(); ++e) {
-      current.edges.push_back(weight_left[alive[e]]);
+      current.edges.push_back(regular_edges[alive[e]]);
       position[alive[e]] = e;
     }
     Matching start;
@@ -203,18 +202,18 @@ Schedule peel_weight_regular(const VolumeGraph &graph, int k, Index beta_element
     kept_from_last_step.clear();
     for (const std::size_t e : *matching) {
       const std::size_t edge = alive[e];
-      weight_left[edge].weight -= step_weight;
+      regular_edges[edge].weight -= step_weight;
       if (edge < regular.messages) {
         const Index elements = std::min(step_weight * beta, elements_left[edge]);
         elements_left[edge] -= elements;
         const Message &m = messages[edge];
         step.pieces.push_back({m.src, m.dst, 0, elements});
       }
-      if (weight_left[edge].weight > 0) {
+      if (regular_edges[edge].weight > 0) {
         kept_from_last_step.push_back(edge);
       }
     }
-    std::erase_if(alive, [&](std::size_t edge) { return weight_left[edge].weight == 0; });
+    std::erase_if(alive, [&](std::size_t edge) { return regular_edges[edge].weight == 0; });
     if (!step.pieces.empty()) {
       out.steps.push_back(std::move(step));
     }

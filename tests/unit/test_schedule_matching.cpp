@@ -170,7 +170,9 @@ TEST(Stepwise, DesprezWorkedExamples) {
 }
 
 TEST(Stepwise, DesprezExamplesWithKnownTotals) {
+  // Ex. 3: the optimum T = 25 (the rule leaves ties open, and other ties give 26 or 27);
   // Ex. 4: T = 8 (derived optimum); Ex. 5: T = 20 (paper, Table 12).
+  EXPECT_EQ(steps_and_total(schedule_stepwise(period_graph(15, 15, 3, 5))).sum_step_max, 25);
   EXPECT_EQ(steps_and_total(schedule_stepwise(period_graph(12, 8, 4, 3))).sum_step_max, 8);
   EXPECT_EQ(steps_and_total(schedule_stepwise(period_graph(15, 6, 2, 3))).sum_step_max, 20);
 }
