@@ -5,6 +5,11 @@ include(CMakePackageConfigHelpers)
 set(REDIST_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/redist)
 
 set_target_properties(redist_scalapack PROPERTIES EXPORT_NAME scalapack)
+# Installed beside libredist: find it there whatever the program's own run path says.
+set_target_properties(redist_scalapack PROPERTIES INSTALL_RPATH "$ORIGIN")
+if(REDIST_BUILD_FORTRAN)
+  set_target_properties(redist_fortran PROPERTIES INSTALL_RPATH "$ORIGIN")
+endif()
 install(TARGETS redist redist_scalapack EXPORT redistTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/redist.h ${PROJECT_SOURCE_DIR}/include/redist_scalapack.h
@@ -29,6 +34,7 @@ install(FILES ${PROJECT_BINARY_DIR}/redistConfig.cmake ${PROJECT_BINARY_DIR}/red
 # pkg-config: relative to the prefix the .pc file is found in, so the package can be moved.
 file(RELATIVE_PATH REDIST_PC_PREFIX_FROM_PCDIR
      ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" REDIST_PC_PREFIX_FROM_PCDIR "${REDIST_PC_PREFIX_FROM_PCDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/redist.pc.in ${PROJECT_BINARY_DIR}/redist.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/redist.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 if(REDIST_BUILD_FORTRAN)
