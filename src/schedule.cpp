@@ -229,25 +229,6 @@ ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &model,
   return st;
 }
 
-VolumeGraph volume_graph(const Transfer1D &t) {
-  VolumeGraph g;
-  g.senders = t.src.nprocs;
-  g.receivers = t.dst.nprocs;
-  if (t.length == 0) {
-    return g;
-  }
-  for (int p = 0; p < t.src.nprocs; ++p) {
-    const std::vector<RunPattern> runs = runs_from_source(t, p);
-    for (int q = 0; q < t.dst.nprocs; ++q) {
-      const Index v = runs[static_cast<std::size_t>(q)].total();
-      if (v > 0) {
-        g.messages.push_back({p, q, v});
-      }
-    }
-  }
-  return g;
-}
-
 VolumeGraph volume_graph(const Transfer &t) {
   VolumeGraph g;
   const int snr = t.src.grid.nprow;

@@ -117,7 +117,9 @@ struct ScheduleStats {
                                            std::size_t element_bytes);
 
 /// Volume graph of a 1-D transfer: senders are the source processes, receivers the
-/// destination processes.
+/// destination processes. One sweep over at most one period of the window: O(W/r + W/s + P +
+/// M log M) time for W = min(length, lcm(P r, Q s)) and M messages, no O(P * Q) table
+/// (defined in schedule_cyclic.cpp).
 [[nodiscard]] VolumeGraph volume_graph(const Transfer1D &t);
 /// Volume graph of a 2-D transfer over grid positions: node pr + pc * nprow of each grid.
 [[nodiscard]] VolumeGraph volume_graph(const Transfer &t);
