@@ -181,7 +181,7 @@ module redist
       type(c_ptr) :: text
     end function c_status_name
 
-    function c_schedule_name(schedule) bind(c, name='redist_f_schedule_name') result(text)
+    function c_schedule_name(schedule) bind(c, name='redist_schedule_name') result(text)
       import :: c_int, c_ptr
       integer(c_int), value :: schedule
       type(c_ptr) :: text

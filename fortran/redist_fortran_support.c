@@ -3,9 +3,7 @@
  *   - plans from ScaLAPACK descriptors: one MPI_Allgather over ICTXT's communicator tells every
  *     process the grids, descriptors and window offsets of A and B (processes outside a grid pass
  *     CTXT_ = -1 and learn them from the members), then redist_plan_create_opt;
- *   - a thread-local message for errors the Fortran layer finds itself (read before redist's).
- * The option functions of redist.h are referenced weakly so that this library links against a
- * libredist that does not define them yet; calling them then is an error, never a crash. */
+ *   - a thread-local message for errors the Fortran layer finds itself (read before redist's). */
 #include "redist_fortran_support.h"
 
 #include <redist_scalapack.h>
@@ -21,10 +19,6 @@ void Cblacs_gridinfo(redist_int ctxt, redist_int *nprow, redist_int *npcol, redi
 void Cblacs_get(redist_int ctxt, redist_int what, redist_int *val);
 MPI_Comm Cblacs2sys_handle(redist_int sysctxt);
 void Cfree_blacs_system_handle(redist_int handle);
-
-#pragma weak redist_plan_create_opt
-#pragma weak redist_calibrate
-#pragma weak redist_schedule_name
 
 enum { blacs_get_context_comm = 10 };
 
@@ -53,27 +47,12 @@ int redist_f_plan_create(MPI_Fint comm, int64_t m, int64_t n, int type, const re
   if (options == NULL)
     return redist_plan_create(c_comm, m, n, (redist_type)type, a, b, (redist_region)region,
                               unit_diag, plan);
-  if (redist_plan_create_opt == NULL) {
-    *plan = NULL;
-    set_message("redist_plan_create: argument options given, but this libredist does not "
-                "implement plan options yet");
-    return REDIST_ERR_ARGUMENT;
-  }
   return redist_plan_create_opt(c_comm, m, n, (redist_type)type, a, b, (redist_region)region,
                                 unit_diag, options, plan);
 }
 
 int redist_f_calibrate(MPI_Fint comm, double *alpha, double *beta) {
-  if (redist_calibrate == NULL) {
-    set_message("redist_calibrate: this libredist does not implement calibration yet");
-    return REDIST_ERR_ARGUMENT;
-  }
   return redist_calibrate(MPI_Comm_f2c(comm), alpha, beta);
-}
-
-const char *redist_f_schedule_name(int schedule) {
-  const char *name = redist_schedule_name != NULL ? redist_schedule_name(schedule) : NULL;
-  return name != NULL ? name : "";
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -17,6 +17,5 @@ int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist
                               redist_int jb, redist_int ictxt, int region, int unit_diag,
                               const redist_options *options, redist_plan *plan);
 int redist_f_calibrate(MPI_Fint comm, double *alpha, double *beta);
-const char *redist_f_schedule_name(int schedule);
 
 #endif

@@ -3,8 +3,9 @@
 !>   1. the explicit interfaces of module redist_scalapack (`call pdgemr2d(...)` -> redist);
 !>   2. a plan of module redist made from the same descriptors and BLACS context;
 !>   3. a plan of module redist made from explicit layouts, on MPI_COMM_WORLD as an integer
-!>      handle or as a type(MPI_Comm) (alternating), for every case whose A and B grids come
-!>      from BLACS_GRIDMAP with world ranks.
+!>      handle or as a type(MPI_Comm);
+!> the plan path cycling through 2, 3 with an integer handle and 3 with a type(MPI_Comm), half
+!> of the plans with options (schedule, concurrency limit, memory cap).
 !> Results are compared bit for bit. Element values are small integers, exact in every type. A(gi, gj) holds 1 + gi + gj*M_ (0-based gi, gj), LLD padding
 !> and guard elements of A hold -(100000 + position), every element of B's buffer starts as
 !> -(1 + position).
@@ -65,6 +66,8 @@ module compare_cases
     integer :: m = 0, n = 0
     integer :: ictxt = -1
     logical :: garbage_descriptors = .false.
+    logical :: with_options = .false.
+    type(redist_options) :: options
     type(matrix_t) :: a, b
     integer(int64), allocatable :: a_codes(:), b_codes(:)
   end type case_t
@@ -181,12 +184,26 @@ contains
     c%m = window_extent(rng)
     c%n = window_extent(rng)
     c%garbage_descriptors = rng%coin(50)
+    call draw_options(rng, c)
     call draw_grid(rng, nprocs, me, c%a)
     call draw_grid(rng, nprocs, me, c%b)
     call draw_matrix(rng, c%m, c%n, c%garbage_descriptors, c%a)
     call draw_matrix(rng, c%m, c%n, c%garbage_descriptors, c%b)
     call fill_codes(c)
   end subroutine draw_case
+
+  !> Plan options for half the cases: a schedule this build implements (auto, all-at-once,
+  !> caterpillar) and, except for all-at-once, a concurrency limit and a memory cap that it must
+  !> honour (at least one 16-byte element sent and one received).
+  subroutine draw_options(rng, c)
+    type(rng_t), intent(inout) :: rng
+    type(case_t), intent(inout) :: c
+    c%with_options = rng%coin(50)
+    c%options%schedule = rng%uniform(REDIST_SCHEDULE_AUTO, REDIST_SCHEDULE_CATERPILLAR)
+    if (c%options%schedule == REDIST_SCHEDULE_ALL_AT_ONCE) return
+    c%options%max_concurrent = rng%uniform(0, 3)
+    if (rng%coin(50)) c%options%max_memory = rng%uniform(32, 4096)
+  end subroutine draw_options
 
   subroutine fill_codes(c)
     type(case_t), intent(inout) :: c
@@ -255,27 +272,44 @@ contains
   end function layout_of
 
   !> A plan for case c: from descriptors, or (every third case each) from layouts with an integer
-  !> communicator or a type(MPI_Comm).
-  subroutine create_plan(c, element_type, plan, status)
+  !> communicator or a type(MPI_Comm); with the case's options if it has some, and then the
+  !> plan must use the schedule asked for.
+  subroutine create_plan(c, element_type, plan, status, failures)
     type(case_t), intent(in) :: c
     integer, intent(in) :: element_type
     type(redist_plan), intent(out) :: plan
     integer, intent(out) :: status
+    integer, intent(inout) :: failures
+    type(redist_options), allocatable :: options !< unallocated: the optional argument is absent
+    type(redist_plan_info) :: info
     logical :: unit_diag
+    integer :: info_status
+    character(len=:), allocatable :: schedule_name
 
     unit_diag = c%region /= REDIST_REGION_FULL .and. c%diag == 'U'
+    if (c%with_options) allocate (options, source=c%options)
     select case (mod(c%index, 3))
     case (0)
       call redist_plan_create(plan, c%m, c%n, element_type, c%a%desc, c%a%i, c%a%j, c%b%desc, &
-                              c%b%i, c%b%j, c%ictxt, status, region=c%region, unit_diag=unit_diag)
+                              c%b%i, c%b%j, c%ictxt, status, region=c%region, &
+                              unit_diag=unit_diag, options=options)
     case (1)
       call redist_plan_create(plan, MPI_COMM_WORLD%MPI_VAL, c%m, c%n, element_type, &
                               layout_of(c%a), layout_of(c%b), status, region=c%region, &
-                              unit_diag=unit_diag)
+                              unit_diag=unit_diag, options=options)
     case default
       call redist_plan_create(plan, MPI_COMM_WORLD, c%m, c%n, element_type, layout_of(c%a), &
-                              layout_of(c%b), status, region=c%region, unit_diag=unit_diag)
+                              layout_of(c%b), status, region=c%region, unit_diag=unit_diag, &
+                              options=options)
     end select
+    if (status /= REDIST_SUCCESS .or. .not. c%with_options) return
+    call redist_plan_get_info(plan, info, info_status)
+    call check(c, 'plan info', info_status == REDIST_SUCCESS, failures)
+    schedule_name = redist_schedule_name(info%schedule)
+    call check(c, 'schedule of a plan with options', info%schedule /= REDIST_SCHEDULE_AUTO .and. &
+               len(schedule_name) > 0 .and. &
+               (c%options%schedule == REDIST_SCHEDULE_AUTO .or. &
+                info%schedule == c%options%schedule), failures)
   end subroutine create_plan
 
   !> Runs case c; returns the number of comparisons made.
@@ -315,7 +349,7 @@ contains
     include 'case_body.inc'
     allocate (a64, source=c%a_codes)
     allocate (b64, source=c%b_codes)
-    call create_plan(c, REDIST_INT64, plan, status)
+    call create_plan(c, REDIST_INT64, plan, status, failures)
     call check(c, 'integer(8) plan creation', status == REDIST_SUCCESS, failures)
     call redist_plan_execute(plan, a64, b64, status)
     call check(c, 'integer(8) plan execution', status == REDIST_SUCCESS, failures)

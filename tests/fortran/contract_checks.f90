@@ -112,6 +112,61 @@ contains
 
     call expect(redist_status_name(REDIST_ERR_MISMATCH) == 'REDIST_ERR_MISMATCH', &
                 'redist_status_name', failures)
+    call check_options(nprocs, failures)
   end subroutine check_contract
+
+  !> Options reach the C API: a schedule is honoured (and reported by the plan), an unknown one
+  !> and a memory cap below one element are refused naming the option; calibration works.
+  subroutine check_options(nprocs, failures)
+    integer, intent(in) :: nprocs
+    integer, intent(inout) :: failures
+    type(redist_layout) :: a, b
+    type(redist_plan) :: plan
+    type(redist_options) :: options
+    type(redist_plan_info) :: info
+    integer :: status
+    character(len=:), allocatable :: message
+    real(real64) :: a64(16), b64(16), alpha, beta
+
+    a = row_of_processes(nprocs, 2)
+    b = row_of_processes(nprocs, 4)
+    call expect(redist_schedule_name(REDIST_SCHEDULE_CATERPILLAR) == 'caterpillar', &
+                'redist_schedule_name of caterpillar', failures)
+    call expect(redist_schedule_name(-1) == '', 'redist_schedule_name of -1', failures)
+
+    options%schedule = REDIST_SCHEDULE_CATERPILLAR
+    options%max_concurrent = 1
+    call redist_plan_create(plan, MPI_COMM_WORLD, 4, 4 * nprocs, REDIST_DOUBLE, a, b, status, &
+                            options=options)
+    call expect(status == REDIST_SUCCESS, 'caterpillar plan with max_concurrent = 1', failures)
+    call redist_plan_get_info(plan, info, status)
+    call expect(status == REDIST_SUCCESS .and. info%schedule == REDIST_SCHEDULE_CATERPILLAR, &
+                'the plan reports the caterpillar schedule', failures)
+    a64 = 1
+    b64 = -1
+    call redist_plan_execute(plan, a64, b64, status)
+    call expect(status == REDIST_SUCCESS .and. count(same_bits_each(b64, 1.0_real64)) == 16, &
+                'the caterpillar plan copies 16 elements per process', failures)
+    call redist_plan_destroy(plan, status)
+
+    options = redist_options(schedule=99)
+    call redist_plan_create(plan, MPI_COMM_WORLD, 4, 4 * nprocs, REDIST_DOUBLE, a, b, status, &
+                            options=options)
+    message = redist_message()
+    call expect(status == REDIST_ERR_ARGUMENT .and. index(message, 'options->schedule') > 0, &
+                'an unknown schedule must give REDIST_ERR_ARGUMENT naming options->schedule', &
+                failures)
+
+    options = redist_options(schedule=REDIST_SCHEDULE_CATERPILLAR, max_memory=8)
+    call redist_plan_create(plan, MPI_COMM_WORLD, 4, 4 * nprocs, REDIST_DOUBLE, a, b, status, &
+                            options=options)
+    message = redist_message()
+    call expect(status == REDIST_ERR_ARGUMENT .and. index(message, 'max_memory') > 0, &
+                'max_memory below one element sent and received must be refused', failures)
+
+    call redist_calibrate(MPI_COMM_WORLD, alpha, beta, status)
+    call expect(status == REDIST_SUCCESS .and. alpha > 0 .and. beta > 0, 'redist_calibrate', &
+                failures)
+  end subroutine check_options
 
 end module contract_checks
