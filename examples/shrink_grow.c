@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 /* BLACS and ScaLAPACK's TOOLS ship no C header. */
+/* NOLINTBEGIN(readability-identifier-naming): BLACS and ScaLAPACK names */
 void Cblacs_pinfo(int *mypnum, int *nprocs);
 void Cblacs_get(int ictxt, int what, int *val);
 void Cblacs_gridinit(int *ictxt, const char *order, int nprow, int npcol);
@@ -21,6 +22,7 @@ void Cblacs_exit(int notdone);
 int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
 int indxl2g_(const int *indxloc, const int *nb, const int *iproc, const int *isrcproc,
              const int *nprocs);
+/* NOLINTEND(readability-identifier-naming) */
 
 enum { M = 300, N = 200, BLOCK = 16 };
 

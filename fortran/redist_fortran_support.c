@@ -14,11 +14,13 @@
 #include <string.h>
 
 /* BLACS ships no C header. */
+/* NOLINTBEGIN(readability-identifier-naming): BLACS names */
 void Cblacs_gridinfo(redist_int ctxt, redist_int *nprow, redist_int *npcol, redist_int *myrow,
                      redist_int *mycol);
 void Cblacs_get(redist_int ctxt, redist_int what, redist_int *val);
 MPI_Comm Cblacs2sys_handle(redist_int sysctxt);
 void Cfree_blacs_system_handle(redist_int handle);
+/* NOLINTEND(readability-identifier-naming) */
 
 enum { blacs_get_context_comm = 10 };
 
@@ -102,8 +104,8 @@ static int gather_layout(const int64_t *records, int size, int rank, int side, c
                          redist_int lld, int *ranks, redist_layout *layout) {
   const int64_t *first = NULL;
   for (int p = 0; p < size && first == NULL; ++p)
-    if (records[p * record_fields + side + side_member] != 0)
-      first = records + p * record_fields + side;
+    if (records[(size_t)p * record_fields + side + side_member] != 0)
+      first = records + (size_t)p * record_fields + side;
   if (first == NULL) {
     set_message("redist_plan_create: no process of ICTXT is in %c's grid (DESC%c(CTXT_) = -1 "
                 "everywhere)",
@@ -122,7 +124,7 @@ static int gather_layout(const int64_t *records, int size, int rank, int side, c
       "",    "grid rows", "grid columns", "",      "",  "M_", "N_",
       "MB_", "NB_",       "RSRC_",        "CSRC_", "I", "J"};
   for (int p = 0; p < size; ++p) {
-    const int64_t *r = records + p * record_fields + side;
+    const int64_t *r = records + (size_t)p * record_fields + side;
     if (r[side_member] == 0) continue;
     for (int f = side_nprow; f < side_fields; ++f) {
       if (f == side_myrow || f == side_mycol || r[f] == first[f]) continue;
@@ -151,7 +153,7 @@ static int gather_layout(const int64_t *records, int size, int rank, int side, c
       return -1;
     }
   }
-  const int member = records[rank * record_fields + side + side_member] != 0;
+  const int member = records[(size_t)rank * record_fields + side + side_member] != 0;
   const redist_layout out = {.m = first[side_m],
                              .n = first[side_n],
                              .mb = first[side_mb],
@@ -213,7 +215,7 @@ int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist
   } else {
     int first_error = -1;
     for (int p = 0; p < size && first_error < 0; ++p)
-      if (records[p * record_fields + record_error] != 0) first_error = p;
+      if (records[(size_t)p * record_fields + record_error] != 0) first_error = p;
     redist_layout a, b;
     if (first_error == rank) {
       set_message("redist_plan_create: %s on rank %d of ICTXT: descriptor type must be 1",
