@@ -1,6 +1,10 @@
 #include "planner.hpp"
 
+#include "schedule_cyclic.hpp"
+#include "schedule_matching.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <utility>
@@ -23,17 +27,44 @@ struct TwoDimensional {
   std::string detail;
 };
 
-// The 1-D schedule of a strategy along one dimension, or nullopt when the strategy has no
-// 1-D form here.
-std::optional<Schedule> one_dimension(Strategy s, const VolumeGraph &g, std::string &how) {
+// Desprez et al.'s step-optimal 1-D schedule: a closed form where its conditions hold
+// (class-based, Walker & Otto, Park et al.), else their Stepwise matchings.
+Schedule step_optimal(const Transfer1D &t, const VolumeGraph &g, const CostModel &model,
+                      std::size_t element_bytes, std::string &how) {
+  if (auto closed = schedule_closed_form(t, model, element_bytes)) {
+    how = "closed form";
+    return std::move(*closed);
+  }
+  how = "stepwise matchings";
+  return schedule_stepwise(g);
+}
+
+// The 1-D schedule of a strategy along one dimension.
+Schedule one_dimension(Strategy s, const Transfer1D &t, const CostModel &model,
+                       std::size_t element_bytes, std::string &how) {
+  const VolumeGraph g = volume_graph(t);
   switch (s) {
   case Strategy::caterpillar:
     how = "caterpillar";
     return schedule_caterpillar(g);
+  case Strategy::greedy:
+    how = "greedy matchings";
+    return schedule_greedy(g);
+  case Strategy::circulant:
+    if (auto circulant = schedule_circulant(t)) {
+      how = "circulant";
+      return std::move(*circulant);
+    }
+    break; // not CYCLIC(x) -> CYCLIC(kx) here: the step-optimal schedule instead
   default:
-    return std::nullopt;
+    break;
   }
+  return step_optimal(t, g, model, element_bytes, how);
 }
+
+// Direct 2-D schedules (on the full graph of grid positions) are computed only up to this
+// many sender-receiver pairs; beyond, the product of 1-D schedules is used.
+constexpr Index kDirectPairs = 4096;
 
 // Drop the pieces a rank sends to itself (the executor copies those locally) and the steps
 // left empty, except for the caterpillar, whose empty steps are part of its definition.
@@ -103,19 +134,49 @@ Schedule cut_pieces(const Schedule &s, Index chunk) {
 }
 
 std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
-                                  TwoDimensional &out) {
+                                  std::size_t element_bytes, TwoDimensional &out) {
   const Strategy s = o.strategy;
-  if (s == Strategy::caterpillar) {
-    std::string row_how;
-    std::string col_how;
-    auto rows = one_dimension(s, volume_graph(t.rows()), row_how);
-    auto cols = one_dimension(s, volume_graph(t.cols()), col_how);
-    out.rows = std::move(*rows);
-    out.cols = std::move(*cols);
-    out.detail = "rows: " + row_how + " x columns: " + col_how;
+  const auto pairs =
+      static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow * t.dst.grid.npcol;
+  if (s == Strategy::ggp || s == Strategy::oggp) {
+    // Jeannot & Wagner: the step setup as elements, messages split across steps.
+    const double per_element = o.model.beta * static_cast<double>(element_bytes);
+    const auto setup = static_cast<Index>(std::max(
+        1.0, std::round((o.model.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
+    const VolumeGraph g = volume_graph(t);
+    out.product = false;
+    out.direct = s == Strategy::ggp ? schedule_ggp(g, o.max_concurrent, setup)
+                                    : schedule_oggp(g, o.max_concurrent, setup);
+    out.detail = std::string(strategy_name(s)) + " on the 2-D graph, k = " +
+                 (o.max_concurrent > 0 ? std::to_string(o.max_concurrent) : "unlimited") +
+                 ", step setup = " + std::to_string(setup) + " elements";
     return {};
   }
-  return "schedule '" + std::string(strategy_name(s)) + "' is not available in this build";
+  if (s == Strategy::multiphase) {
+    return "schedule 'multiphase' is not implemented for 2-D plans yet";
+  }
+  std::string row_how;
+  std::string col_how;
+  out.product = true;
+  out.rows = one_dimension(s, t.rows(), o.model, element_bytes, row_how);
+  out.cols = one_dimension(s, t.cols(), o.model, element_bytes, col_how);
+  out.detail = "rows: " + row_how + " x columns: " + col_how;
+  // Stepwise and Greedy also run on the full 2-D graph when it is small; the cheaper wins
+  // (the product is step-optimal for full windows, but trapezoids are not products).
+  if ((s == Strategy::stepwise || s == Strategy::greedy) && pairs <= kDirectPairs) {
+    const VolumeGraph g = volume_graph(t);
+    Schedule direct = s == Strategy::stepwise ? schedule_stepwise(g) : schedule_greedy(g);
+    const ScheduleStats direct_stats = schedule_stats(direct, o.model, element_bytes);
+    const ScheduleStats product =
+        schedule_stats(product_schedule(g, out.rows, out.cols, t.src.grid.nprow, t.dst.grid.nprow),
+                       o.model, element_bytes);
+    if (direct_stats.seconds < product.seconds) {
+      out.product = false;
+      out.direct = std::move(direct);
+      out.detail = std::string(strategy_name(s)) + " on the 2-D graph";
+    }
+  }
+  return {};
 }
 
 // The product's statistics from the 1-D step maxima, without materialising it: step (a, b)
@@ -258,24 +319,56 @@ ScheduleInputs all_at_once_local(const RankPlan &plan, const CostModel &model,
   return local;
 }
 
-std::string global_schedule(const Transfer &t, const ScheduleOptions &options, Schedule &out,
-                            std::string &detail) {
+std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
+                            std::size_t element_bytes, Schedule &out, std::string &detail) {
+  Index chunk = 0;
+  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
+    return why;
+  }
+  ScheduleOptions resolved = options;
+  if (options.strategy == Strategy::automatic) {
+    // The choice every rank would make: from the maxima over all ranks of the transfer.
+    int comm_size = 0;
+    for (const auto *grid : {&t.src.grid, &t.dst.grid}) {
+      for (const int r : grid->ranks) {
+        comm_size = std::max(comm_size, r + 1);
+      }
+    }
+    ScheduleInputs inputs;
+    for (int r = 0; r < comm_size; ++r) {
+      const ScheduleInputs local =
+          all_at_once_local(make_rank_plan(t, r, comm_size), options.model, element_bytes);
+      inputs.all_at_once_buffer_max =
+          std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
+      inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
+    }
+    ScheduleChoice choice;
+    if (std::string why = choose_schedule(t, make_rank_plan(t, 0, comm_size), options, inputs,
+                                          element_bytes, choice);
+        !why.empty()) {
+      return why;
+    }
+    resolved.strategy = choice.strategy;
+  }
   const VolumeGraph graph = volume_graph(t);
-  if (options.strategy == Strategy::all_at_once || options.strategy == Strategy::automatic) {
+  if (resolved.strategy == Strategy::all_at_once) {
     out = without_self(t, schedule_all_at_once(graph), false);
     detail = "all messages at once";
     return {};
   }
   TwoDimensional two;
-  if (std::string why = build_two_dimensional(t, options, two); !why.empty()) {
+  if (std::string why = build_two_dimensional(t, resolved, element_bytes, two); !why.empty()) {
     return why;
   }
-  Schedule s = two.product
-                   ? product_schedule(graph, two.rows, two.cols, t.src.grid.nprow, t.dst.grid.nprow)
-                   : two.direct;
-  out = without_self(t, s, options.strategy == Strategy::caterpillar);
-  assign_offsets(out);
-  detail = two.detail;
+  const bool caterpillar = resolved.strategy == Strategy::caterpillar;
+  Schedule s = two.product ? product_schedule(graph, two.rows, two.cols, t.src.grid.nprow,
+                                              t.dst.grid.nprow, caterpillar)
+                           : two.direct;
+  s = without_self(t, s, caterpillar);
+  assign_offsets(s);
+  out = cut_pieces(limit_concurrency(s, options.max_concurrent), chunk);
+  detail = (options.strategy == Strategy::automatic ? "auto: " : "") +
+           std::string(strategy_name(resolved.strategy)) + ", " + two.detail;
   return {};
 }
 
@@ -291,10 +384,34 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
       options.max_memory == 0 || inputs.all_at_once_buffer_max <= options.max_memory;
   Strategy strategy = options.strategy;
   if (strategy == Strategy::automatic) {
-    // On the linear model without contention, no step schedule beats posting everything at
-    // once (each step costs its largest message); steps pay off when limits are set.
-    strategy = options.max_concurrent == 0 && all_at_once_fits ? Strategy::all_at_once
-                                                               : Strategy::caterpillar;
+    // On the linear model without contention no step schedule beats posting everything at
+    // once (a step costs its largest message); steps pay off when limits are set. Then the
+    // cheapest step schedule by the model wins.
+    if (options.max_concurrent == 0 && all_at_once_fits) {
+      strategy = Strategy::all_at_once;
+    } else {
+      std::vector<Strategy> candidates = {Strategy::stepwise, Strategy::greedy};
+      if (options.max_concurrent > 0) {
+        candidates.push_back(Strategy::oggp);
+        candidates.push_back(Strategy::ggp);
+      }
+      ScheduleOptions explicit_options = options;
+      bool found = false;
+      for (const Strategy candidate : candidates) {
+        explicit_options.strategy = candidate;
+        ScheduleChoice trial;
+        if (choose_schedule(t, plan, explicit_options, inputs, element_bytes, trial).empty() &&
+            (!found || trial.stats.seconds < choice.stats.seconds)) {
+          choice = std::move(trial);
+          found = true;
+        }
+      }
+      if (!found) {
+        return "no schedule honours the limits";
+      }
+      choice.detail = "auto: " + choice.detail;
+      return {};
+    }
   }
   choice.strategy = strategy;
   ScheduleOptions resolved = options;
@@ -315,7 +432,7 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
     return {};
   }
   TwoDimensional two;
-  if (std::string why = build_two_dimensional(t, resolved, two); !why.empty()) {
+  if (std::string why = build_two_dimensional(t, resolved, element_bytes, two); !why.empty()) {
     return why;
   }
   choice.detail = two.detail;
@@ -328,12 +445,11 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
   }
   Schedule s;
   std::string detail;
-  if (std::string why = global_schedule(t, resolved, s, detail); !why.empty()) {
+  if (std::string why = global_schedule(t, resolved, element_bytes, s, detail); !why.empty()) {
     return why;
   }
-  s = limit_concurrency(s, options.max_concurrent);
   choice.steps = rank_steps_of_schedule(t, plan, s);
-  choice.stats = schedule_stats(cut_pieces(s, chunk), options.model, element_bytes);
+  choice.stats = schedule_stats(s, options.model, element_bytes);
   return {};
 }
 

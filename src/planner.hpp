@@ -58,10 +58,11 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
                             const ScheduleInputs &inputs, std::size_t element_bytes,
                             ScheduleChoice &choice);
 
-/// The whole 2-D schedule of a strategy over grid positions (as volume_graph(const
-/// Transfer&)), for tools and tests: self messages (same rank on both sides) removed, the
-/// memory cap's chunks not applied. Empty detail on error.
-std::string global_schedule(const Transfer &t, const ScheduleOptions &options, Schedule &out,
-                            std::string &detail);
+/// The whole 2-D schedule the ranks execute, over grid positions (as volume_graph(const
+/// Transfer&)), for tools and tests: `automatic` resolved as every rank would (from rank
+/// plans of all ranks), self messages (same rank on both sides) removed, the concurrency and
+/// memory limits applied. Returns an empty string on success, else why not.
+std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
+                            std::size_t element_bytes, Schedule &out, std::string &detail);
 
 } // namespace redist

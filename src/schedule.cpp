@@ -297,7 +297,7 @@ void assign_offsets(Schedule &schedule) {
 }
 
 Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows, const Schedule &cols,
-                          int src_nprow, int dst_nprow) {
+                          int src_nprow, int dst_nprow, bool keep_empty_steps) {
   Schedule out;
   for (const Step &row_step : rows.steps) {
     for (const Step &col_step : cols.steps) {
@@ -312,7 +312,7 @@ Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows, const 
           }
         }
       }
-      if (!step.pieces.empty()) {
+      if (keep_empty_steps || !step.pieces.empty()) {
         out.steps.push_back(std::move(step));
       }
     }

@@ -17,8 +17,9 @@
 //
 // Complexity: a schedule costs O(steps x max(P, Q)) closed-form evaluations (senders without
 // data skipped), each with an O(log) lookup among its sender's messages, plus the volumes from
-// volume_graph(Transfer1D) (one sweep of at most one period); nothing is O(P * Q) unless the messages are. The *_stats
-// functions give N, T and the predicted time of whole-period transfers in O(1) to O(r + s).
+// volume_graph(Transfer1D) (one sweep of at most one period); nothing is O(P * Q) unless the
+// messages are. The *_stats functions give N, T and the predicted time of whole-period transfers in
+// O(1) to O(r + s).
 
 #include "schedule.hpp"
 

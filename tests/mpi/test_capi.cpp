@@ -22,7 +22,7 @@ namespace mpitest {
 namespace {
 
 // The schedules this build implements, REDIST_SCHEDULE_AUTO .. kLastSchedule.
-constexpr int kLastSchedule = REDIST_SCHEDULE_CATERPILLAR;
+constexpr int kLastSchedule = REDIST_SCHEDULE_OGGP;
 
 const char *type_name(redist_type t) {
   switch (t) {

@@ -181,8 +181,9 @@ std::string describe_transfer(const Transfer &t, int comm_size) {
 
 TEST(Planner, RankStepsCoverAgreeAndComplete) {
   Random rng(test_seed(21));
-  const std::vector<Strategy> strategies = {Strategy::automatic, Strategy::all_at_once,
-                                            Strategy::caterpillar};
+  const std::vector<Strategy> strategies = {
+      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar, Strategy::stepwise,
+      Strategy::greedy,    Strategy::circulant,   Strategy::ggp,         Strategy::oggp};
   for (int trial = 0; trial < 1500; ++trial) {
     int comm_size = 0;
     const Transfer t = random_transfer_2d(rng, 60, 6, 4, comm_size);
@@ -196,6 +197,37 @@ TEST(Planner, RankStepsCoverAgreeAndComplete) {
     const std::string why = check_rank_steps(t, comm_size, o, 4);
     ASSERT_EQ(why, "") << "trial " << trial << " " << strategy_name(o.strategy) << " "
                        << describe_transfer(t, comm_size);
+  }
+}
+
+// The whole schedule of every strategy is valid for the graph of messages between distinct
+// ranks, under its limits.
+TEST(Planner, GlobalSchedulesAreValid) {
+  Random rng(test_seed(23));
+  for (int trial = 0; trial < 1000; ++trial) {
+    int comm_size = 0;
+    const Transfer t = random_transfer_2d(rng, 50, 6, 4, comm_size);
+    ScheduleOptions o;
+    o.strategy = static_cast<Strategy>(rng.uniform_int(0, static_cast<int>(Strategy::oggp)));
+    if (o.strategy != Strategy::all_at_once && o.strategy != Strategy::automatic) {
+      if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
+      if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
+    }
+    VolumeGraph remote = volume_graph(t);
+    std::erase_if(remote.messages, [&](const Message &m) {
+      return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
+             t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
+    });
+    Schedule s;
+    std::string detail;
+    ASSERT_EQ(global_schedule(t, o, 8, s, detail), "") << describe_transfer(t, comm_size);
+    const bool matching = detail.find("all messages at once") == std::string::npos;
+    ASSERT_TRUE(valid_schedule(remote, s, {matching, o.max_concurrent}))
+        << "trial " << trial << " " << detail << " " << describe_transfer(t, comm_size);
+    if (o.max_memory > 0) {
+      for (const Step &step : s.steps)
+        ASSERT_LE(step.largest() * 2 * 8, o.max_memory);
+    }
   }
 }
 
