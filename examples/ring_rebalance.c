@@ -113,13 +113,10 @@ int main(int argc, char **argv) {
       MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       compute += slowest;
       if (periods[scheme] == 0 || it % periods[scheme] != 0 || it == ITERATIONS) continue;
-      /* Rebalance for the speeds of the next iteration. */
-      const double next = it + 1 <= change[0]   ? speed[0]
-                          : it + 1 <= change[1] ? speed[1]
-                                                : speed[2];
+      /* Rebalance in proportion to the speeds measured in the iteration just done. */
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
-      rc = redist_ring_target_from_weight(MPI_COMM_WORLD, load, next, &target);
+      rc = redist_ring_target_from_weight(MPI_COMM_WORLD, load, s, &target);
       if (rc != REDIST_SUCCESS) die("redist_ring_target_from_weight", rc);
       redist_ring_plan plan = NULL;
       rc = redist_ring_plan_create(MPI_COMM_WORLD, REDIST_RING_BIDIRECTIONAL, transport, load,

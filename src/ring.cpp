@@ -411,9 +411,9 @@ bool System6::light_interval(Index &lo, Index &hi) const {
 
 // --- Schedules ----------------------------------------------------------------------------------
 
-std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &flow, double &time) {
+std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &flow, double &time,
+                                  Priority priority) {
   const std::size_t n = flow.size();
-  const bool bi = p.direction == Direction::bidirectional;
   struct Stream {
     int from = 0;
     int to = 0;
@@ -452,6 +452,20 @@ std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &fl
     s.feeder = s.right ? right_of[wrap(s.from - 1, n)] : left_of[static_cast<std::size_t>(s.from)];
     if (s.feeder < 0) throw std::logic_error("ring: forwarding stream without a feeder");
   }
+  // Port claims go in this order at every instant.
+  std::vector<std::size_t> order(streams.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::vector<int> rank(streams.size(), 0);
+  for (std::size_t si = 0; si < streams.size(); ++si) {
+    const Stream &s = streams[si];
+    const int dir = (s.right == (priority != Priority::leftward)) ? 0 : 1;
+    bool feeds = false;
+    for (const Stream &o : streams)
+      feeds = feeds || (o.fwd > 0 && o.feeder == static_cast<int>(si));
+    rank[si] = priority == Priority::feeders ? (feeds ? 0 : 2) + dir : dir;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rank[a] < rank[b]; });
   std::vector<Move> moves;
   std::vector<double> send_free(n, 0.0);
   std::vector<double> recv_free(n, 0.0);
@@ -460,34 +474,31 @@ std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &fl
   double t = 0.0;
   time = 0.0;
   for (;;) {
-    for (const bool rightward_pass : {true, false}) {
-      if (!rightward_pass && !bi) break;
-      for (std::size_t si = 0; si < streams.size(); ++si) {
-        Stream &s = streams[si];
-        if (s.right != rightward_pass || s.own_started + s.fwd_started == s.total) continue;
-        const auto from = static_cast<std::size_t>(s.from);
-        const auto to = static_cast<std::size_t>(s.to);
-        if (send_free[from] > t || recv_free[to] > t) continue;
-        if (s.own_started < s.own) {
-          ++s.own_started;
-        } else if (std::min(streams[static_cast<std::size_t>(s.feeder)].delivered, s.fwd) >
-                   s.fwd_started) {
-          ++s.fwd_started;
-        } else {
-          continue;
-        }
-        const double done = t + s.cost;
-        send_free[from] = done;
-        recv_free[to] = done;
-        events.emplace(done, static_cast<int>(si));
-        if (s.has_move && moves[s.last_move].finish == t) {
-          ++moves[s.last_move].items;
-          moves[s.last_move].finish = done;
-        } else {
-          s.last_move = moves.size();
-          s.has_move = true;
-          moves.push_back({s.from, s.to, 1, t, done, s.right});
-        }
+    for (const std::size_t si : order) {
+      Stream &s = streams[si];
+      if (s.own_started + s.fwd_started == s.total) continue;
+      const auto from = static_cast<std::size_t>(s.from);
+      const auto to = static_cast<std::size_t>(s.to);
+      if (send_free[from] > t || recv_free[to] > t) continue;
+      if (s.own_started < s.own) {
+        ++s.own_started;
+      } else if (std::min(streams[static_cast<std::size_t>(s.feeder)].delivered, s.fwd) >
+                 s.fwd_started) {
+        ++s.fwd_started;
+      } else {
+        continue;
+      }
+      const double done = t + s.cost;
+      send_free[from] = done;
+      recv_free[to] = done;
+      events.emplace(done, static_cast<int>(si));
+      if (s.has_move && moves[s.last_move].finish == t) {
+        ++moves[s.last_move].items;
+        moves[s.last_move].finish = done;
+      } else {
+        s.last_move = moves.size();
+        s.has_move = true;
+        moves.push_back({s.from, s.to, 1, t, done, s.right});
       }
     }
     if (events.empty()) break;
@@ -505,6 +516,21 @@ std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &fl
     return a.start < b.start || (a.start == b.start && a.from < b.from);
   });
   return moves;
+}
+
+std::vector<Move> best_greedy_schedule(const Problem &p, const std::vector<Index> &flow,
+                                       double &time) {
+  std::vector<Move> best = greedy_schedule(p, flow, time, Priority::rightward);
+  if (p.direction == Direction::unidirectional) return best;
+  for (const Priority pr : {Priority::leftward, Priority::feeders}) {
+    double t = 0.0;
+    std::vector<Move> moves = greedy_schedule(p, flow, t, pr);
+    if (t < time) {
+      time = t;
+      best = std::move(moves);
+    }
+  }
+  return best;
 }
 
 std::vector<Move> algorithm3_schedule(const std::vector<Index> &delta_in, Index &steps) {
@@ -653,7 +679,7 @@ Plan search_flows(const Problem &p, const System6 &s6, Index x, const std::vecto
   Index best_x = x;
   const auto evaluate = [&](Index cand) {
     double t = 0.0;
-    std::vector<Move> moves = greedy_schedule(p, flows_with(cand, delta), t);
+    std::vector<Move> moves = best_greedy_schedule(p, flows_with(cand, delta), t);
     ++out.candidates;
     if (t < best) {
       best = t;
@@ -761,7 +787,7 @@ Plan plan(const Problem &p) {
     // below, whichever is faster.
     out.algorithm3_repaired = true;
     out.flow = net_flows(n, moves);
-    out.moves = greedy_schedule(p, out.flow, out.time);
+    out.moves = best_greedy_schedule(p, out.flow, out.time);
     const Plan searched = search_flows(p, s6, x, delta);
     out.candidates = searched.candidates;
     out.search_complete = searched.search_complete;

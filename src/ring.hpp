@@ -155,12 +155,23 @@ private:
   Index hi_ = 0;
 };
 
+/// Which stream gets a port first when two compete (bidirectional rings).
+enum class Priority {
+  rightward, ///< Lemma 9's order: successors first
+  leftward,
+  feeders, ///< streams whose receiver forwards items first (then rightward)
+};
+
 /// The greedy one-port schedule of net flows `flow`: every item is sent as soon as its sender
-/// holds it and both ports are free, rightward before leftward (Algorithm 2 on a unidirectional
-/// ring; the schedule of Lemma 9 for a light flow). A process sends its own items first, then
-/// forwards what it receives, in arrival order.
+/// holds it and both ports are free, competing streams served in `priority` order (Algorithm 2
+/// on a unidirectional ring; the schedule of Lemma 9 for a light flow). A process sends its own
+/// items first, then forwards what it receives, in arrival order.
 [[nodiscard]] std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &flow,
-                                                double &time);
+                                                double &time,
+                                                Priority priority = Priority::rightward);
+/// The fastest of the greedy schedules over the three priorities.
+[[nodiscard]] std::vector<Move> best_greedy_schedule(const Problem &p,
+                                                     const std::vector<Index> &flow, double &time);
 
 /// Algorithm 3's synchronous schedule with unit cost per step; returns the moves (one item per
 /// move, step s = [s-1, s)).

@@ -624,6 +624,25 @@ TEST(RingPlanner, Lemma12ByHand) {
   EXPECT_GE(plan.time, 4.0);
 }
 
+TEST(RingPlanner, Lemma12IsNotTight) {
+  // n = 3, delta = (2, -1, -1), loads 10, c_next = (1, 3, 1), c_prev = (2, 1, 1).
+  // Lemma 12: P0 sends 2 over its fastest link: 2; P2 receives 1 over min(c(1->2) = 3,
+  // c(0->2) = 2): 2; slice {P0, P1} (delta 1): min(max(2i, 3(1-i))) = 2 (i = 1); slice {P1, P2}
+  // (delta -2): min_i max(i * c(0->1), (2-i) * c(0->2)) = 2; slice {P2, P0} (delta 1): 1. So 2.
+  // But R = (x, x-1, x-2): x = 1 makes P0 send 1 + 2 = 3; x = 2 makes P1 forward one item over
+  // c(1->2) = 3; x = 0 makes P0 send 2 * 2 = 4. System 6's integer optimum, 3, bounds every
+  // schedule (each process sends serially), and the light plan reaches it: the optimum is 3,
+  // above Lemma 12 (the paper knew no such instance).
+  const Problem p = make(Direction::bidirectional, {10, 10, 10}, {2, -1, -1}, {1, 3, 1}, {2, 1, 1});
+  const ring::Plan plan = ring::plan(p);
+  EXPECT_EQ(plan.lower_bound, 2.0);
+  EXPECT_EQ(brute_lemma12(p), 2.0);
+  EXPECT_EQ(plan.system6_integer, 3.0);
+  EXPECT_EQ(plan.algorithm, ring::Algorithm::light_bi);
+  EXPECT_EQ(plan.time, 3.0);
+  EXPECT_EQ(replay(p, plan.moves, plan.time), "");
+}
+
 TEST(RingPlanner, PathKeepsOrderAndRejectsBackwardMoves) {
   // A path (wrap link forbidden). Unidirectional: items only move forward, so delta = (-1, 1)
   // is impossible and the error says which link.
