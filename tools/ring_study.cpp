@@ -32,7 +32,8 @@ struct Rng {
 ring::Problem random_instance(Rng &rng) {
   const auto n = static_cast<std::size_t>(rng.uniform(3, 32));
   std::vector<Index> d(n);
-  for (Index &v : d) v = rng.uniform(-50, 50);
+  for (Index &v : d)
+    v = rng.uniform(-50, 50);
   Index sum = std::accumulate(d.begin(), d.end(), Index{0});
   while (sum != 0) {
     Index &v = d[static_cast<std::size_t>(rng.uniform(0, static_cast<Index>(n) - 1))];
@@ -112,7 +113,8 @@ Run simulate(const Platform &pl, int period, double work, double noise, std::uin
   Rng rng{std::mt19937_64(seed)};
   const std::size_t n = pl.base.loads.size();
   std::vector<double> w(n);
-  for (std::size_t k = 0; k < n; ++k) w[k] = pl.s[0][k];
+  for (std::size_t k = 0; k < n; ++k)
+    w[k] = pl.s[0][k];
   std::vector<Index> cols = ring::targets_from_weights(columns, w);
   Run run;
   for (int it = 1; it <= 100; ++it) {
@@ -121,7 +123,8 @@ Run simulate(const Platform &pl, int period, double work, double noise, std::uin
       slowest = std::max(slowest, static_cast<double>(cols[k]) * work / pl.speed(k, it));
     run.compute += slowest;
     if (period == 0 || it % period != 0 || it == 100) continue;
-    for (std::size_t k = 0; k < n; ++k) w[k] = pl.speed(k, it) * (1.0 + rng.real(-noise, noise));
+    for (std::size_t k = 0; k < n; ++k)
+      w[k] = pl.speed(k, it) * (1.0 + rng.real(-noise, noise));
     ring::Problem p = pl.base;
     p.loads = cols;
     p.targets = ring::targets_from_weights(columns, w);
@@ -144,15 +147,18 @@ void section8(int platforms, std::uint64_t seed, double noise, double factor) {
     for (int platform = 0; platform < platforms; ++platform) {
       const auto un = static_cast<std::size_t>(n);
       Platform pl;
-      for (auto &v : pl.s) v.resize(un);
-      for (auto &v : pl.change) v.resize(un);
+      for (auto &v : pl.s)
+        v.resize(un);
+      for (auto &v : pl.change)
+        v.resize(un);
       pl.base.direction = ring::Direction::bidirectional;
       pl.base.loads.assign(un, 1);
       pl.base.c_next.resize(un);
       pl.base.c_prev.resize(un);
       double total_speed = 0.0;
       for (std::size_t k = 0; k < un; ++k) {
-        for (auto &v : pl.s) v[k] = speeds[rng.uniform(0, 6)];
+        for (auto &v : pl.s)
+          v[k] = speeds[rng.uniform(0, 6)];
         if (factor > 1.0) { // milder changes: old speed times a factor in [1/factor, factor]
           for (int c = 1; c < 3; ++c)
             pl.s[c][k] = pl.s[c - 1][k] * std::exp(rng.real(-std::log(factor), std::log(factor)));
@@ -162,7 +168,8 @@ void section8(int platforms, std::uint64_t seed, double noise, double factor) {
         pl.base.c_next[k] = link_class[rng.uniform(0, 5)]; // the slowest link of the route
         total_speed += pl.s[0][k];
       }
-      for (std::size_t k = 0; k < un; ++k) pl.base.c_prev[(k + 1) % un] = pl.base.c_next[k];
+      for (std::size_t k = 0; k < un; ++k)
+        pl.base.c_prev[(k + 1) % un] = pl.base.c_next[k];
       const std::uint64_t noise_seed = seed * 7919 + static_cast<std::uint64_t>(platform);
       const Run calibration = simulate(pl, 10, 1.0, noise, noise_seed);
       const double mean_redistribution = calibration.redistribute / calibration.rebalances;
@@ -172,8 +179,8 @@ void section8(int platforms, std::uint64_t seed, double noise, double factor) {
         for (const int period : periods) {
           const Run run = simulate(pl, period, work, noise, noise_seed);
           std::printf("%d,%d,%d,%d,%g,%g,%g,%d,%d\n", n, r, period, platform,
-                      run.compute + run.redistribute, run.compute, run.redistribute,
-                      run.rebalances, run.heuristic);
+                      run.compute + run.redistribute, run.compute, run.redistribute, run.rebalances,
+                      run.heuristic);
         }
       }
     }
