@@ -76,7 +76,11 @@ std::vector<Index> numbers(const std::string &option, const std::string &text, s
   while (std::getline(in, item, ',')) {
     char *end = nullptr;
     const long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0') usage_error(option + ": '" + item + "' is not an integer");
+    if (item.empty() || *end != '\0') {
+      std::string message = option;
+      message += ": '" + item + "' is not an integer";
+      usage_error(message);
+    }
     out.push_back(v);
   }
   if (out.size() < min || out.size() > max) {
@@ -257,7 +261,7 @@ int main(int argc, char **argv) {
   }
   const redist::ScheduleStats st = redist::schedule_stats(schedule, options.model, element_bytes);
   if (json) {
-    std::cout << "{\"graph\":{\"senders\":" << graph.senders << ",\"receivers\":" << graph.receivers
+    std::cout << R"({"graph":{"senders":)" << graph.senders << ",\"receivers\":" << graph.receivers
               << ",\"messages\":" << graph.messages.size() << ",\"elements\":" << graph.total()
               << ",\"max_degree\":" << graph.max_degree()
               << ",\"max_node_elements\":" << graph.max_node_volume()
