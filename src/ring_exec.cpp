@@ -75,10 +75,6 @@ std::string show(double v) {
   throw_value(call, arg, e.value(), e.what());
 }
 
-void check_mpi(int code, const char *call, const char *what) {
-  if (code != MPI_SUCCESS) throw Error(REDIST_ERR_MPI, std::string(call) + ": " + what + " failed");
-}
-
 int algorithm_code(ring::Algorithm a) {
   switch (a) {
   case ring::Algorithm::none:
@@ -538,11 +534,7 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
                                               int64_t *target) {
   static const char *call = "redist_ring_target_from_weight";
   return c_barrier(call, [&] {
-    if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
-    int size = 0;
-    int rank = 0;
-    check_mpi(MPI_Comm_size(comm, &size), call, "MPI_Comm_size");
-    check_mpi(MPI_Comm_rank(comm, &rank), call, "MPI_Comm_rank");
+    const auto [rank, size] = comm_position(call, comm);
     agree(comm, call, "", [&] {
       if (target == nullptr) throw_argument(call, "target", 0, "NULL output pointer");
       if (load < 1)
@@ -575,11 +567,7 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
   static const char *call = "redist_ring_plan_create";
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
-    if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
-    int size = 0;
-    int rank = 0;
-    check_mpi(MPI_Comm_size(comm, &size), call, "MPI_Comm_size");
-    check_mpi(MPI_Comm_rank(comm, &rank), call, "MPI_Comm_rank");
+    const auto [rank, size] = comm_position(call, comm);
     const bool bi = direction == REDIST_RING_BIDIRECTIONAL;
     agree(comm, call,
           "direction, transport, item_bytes or chunk_items (must be equal on every "
