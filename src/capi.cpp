@@ -185,8 +185,9 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
 
 namespace {
 
-int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, redist_type type,
-                const redist_layout *a, const redist_layout *b, redist_region region, int unit_diag,
+// type and region are the ints the C caller passed (enum_value): any value may arrive.
+int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
+                const redist_layout *a, const redist_layout *b, int region, int unit_diag,
                 const redist_options *options, redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
@@ -197,11 +198,10 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, redist_ty
             if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
             if (m < 0) throw_argument(call, "m", m, "must be >= 0");
             if (n < 0) throw_argument(call, "n", n, "must be >= 0");
-            if (redist_type_size(type) == 0)
-              throw_argument(call, "type", static_cast<int>(type), "unknown redist_type");
+            if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
             if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
                 region != REDIST_REGION_LOWER)
-              throw_argument(call, "region", static_cast<int>(region), "unknown redist_region");
+              throw_argument(call, "region", region, "unknown redist_region");
             if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
             if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
             validate_layout(call, "a", *a, m, n, size, rank);
@@ -210,8 +210,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, redist_ty
             redist_options_init(&defaults);
             schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
             Fingerprint f;
-            f.add(static_cast<std::int64_t>(fingerprint_of(
-                m, n, static_cast<int>(type), static_cast<int>(region), unit_diag, *a, *b)));
+            f.add(static_cast<std::int64_t>(fingerprint_of(m, n, type, region, unit_diag, *a, *b)));
             f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);
             f.add(schedule_opts.max_memory);
             return f.value();
@@ -225,7 +224,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, redist_ty
                     : region == REDIST_REGION_LOWER ? Region::Kind::lower
                                                     : Region::Kind::full;
     t.region.unit_diag = unit_diag != 0;
-    const auto element_bytes = static_cast<std::size_t>(redist_type_size(type));
+    const auto element_bytes = static_cast<std::size_t>(type_size(type));
 
     auto result = std::make_unique<redist_plan_s>();
     check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
@@ -278,16 +277,16 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, redist_ty
 extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
                                   const redist_layout *a, const redist_layout *b,
                                   redist_region region, int unit_diag, redist_plan *plan) {
-  return create_plan("redist_plan_create", comm, m, n, type, a, b, region, unit_diag, nullptr,
-                     plan);
+  return create_plan("redist_plan_create", comm, m, n, enum_value(type), a, b, enum_value(region),
+                     unit_diag, nullptr, plan);
 }
 
 extern "C" int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
                                       const redist_layout *a, const redist_layout *b,
                                       redist_region region, int unit_diag,
                                       const redist_options *options, redist_plan *plan) {
-  return create_plan("redist_plan_create_opt", comm, m, n, type, a, b, region, unit_diag, options,
-                     plan);
+  return create_plan("redist_plan_create_opt", comm, m, n, enum_value(type), a, b,
+                     enum_value(region), unit_diag, options, plan);
 }
 
 extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
