@@ -695,11 +695,14 @@ std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
     }
     resolved.strategy = choice.strategy;
   }
+  const std::string one_phase = options.strategy == Strategy::multiphase
+                                    ? "multiphase: no intermediate layout applies, one phase: "
+                                    : "";
   std::optional<VolumeGraph> graph_storage{volume_graph(t)};
   const VolumeGraph &graph = *graph_storage;
   if (resolved.strategy == Strategy::all_at_once) {
     out = without_self(t, schedule_all_at_once(graph), false);
-    detail = "all messages at once";
+    detail = one_phase + "all messages at once";
     return {};
   }
   TwoDimensional two;
@@ -714,7 +717,7 @@ std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
   s = without_self(t, s, caterpillar);
   assign_offsets(s);
   out = cut_pieces(limit_concurrency(s, options.max_concurrent), chunk);
-  detail = (options.strategy == Strategy::automatic ? "auto: " : "") +
+  detail = one_phase + (options.strategy == Strategy::automatic ? "auto: " : "") +
            std::string(strategy_name(resolved.strategy)) + ", " + two.detail;
   return {};
 }

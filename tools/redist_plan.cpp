@@ -154,6 +154,52 @@ std::string json_string(const std::string &s) {
   return out + "\"";
 }
 
+// Kaushik et al.'s two phases: each phase's transfer layouts, schedule and statistics; the
+// predicted time is their sum.
+int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::string &detail,
+                     const redist::CostModel &model, std::size_t element_bytes, bool json,
+                     bool list_steps) {
+  const auto block_sizes = [](const redist::Layout &l) {
+    return std::to_string(l.rows.block) + "x" + std::to_string(l.cols.block) + " on " +
+           std::to_string(l.grid.nprow) + "x" + std::to_string(l.grid.npcol);
+  };
+  double seconds = 0.0;
+  if (json) std::cout << "{\"schedule\":" << json_string(detail) << ",\"phases\":[";
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const redist::GlobalPhase &phase = phases[i];
+    const redist::ScheduleStats st = redist::schedule_stats(phase.schedule, model, element_bytes);
+    seconds += st.seconds;
+    if (json) {
+      std::cout << (i ? "," : "") << "{\"from\":" << json_string(block_sizes(phase.transfer.src))
+                << ",\"to\":" << json_string(block_sizes(phase.transfer.dst))
+                << ",\"schedule\":" << json_string(phase.detail) << ",\"steps\":" << st.steps
+                << ",\"pieces\":" << st.pieces << ",\"sum_step_max\":" << st.sum_step_max
+                << ",\"largest_piece\":" << st.largest_piece
+                << ",\"predicted_seconds\":" << st.seconds << "}";
+      continue;
+    }
+    std::cout << "phase " << i + 1 << ":      blocks " << block_sizes(phase.transfer.src) << " -> "
+              << block_sizes(phase.transfer.dst) << "; " << phase.detail << "\n";
+    std::cout << "  N (steps):  " << st.steps << ", T (sum of step maxima): " << st.sum_step_max
+              << " elements, pieces " << st.pieces << ", largest " << st.largest_piece
+              << ", predicted " << st.seconds << " s\n";
+    if (list_steps) {
+      for (std::size_t k = 0; k < phase.schedule.steps.size(); ++k) {
+        std::cout << "  step " << k << ":";
+        for (const redist::Piece &p : phase.schedule.steps[k].pieces)
+          std::cout << " " << p.src << "->" << p.dst << ":" << p.volume;
+        std::cout << "\n";
+      }
+    }
+  }
+  if (json) {
+    std::cout << "],\"predicted_seconds\":" << seconds << "}\n";
+  } else {
+    std::cout << "schedule:     " << detail << "\npredicted:    " << seconds << " s in all\n";
+  }
+  return 0;
+}
+
 struct RingArgs {
   std::vector<Index> loads;
   std::optional<std::vector<Index>> targets;
@@ -611,14 +657,18 @@ int main(int argc, char **argv) {
     t.dst = layout_2d("--b", *b_spec, m, n, disjoint ? t.src.grid.nprow * t.src.grid.npcol : 0);
   }
 
-  const redist::VolumeGraph graph = redist::volume_graph(t);
-  redist::Schedule schedule;
+  std::vector<redist::GlobalPhase> phases;
   std::string detail;
-  if (const std::string why = redist::global_schedule(t, options, element_bytes, schedule, detail);
+  if (const std::string why = redist::global_phases(t, options, element_bytes, phases, detail);
       !why.empty()) {
     std::cerr << "redist-plan: " << why << "\n";
     return 1;
   }
+  if (phases.size() == 2) {
+    return print_two_phases(phases, detail, options.model, element_bytes, json, list_steps);
+  }
+  const redist::VolumeGraph graph = redist::volume_graph(t);
+  const redist::Schedule &schedule = phases.front().schedule;
   const redist::ScheduleStats st = redist::schedule_stats(schedule, options.model, element_bytes);
   if (json) {
     std::cout << R"({"graph":{"senders":)" << graph.senders << ",\"receivers\":" << graph.receivers
