@@ -9,27 +9,8 @@
 namespace redist {
 namespace {
 
-Index floor_mod(Index a, Index m) {
-  const Index r = a % m;
-  return r < 0 ? r + m : r;
-}
-
 Index ceil_div(Index a, Index b) {
   return (a + b - 1) / b;
-}
-
-// Inverse of a modulo m for gcd(a, m) = 1 (extended Euclid); 0 when m == 1.
-Index mod_inverse(Index a, Index m) {
-  Index old_r = floor_mod(a, m);
-  Index r = m;
-  Index old_s = 1;
-  Index s = 0;
-  while (r != 0) {
-    const Index q = old_r / r;
-    old_r = std::exchange(r, old_r - q * r);
-    old_s = std::exchange(s, old_s - q * s);
-  }
-  return floor_mod(old_s, m);
 }
 
 // lcm(a, b), or nullopt when it does not fit in an Index.
