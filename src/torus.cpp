@@ -179,6 +179,11 @@ void add_cyclic(std::vector<double> &diff, Index start, Index length, double v) 
   }
 }
 
+/// coefficients[i] is the paper's c_{i+1}.
+std::string coefficient_name(std::size_t i) {
+  return "coefficients[" + std::to_string(i) + "] (c_" + std::to_string(i + 1) + ")";
+}
+
 struct CoordinatePair {
   int from = 0;
   int to = 0;
@@ -293,14 +298,13 @@ Torus::Torus(const Spec &spec, int ranks) : spec_(spec) {
             "the linear placement needs d = " + std::to_string(spec.d));
   for (std::size_t i = 0; i < c.size(); ++i) {
     if (c[i] < 0 || c[i] >= k)
-      invalid("coefficients[" + std::to_string(i) + "]", c[i],
-              "must lie in [0, k) = [0, " + std::to_string(k) + ")");
+      invalid(coefficient_name(i), c[i], "must lie in [0, k) = [0, " + std::to_string(k) + ")");
   }
   if (spec.constant < 0 || spec.constant >= k)
     invalid("constant", spec.constant, "must lie in [0, k) = [0, " + std::to_string(k) + ")");
   for (const std::size_t i : {std::size_t{0}, c.size() - 1}) {
     if (std::gcd(Index{c[i]}, k) != 1)
-      invalid("coefficients[" + std::to_string(i) + "]", c[i],
+      invalid(coefficient_name(i), c[i],
               "not coprime to k = " + std::to_string(k) +
                   " (the linear placement needs c_1 and c_d coprime to k)");
   }

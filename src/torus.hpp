@@ -56,8 +56,9 @@ struct Spec {
   int k = 0; ///< nodes per dimension, >= 2
   int d = 0; ///< dimensions, >= 1
   Placement placement = Placement::rank_order;
-  std::vector<int> coefficients; ///< linear: c_0 .. c_{d-1}, each in [0, k); empty = all 1
-  int constant = 0;              ///< linear: c in [0, k)
+  /// linear: c_0 .. c_{d-1} (the paper's c_1 .. c_d), each in [0, k); empty = all 1
+  std::vector<int> coefficients;
+  int constant = 0; ///< linear: c in [0, k)
 };
 
 /// "rank-order" or "linear"; "odr" or "udr".
@@ -75,9 +76,9 @@ struct Link {
 class Torus {
 public:
   /// @throws std::invalid_argument, the message naming the field, its value and the reason
-  ///   ("k = 1: must be >= 2", "c_0 = 2: not coprime to k = 4", "ranks = 10: more than the 9
-  ///   nodes of the linear placement", ...) when the spec is invalid, the ranks do not fit, or
-  ///   the torus has more than 2^28 directed links (the loads are stored per link).
+  ///   ("k = 1: must be >= 2", "coefficients[0] (c_1) = 2: not coprime to k = 4 ...", "ranks =
+  ///   10: more than the 9 nodes of the torus", ...) when the spec is invalid, the ranks do not
+  ///   fit, or the torus has more than 2^28 directed links (the loads are stored per link).
   Torus(const Spec &spec, int ranks);
 
   [[nodiscard]] const Spec &spec() const { return spec_; }

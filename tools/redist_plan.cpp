@@ -5,6 +5,8 @@
 #include "planner.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
+#include "schedule_matching.hpp"
+#include "torus.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -503,6 +506,235 @@ int run_ring(const RingArgs &a, bool json) {
   return 0;
 }
 
+// --- Network topology (--topology, --routing, --link-bandwidth, --step-setup): the torus
+// link-load model (src/torus.hpp, docs/torus.md) and the backbone bound (schedule_matching.hpp).
+
+constexpr const char *kHelpNetwork = R"(
+Network topology (with --1d, --2d; docs/torus.md)
+  --topology crossbar|torus:K^D|torus:K^D:linear[:c1,...,cD,c]|backbone:K
+                        crossbar (default): each process has its own port, nothing more.
+                        torus:K^D: ranks on the nodes of a D-dimensional K-torus (K >= 2), rank
+                        r at the node whose coordinates are the base-K digits of r, first
+                        coordinate least significant. :linear: on Azizoglu & Egecioglu's linear
+                        placement c1 p1 + ... + cD pD = c (mod K), at most K^(D-1) ranks
+                        (default every ci = 1, c = 0; each in [0, K), c1 and cD coprime to K).
+                        Prints each step's largest link load, the total, their lower bounds and
+                        the time predicted on the torus.
+                        backbone:K: senders on one cluster, receivers on another (2-D: implies
+                        --disjoint), joined by a backbone carrying at most K transfers per step:
+                        sets --max-concurrent K and prints Jeannot & Wagner's lower bound.
+  --routing odr|udr     torus: ordered dimensional routing (dimensions in order), or unordered
+                        (the average over all orders); the shorter way round, ties go + (odr)
+  --link-bandwidth B    torus: bytes per second of one directed link (default 1/beta)
+  --step-setup SECONDS  fixed cost of every step (the backbone's setup beta; default 0)
+Ranks: --1d: sources 0..P-1, destinations P..P+Q-1; --2d: position pr + pc * nprow of either
+grid is that rank (--disjoint: --b's ranks follow --a's).
+)";
+
+struct Network {
+  enum class Kind { crossbar, torus, backbone };
+  Kind kind = Kind::crossbar;
+  std::string topology = "crossbar"; ///< the --topology value, for messages
+  redist::torus::Spec torus;
+  redist::torus::Routing routing = redist::torus::Routing::ordered;
+  bool routing_given = false;
+  int backbone_k = 0;
+  std::optional<double> link_bandwidth;
+  std::optional<double> step_setup;
+};
+
+/// One non-negative integer of a --topology value, else a usage error naming the value.
+int topology_integer(const std::string &topology, const std::string &item, const char *what,
+                     const char *form) {
+  char *end = nullptr;
+  const long long v = std::strtoll(item.c_str(), &end, 10);
+  if (item.empty() || *end != '\0' || v < 0 || v > 1 << 30)
+    usage_error("--topology " + topology + ": " + what + " '" + item +
+                "' is not a non-negative integer (expected " + form + ")");
+  return static_cast<int>(v);
+}
+
+void parse_topology(const std::string &value, Network &net) {
+  net.topology = value;
+  std::vector<std::string> parts;
+  std::stringstream in(value);
+  for (std::string part; std::getline(in, part, ':');)
+    parts.push_back(part);
+  if (!value.empty() && value.back() == ':') parts.emplace_back();
+  const std::string kind = parts.empty() ? "" : parts[0];
+  if (kind == "crossbar" && parts.size() == 1) {
+    net.kind = Network::Kind::crossbar;
+  } else if (kind == "backbone") {
+    const char *form = "backbone:K";
+    if (parts.size() != 2) usage_error("--topology " + value + ": expected " + form);
+    net.kind = Network::Kind::backbone;
+    net.backbone_k = topology_integer(value, parts[1], "K", form);
+    if (net.backbone_k < 1) usage_error("--topology " + value + ": K must be >= 1");
+  } else if (kind == "torus") {
+    const char *form = "torus:K^D[:linear[:c1,...,cD,c]]";
+    const std::size_t caret = parts.size() > 1 ? parts[1].find('^') : std::string::npos;
+    if (parts.size() < 2 || parts.size() > 4 || caret == std::string::npos ||
+        (parts.size() > 2 && parts[2] != "linear"))
+      usage_error("--topology " + value + ": expected " + form);
+    net.kind = Network::Kind::torus;
+    net.torus.k = topology_integer(value, parts[1].substr(0, caret), "K", form);
+    net.torus.d = topology_integer(value, parts[1].substr(caret + 1), "D", form);
+    if (net.torus.k < 2) usage_error("--topology " + value + ": K must be >= 2");
+    if (net.torus.d < 1) usage_error("--topology " + value + ": D must be >= 1");
+    if (parts.size() > 2) net.torus.placement = redist::torus::Placement::linear;
+    if (parts.size() == 4) {
+      std::vector<int> c;
+      std::stringstream list(parts[3]);
+      for (std::string item; std::getline(list, item, ',');)
+        c.push_back(topology_integer(value, item, "coefficient", form));
+      if (c.size() != static_cast<std::size_t>(net.torus.d) + 1)
+        usage_error("--topology " + value +
+                    ": the linear placement takes D + 1 = " + std::to_string(net.torus.d + 1) +
+                    " numbers c1,...,cD,c, not " + std::to_string(c.size()));
+      net.torus.constant = c.back();
+      c.pop_back();
+      net.torus.coefficients = c;
+    }
+  } else {
+    usage_error("--topology " + value +
+                ": unknown topology (known: crossbar, torus:K^D, torus:K^D:linear[:c1,...,cD,c], "
+                "backbone:K)");
+  }
+}
+
+/// Checks the network options against each other and applies them to the schedule options.
+void apply_network(const Network &net, bool max_concurrent_given, bool two_d,
+                   redist::ScheduleOptions &options, bool &disjoint) {
+  if (net.kind != Network::Kind::torus && (net.link_bandwidth || net.routing_given))
+    usage_error("--link-bandwidth and --routing need --topology torus:K^D");
+  if (net.link_bandwidth && !(*net.link_bandwidth > 0.0))
+    usage_error("--link-bandwidth must be > 0 bytes per second");
+  if (net.step_setup) options.model.step_setup = *net.step_setup;
+  if (net.kind != Network::Kind::backbone) return;
+  if (max_concurrent_given && options.max_concurrent != net.backbone_k)
+    usage_error("--max-concurrent " + std::to_string(options.max_concurrent) +
+                " contradicts --topology " + net.topology + " (at most " +
+                std::to_string(net.backbone_k) + " transfers per step)");
+  options.max_concurrent = net.backbone_k;
+  if (two_d) disjoint = true;
+}
+
+std::string link_name(const redist::torus::Torus &t, Index id) {
+  const redist::torus::Link l = t.link(id);
+  return "(" + joined(t.coordinates(l.node), ",", [](int x) { return std::to_string(x); }) +
+         ") dim " + std::to_string(l.dim) + (l.direction > 0 ? " +" : " -");
+}
+
+std::string slab_name(const redist::torus::LoadBounds &b) {
+  return "dim " + std::to_string(b.slab_dim) + " [" + std::to_string(b.slab_start) + ", " +
+         std::to_string(b.slab_start + b.slab_width) + ")";
+}
+
+std::string bounds_json(const redist::torus::LoadBounds &b) {
+  return "{\"distance\":" + num(b.distance) + ",\"node\":" + num(b.node) +
+         ",\"slab\":" + num(b.slab) + ",\"slab_dim\":" + std::to_string(b.slab_dim) +
+         ",\"slab_start\":" + std::to_string(b.slab_start) +
+         ",\"slab_width\":" + std::to_string(b.slab_width) + ",\"best\":" + num(b.best()) + "}";
+}
+
+/// What --topology adds to the output: text lines, or a JSON member (",\"topology\":{...}").
+/// Empty for the crossbar.
+std::string network_report(const Network &net, const redist::Transfer &t,
+                           const redist::VolumeGraph &graph, const redist::Schedule &schedule,
+                           const redist::CostModel &model, std::size_t element_bytes, bool json) {
+  namespace torus = redist::torus;
+  std::ostringstream os;
+  const double bytes = static_cast<double>(element_bytes);
+  if (net.kind == Network::Kind::backbone) {
+    // backbone_lower_bound is beta * steps + volume in elements: split it into its two terms
+    // so each gets its own unit (setup seconds per step, beta seconds per byte).
+    const double volume = redist::backbone_lower_bound(graph, net.backbone_k, 0.0);
+    const double steps = redist::backbone_lower_bound(graph, net.backbone_k, 1.0) - volume;
+    const double seconds = model.step_setup * steps + model.beta * bytes * volume;
+    if (json) {
+      os << ",\"topology\":{\"kind\":\"backbone\",\"k\":" << net.backbone_k
+         << ",\"step_setup\":" << num(model.step_setup) << ",\"lower_bound_steps\":" << num(steps)
+         << ",\"lower_bound_elements\":" << num(volume)
+         << ",\"lower_bound_seconds\":" << num(seconds) << "}";
+    } else {
+      os << "topology:     backbone, at most " << net.backbone_k
+         << (net.backbone_k == 1 ? " transfer" : " transfers") << " per step, "
+         << num(model.step_setup) << " s setup per step\n"
+         << "lower bound:  " << num(seconds) << " s = " << num(model.step_setup) << " s x "
+         << num(steps) << " steps + beta x " << element_bytes << " bytes x " << num(volume)
+         << " elements (Jeannot & Wagner: setup max(Delta, ceil(m/k)) + max(W, P/k))\n";
+    }
+    return os.str();
+  }
+  if (net.kind != Network::Kind::torus) return "";
+  const std::vector<int> &src_ranks = t.src.grid.ranks;
+  const std::vector<int> &dst_ranks = t.dst.grid.ranks;
+  int ranks = 0;
+  for (const auto *side : {&src_ranks, &dst_ranks})
+    for (const int r : *side)
+      ranks = std::max(ranks, r + 1);
+  std::optional<torus::Torus> tor;
+  try {
+    tor.emplace(net.torus, ranks);
+  } catch (const std::invalid_argument &e) {
+    usage_error("--topology " + net.topology + ": " + e.what());
+  }
+  const double bandwidth =
+      net.link_bandwidth
+          ? *net.link_bandwidth
+          : (model.beta > 0 ? 1.0 / model.beta : std::numeric_limits<double>::infinity());
+  const torus::ScheduleLoads loads =
+      torus::schedule_loads(*tor, schedule, src_ranks, dst_ranks, element_bytes, net.routing);
+  const std::vector<double> seconds =
+      torus::step_seconds(schedule, loads, model, element_bytes, bandwidth);
+  const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
+  const torus::Spec &spec = tor->spec();
+  const auto coefficients = joined(spec.coefficients, ",", [](int c) { return std::to_string(c); });
+  if (json) {
+    os << ",\"topology\":{\"kind\":\"torus\",\"k\":" << spec.k << ",\"d\":" << spec.d
+       << ",\"placement\":\"" << torus::placement_name(spec.placement) << "\"";
+    if (spec.placement == torus::Placement::linear)
+      os << ",\"coefficients\":[" << coefficients << "],\"constant\":" << spec.constant;
+    os << ",\"routing\":\"" << torus::routing_name(net.routing) << "\",\"ranks\":" << ranks
+       << ",\"nodes\":" << tor->nodes() << ",\"links\":" << tor->links()
+       << ",\"link_bandwidth\":" << json_num(bandwidth) << ",\"step_max_link_bytes\":["
+       << joined(loads.step_max, ",", num) << "],\"step_bounds\":["
+       << joined(loads.step_bounds, ",", bounds_json) << "],\"step_seconds\":["
+       << joined(seconds, ",", num) << "],\"sum_step_max_link_bytes\":" << num(loads.sum_step_max)
+       << ",\"sum_step_bounds\":" << num(loads.sum_step_bounds)
+       << ",\"total_max_link_bytes\":" << num(loads.total.max)
+       << ",\"total_bounds\":" << bounds_json(loads.total_bounds)
+       << ",\"predicted_seconds\":" << num(total_seconds) << "}";
+    return os.str();
+  }
+  os << "topology:     torus " << spec.k << "^" << spec.d << " (" << tor->nodes() << " nodes, "
+     << tor->links() << " directed links), " << torus::placement_name(spec.placement)
+     << " placement";
+  if (spec.placement == torus::Placement::linear)
+    os << " (c = " << coefficients << "; " << spec.constant << ")";
+  os << ", " << torus::routing_name(net.routing) << " routing, " << ranks << " ranks\n";
+  constexpr std::size_t shown = 32;
+  std::vector<double> first(
+      loads.step_max.begin(),
+      loads.step_max.begin() + static_cast<std::ptrdiff_t>(std::min(shown, loads.step_max.size())));
+  os << "link load per step (bytes on the busiest link): " << joined(first, " ", num);
+  if (loads.step_max.size() > shown)
+    os << " ... (" << loads.step_max.size() - shown << " more: --json lists all)";
+  os << "\nsum of step maxima: " << num(loads.sum_step_max)
+     << " bytes (lower bound: sum of step bounds " << num(loads.sum_step_bounds) << ")\n";
+  os << "total link load:    " << num(loads.total.max) << " bytes";
+  if (loads.total.busiest >= 0) os << " on link " << link_name(*tor, loads.total.busiest);
+  os << "\n";
+  const torus::LoadBounds &b = loads.total_bounds;
+  os << "bounds (total):     " << num(b.best()) << " bytes = max(distance " << num(b.distance)
+     << ", node " << num(b.node) << ", slab " << num(b.slab);
+  if (b.slab_dim >= 0) os << " at " << slab_name(b);
+  os << ")\n";
+  os << "torus predicted:    " << num(total_seconds) << " s (link bandwidth " << num(bandwidth)
+     << " bytes/s; a step takes max(busiest port, busiest link) + setup)\n";
+  return os.str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -523,6 +755,8 @@ int main(int argc, char **argv) {
   redist::ScheduleOptions options;
   bool ring = false;
   RingArgs ring_options;
+  Network network;
+  bool max_concurrent_given = false;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string &opt = args[k];
     const auto value = [&]() -> const std::string & {
@@ -531,7 +765,7 @@ int main(int argc, char **argv) {
     };
     const auto integer = [&]() { return numbers(opt, value(), 1, 1)[0]; };
     if (opt == "--help" || opt == "-h") {
-      std::cout << kHelp << redist::strategy_names() << kHelpTail;
+      std::cout << kHelp << redist::strategy_names() << kHelpTail << kHelpNetwork;
       return 0;
     } else if (opt == "--1d") {
       one_d = numbers(opt, value(), 5, 5);
@@ -572,6 +806,7 @@ int main(int argc, char **argv) {
       const Index v = integer();
       if (v < 0 || v > 1 << 30) usage_error("--max-concurrent must be >= 0");
       options.max_concurrent = static_cast<int>(v);
+      max_concurrent_given = true;
     } else if (opt == "--max-memory") {
       options.max_memory = integer();
       if (options.max_memory < 0) usage_error("--max-memory must be >= 0");
@@ -608,12 +843,27 @@ int main(int argc, char **argv) {
         usage_error("--direction must be uni or bi");
     } else if (opt == "--svg") {
       ring_options.svg = value();
+    } else if (opt == "--topology") {
+      parse_topology(value(), network);
+    } else if (opt == "--routing") {
+      const std::string &r = value();
+      if (r != "odr" && r != "udr") usage_error("--routing must be odr or udr");
+      network.routing =
+          r == "udr" ? redist::torus::Routing::unordered : redist::torus::Routing::ordered;
+      network.routing_given = true;
+    } else if (opt == "--link-bandwidth") {
+      network.link_bandwidth = real_number(opt, value());
+    } else if (opt == "--step-setup") {
+      network.step_setup = real_number(opt, value());
     } else {
       usage_error("unknown option '" + opt + "'");
     }
   }
   if (ring) {
     if (one_d || two_d) usage_error("--ring cannot be combined with --1d or --2d");
+    if (network.kind != Network::Kind::crossbar || network.routing_given ||
+        network.link_bandwidth || network.step_setup)
+      usage_error("--topology, --routing, --link-bandwidth and --step-setup need --1d or --2d");
     return run_ring(ring_options, json);
   }
   if (ring_options.targets || ring_options.weights || ring_options.c_next || ring_options.c_prev ||
@@ -621,6 +871,7 @@ int main(int argc, char **argv) {
     usage_error("--targets, --weights, --cost-next, --cost-prev and --svg need --ring");
   if (one_d.has_value() == two_d.has_value())
     usage_error("give exactly one of --1d, --2d and --ring");
+  apply_network(network, max_concurrent_given, two_d.has_value(), options, disjoint);
 
   redist::Transfer t;
   if (one_d) {
@@ -670,6 +921,8 @@ int main(int argc, char **argv) {
   const redist::VolumeGraph graph = redist::volume_graph(t);
   const redist::Schedule &schedule = phases.front().schedule;
   const redist::ScheduleStats st = redist::schedule_stats(schedule, options.model, element_bytes);
+  const std::string network_lines =
+      network_report(network, t, graph, schedule, options.model, element_bytes, json);
   if (json) {
     std::cout << R"({"graph":{"senders":)" << graph.senders << ",\"receivers\":" << graph.receivers
               << ",\"messages\":" << graph.messages.size() << ",\"elements\":" << graph.total()
@@ -690,7 +943,7 @@ int main(int argc, char **argv) {
       }
       std::cout << "]}";
     }
-    std::cout << "]}\n";
+    std::cout << "]" << network_lines << "}\n";
     return 0;
   }
   std::cout << "volume graph: " << graph.senders << " senders, " << graph.receivers
@@ -713,5 +966,6 @@ int main(int argc, char **argv) {
       std::cout << "\n";
     }
   }
+  std::cout << network_lines;
   return 0;
 }

@@ -313,14 +313,16 @@ TEST(Torus, RejectsBadShapesAndPlacements) {
   EXPECT_EQ(message(spec_of(3, 2), 10), "ranks = 10: more than the 9 nodes of the torus");
   EXPECT_EQ(message(spec_of(3, 2, Placement::linear), 4),
             "ranks = 4: more than the 3 nodes of the linear placement");
-  EXPECT_EQ(message(spec_of(4, 3, Placement::linear, {2, 1, 1}), 1),
-            "coefficients[0] = 2: not coprime to k = 4 (the linear placement needs c_1 and c_d "
-            "coprime to k)");
+  EXPECT_EQ(
+      message(spec_of(4, 3, Placement::linear, {2, 1, 1}), 1),
+      "coefficients[0] (c_1) = 2: not coprime to k = 4 (the linear placement needs c_1 and c_d "
+      "coprime to k)");
   EXPECT_EQ(message(spec_of(4, 3, Placement::linear, {1, 2, 6}), 1),
-            "coefficients[2] = 6: must lie in [0, k) = [0, 4)");
-  EXPECT_EQ(message(spec_of(6, 3, Placement::linear, {1, 1, 3}), 1),
-            "coefficients[2] = 3: not coprime to k = 6 (the linear placement needs c_1 and c_d "
-            "coprime to k)");
+            "coefficients[2] (c_3) = 6: must lie in [0, k) = [0, 4)");
+  EXPECT_EQ(
+      message(spec_of(6, 3, Placement::linear, {1, 1, 3}), 1),
+      "coefficients[2] (c_3) = 3: not coprime to k = 6 (the linear placement needs c_1 and c_d "
+      "coprime to k)");
   EXPECT_EQ(message(spec_of(5, 3, Placement::linear, {1, 1}), 1),
             "coefficients (count) = 2: the linear placement needs d = 3");
   EXPECT_EQ(message(spec_of(5, 3, Placement::linear, {1, 1, 1}, 5), 1),
