@@ -81,10 +81,10 @@ public:
     // the other s - 1) hold the destination's coordinates; t! (s-1-t)! of the s! orders put a
     // given subset of size t first, weight 1 / (s * C(s-1, t)).
     const auto s = static_cast<int>(differing_.size());
-    std::vector<double> weight(static_cast<std::size_t>(s));
+    weight_.resize(static_cast<std::size_t>(s));
     double binomial = 1.0;
     for (int t = 0; t < s; ++t) {
-      weight[static_cast<std::size_t>(t)] = bytes / (s * binomial);
+      weight_[static_cast<std::size_t>(t)] = bytes / (s * binomial);
       binomial = binomial * (s - 1 - t) / (t + 1);
     }
     for (int jj = 0; jj < s; ++jj) {
@@ -101,7 +101,7 @@ public:
             ++before;
           }
         }
-        walk(start, j, weight[static_cast<std::size_t>(before)], out);
+        walk(start, j, weight_[static_cast<std::size_t>(before)], out);
       }
     }
   }
@@ -140,6 +140,7 @@ private:
   std::vector<int> dst_;
   std::vector<Leg> legs_;
   std::vector<int> differing_;
+  std::vector<double> weight_; ///< UDR: bytes per order-subset of size t
 };
 
 void check_traffic(const Torus &torus, const std::vector<Message> &traffic) {
@@ -205,7 +206,8 @@ void slab_bounds(const Torus &torus, int dim, std::vector<CoordinatePair> &pairs
   }
   const int k = torus.k();
   // Links leaving (entering) a slab: one per node of each of its two faces, one face for k = 2.
-  const double links_each_way = static_cast<double>(torus.nodes() / k) * (k == 2 ? 1 : 2);
+  const Index face = torus.nodes() / k;
+  const auto links_each_way = static_cast<double>(face * (k == 2 ? 1 : 2));
   std::vector<double> leaving(static_cast<std::size_t>(k) + 1);
   std::vector<double> entering(static_cast<std::size_t>(k) + 1);
   for (int w = 1; 2 * w <= k; ++w) {

@@ -27,7 +27,7 @@
 //                     of the other s-1 dimensions come before j, not on their order, so 2^(s-1)
 //                     subsets per dimension with weight t! (s-1-t)! / s! (t = subset size)
 //                     replace the s! orders (NOTES-torus.md: "2^(s-1) distinct cases suffice").
-//   load_bounds       O(M log M + d k (M + k)) time, O(k + M) memory.
+//   load_bounds       O(d M log M + d k (M + k)) time, O(k + M) memory.
 // Loads are kept per link (dense, 2d k^d doubles); no rank-by-rank table is ever built.
 
 #include "schedule.hpp"
@@ -170,8 +170,9 @@ struct ScheduleLoads {
   LoadBounds total_bounds;             ///< bounds of all steps' traffic together, <= total.max
 };
 
-/// Ranks as step_traffic; cost O(links + steps x (d k^2 ...)) as route() and load_bounds() per
-/// step plus O(links) once (a step's links are tracked, not rescanned).
+/// Ranks as step_traffic. Costs route() and load_bounds() of each step's traffic, load_bounds()
+/// of all of it, and O(links) once: a step's loaded links are tracked, not rescanned.
+/// @throws std::invalid_argument as step_traffic and route().
 [[nodiscard]] ScheduleLoads schedule_loads(const Torus &torus, const Schedule &schedule,
                                            const std::vector<int> &src_ranks,
                                            const std::vector<int> &dst_ranks,

@@ -523,8 +523,9 @@ Network topology (with --1d, --2d; docs/torus.md)
                         backbone:K: senders on one cluster, receivers on another (2-D: implies
                         --disjoint), joined by a backbone carrying at most K transfers per step:
                         sets --max-concurrent K and prints Jeannot & Wagner's lower bound.
-  --routing odr|udr     torus: ordered dimensional routing (dimensions in order), or unordered
-                        (the average over all orders); the shorter way round, ties go + (odr)
+  --routing odr|udr     torus: ordered dimensional routing, the dimensions in order (default),
+                        or unordered, the average over all orders; each dimension is crossed
+                        the shorter way round, at a tie (K/2 hops) in the + direction
   --link-bandwidth B    torus: bytes per second of one directed link (default 1/beta)
   --step-setup SECONDS  fixed cost of every step (the backbone's setup beta; default 0)
 Ranks: --1d: sources 0..P-1, destinations P..P+Q-1; --2d: position pr + pc * nprow of either
@@ -644,7 +645,7 @@ std::string network_report(const Network &net, const redist::Transfer &t,
                            const redist::CostModel &model, std::size_t element_bytes, bool json) {
   namespace torus = redist::torus;
   std::ostringstream os;
-  const double bytes = static_cast<double>(element_bytes);
+  const auto bytes = static_cast<double>(element_bytes);
   if (net.kind == Network::Kind::backbone) {
     // backbone_lower_bound is beta * steps + volume in elements: split it into its two terms
     // so each gets its own unit (setup seconds per step, beta seconds per byte).

@@ -108,7 +108,7 @@ Loads reference_loads(int k, const std::vector<Coordinates> &where,
   for (const Message &m : traffic) {
     const Coordinates &p = where[static_cast<std::size_t>(m.src)];
     const Coordinates &q = where[static_cast<std::size_t>(m.dst)];
-    const double bytes = static_cast<double>(m.volume * static_cast<Index>(element_bytes));
+    const auto bytes = static_cast<double>(m.volume * static_cast<Index>(element_bytes));
     std::vector<int> order;
     for (std::size_t i = 0; i < p.size(); ++i) {
       if (p[i] != q[i]) order.push_back(static_cast<int>(i));
@@ -283,6 +283,7 @@ Spec random_spec(Random &rng, int &ranks) {
 std::vector<Message> random_traffic(Random &rng, int ranks) {
   std::vector<Message> out;
   const int count = rng.uniform_int(0, 3 * ranks);
+  out.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     out.push_back(
         {rng.uniform_int(0, ranks - 1), rng.uniform_int(0, ranks - 1), rng.uniform(0, 9)});
@@ -439,8 +440,9 @@ TEST(Torus, LinearPlacementTheorems) {
       const int processors = static_cast<int>(power(k, d - 1));
       const Torus t(spec_of(k, d, Placement::linear), processors);
       const std::vector<Message> all = complete_exchange(processors);
+      const Index half_k = k / 2; // floor
       EXPECT_DOUBLE_EQ(torus::route(t, all, 1, Routing::ordered).max,
-                       static_cast<double>((k / 2) * power(k, d - 2)));
+                       static_cast<double>(half_k * power(k, d - 2)));
       EXPECT_LE(torus::route(t, all, 1, Routing::unordered).max,
                 static_cast<double>(power(2, d - 1) * power(k, d - 1)));
     }
@@ -499,7 +501,9 @@ TEST(Torus, RandomTrafficMatchesHopByHopReference) {
 // Lemma 1 for a complete exchange: the slab bound is max over slabs of 2|S|(|P| - |S|)/|dS|,
 // |S| the processors in the slab, |dS| = 4 k^(d-1) directed links (k >= 3).
 TEST(Torus, SlabBoundIsLemma1ForCompleteExchange) {
-  for (const auto &[k, d] : {std::pair{5, 3}, {7, 2}, {4, 3}, {6, 2}}) {
+  for (const auto &shape : {std::pair{5, 3}, {7, 2}, {4, 3}, {6, 2}}) {
+    const int k = shape.first;
+    const int d = shape.second;
     SCOPED_TRACE("d=" + std::to_string(d) + " k=" + std::to_string(k));
     const Spec s = spec_of(k, d, Placement::linear);
     const auto processors = static_cast<int>(power(k, d - 1));
