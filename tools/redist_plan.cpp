@@ -158,10 +158,11 @@ std::string json_string(const std::string &s) {
 }
 
 // Kaushik et al.'s two phases: each phase's transfer layouts, schedule and statistics; the
-// predicted time is their sum.
+// predicted time is their sum. phase_network[i]: what --topology adds to phase i (text lines,
+// or a JSON member), empty for the crossbar.
 int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::string &detail,
                      const redist::CostModel &model, std::size_t element_bytes, bool json,
-                     bool list_steps) {
+                     bool list_steps, const std::vector<std::string> &phase_network) {
   const auto block_sizes = [](const redist::Layout &l) {
     return std::to_string(l.rows.block) + "x" + std::to_string(l.cols.block) + " on " +
            std::to_string(l.grid.nprow) + "x" + std::to_string(l.grid.npcol);
@@ -178,7 +179,7 @@ int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::
                 << ",\"schedule\":" << json_string(phase.detail) << ",\"steps\":" << st.steps
                 << ",\"pieces\":" << st.pieces << ",\"sum_step_max\":" << st.sum_step_max
                 << ",\"largest_piece\":" << st.largest_piece
-                << ",\"predicted_seconds\":" << st.seconds << "}";
+                << ",\"predicted_seconds\":" << st.seconds << phase_network[i] << "}";
       continue;
     }
     std::cout << "phase " << i + 1 << ":      blocks " << block_sizes(phase.transfer.src) << " -> "
@@ -194,6 +195,7 @@ int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::
         std::cout << "\n";
       }
     }
+    std::cout << phase_network[i];
   }
   if (json) {
     std::cout << "],\"predicted_seconds\":" << seconds << "}\n";
@@ -642,6 +644,31 @@ std::string bounds_json(const redist::torus::LoadBounds &b) {
 /// Empty for the crossbar.
 std::string network_report(const Network &net, const redist::Transfer &t,
                            const redist::VolumeGraph &graph, const redist::Schedule &schedule,
+                           const redist::CostModel &model, std::size_t element_bytes, bool json);
+
+/// network_report of each phase of a two-phase plan (a torus routes each phase on its own
+/// grids' ranks). The backbone models one transfer between two clusters: a two-phase plan,
+/// whose intermediate layout lives on one of them, is refused.
+std::vector<std::string> two_phase_network_reports(const Network &net,
+                                                   const std::vector<redist::GlobalPhase> &phases,
+                                                   const redist::CostModel &model,
+                                                   std::size_t element_bytes, bool json) {
+  if (net.kind == Network::Kind::backbone)
+    usage_error("--topology " + net.topology +
+                ": the plan runs in two phases (multiphase), which the backbone model does not "
+                "cover; give a one-phase --schedule (e.g. ggp or oggp)");
+  std::vector<std::string> out;
+  for (const redist::GlobalPhase &p : phases) {
+    out.push_back(network_report(net, p.transfer, redist::volume_graph(p.transfer), p.schedule,
+                                 model, element_bytes, json));
+  }
+  return out;
+}
+
+/// What --topology adds to the output: text lines, or a JSON member (",\"topology\":{...}").
+/// Empty for the crossbar.
+std::string network_report(const Network &net, const redist::Transfer &t,
+                           const redist::VolumeGraph &graph, const redist::Schedule &schedule,
                            const redist::CostModel &model, std::size_t element_bytes, bool json) {
   namespace torus = redist::torus;
   std::ostringstream os;
@@ -917,7 +944,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (phases.size() == 2) {
-    return print_two_phases(phases, detail, options.model, element_bytes, json, list_steps);
+    const std::vector<std::string> phase_network =
+        two_phase_network_reports(network, phases, options.model, element_bytes, json);
+    return print_two_phases(phases, detail, options.model, element_bytes, json, list_steps,
+                            phase_network);
   }
   const redist::VolumeGraph graph = redist::volume_graph(t);
   const redist::Schedule &schedule = phases.front().schedule;
