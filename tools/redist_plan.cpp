@@ -2,15 +2,16 @@
 // MPI): the volume graph, the steps of a strategy, N, T and the predicted time; or a ring
 // rebalance (--ring): flows, timed moves, bounds, optionally drawn as SVG.
 
+#include "plan_svg.hpp"
 #include "planner.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
+#include "svg.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
@@ -65,6 +66,9 @@ Cost model
 Output
   --steps               list every step's pieces (sender->receiver:elements)
   --json                machine-readable output
+  --svg FILE            draw the plan: source and destination ownership maps, the volume
+                        matrix as a heat map, the schedule as steps x senders (each phase of
+                        a two-phase plan, one below the other)
   --help                this text
 
 Nodes are numbered as grid positions, pr + pc * nprow. Pieces a process sends to itself are
@@ -439,10 +443,8 @@ int run_ring(const RingArgs &a, bool json) {
                            (equal_costs ? ", equal costs" : ", unequal costs");
   const auto index = [](Index v) { return std::to_string(v); };
   if (!a.svg.empty()) {
-    std::ofstream out(a.svg);
-    out << ring_svg(p, plan);
-    if (!out) {
-      std::cerr << "redist-plan: --svg " << a.svg << ": cannot write the file\n";
+    if (const std::string why = redist::svg::write_file(a.svg, ring_svg(p, plan)); !why.empty()) {
+      std::cerr << "redist-plan: --svg " << a.svg << ": " << why << "\n";
       return 1;
     }
   }
@@ -523,6 +525,7 @@ int main(int argc, char **argv) {
   redist::ScheduleOptions options;
   bool ring = false;
   RingArgs ring_options;
+  std::string svg_file;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string &opt = args[k];
     const auto value = [&]() -> const std::string & {
@@ -607,18 +610,19 @@ int main(int argc, char **argv) {
       else
         usage_error("--direction must be uni or bi");
     } else if (opt == "--svg") {
-      ring_options.svg = value();
+      svg_file = value();
+      if (svg_file.empty()) usage_error("--svg needs a file name");
     } else {
       usage_error("unknown option '" + opt + "'");
     }
   }
   if (ring) {
     if (one_d || two_d) usage_error("--ring cannot be combined with --1d or --2d");
+    ring_options.svg = svg_file;
     return run_ring(ring_options, json);
   }
-  if (ring_options.targets || ring_options.weights || ring_options.c_next || ring_options.c_prev ||
-      !ring_options.svg.empty())
-    usage_error("--targets, --weights, --cost-next, --cost-prev and --svg need --ring");
+  if (ring_options.targets || ring_options.weights || ring_options.c_next || ring_options.c_prev)
+    usage_error("--targets, --weights, --cost-next and --cost-prev need --ring");
   if (one_d.has_value() == two_d.has_value())
     usage_error("give exactly one of --1d, --2d and --ring");
 
@@ -663,6 +667,13 @@ int main(int argc, char **argv) {
       !why.empty()) {
     std::cerr << "redist-plan: " << why << "\n";
     return 1;
+  }
+  if (!svg_file.empty()) {
+    const std::string picture = redist::plan_svg::plan_svg(phases, one_d.has_value(), detail);
+    if (const std::string why = redist::svg::write_file(svg_file, picture); !why.empty()) {
+      std::cerr << "redist-plan: --svg " << svg_file << ": " << why << "\n";
+      return 1;
+    }
   }
   if (phases.size() == 2) {
     return print_two_phases(phases, detail, options.model, element_bytes, json, list_steps);
