@@ -289,13 +289,9 @@ std::string ring_svg(const redist::ring::Problem &p, const redist::ring::Plan &p
   const double height = std::max(480.0, 110 + row * static_cast<double>(n));
   const double time = plan.time > 0 ? plan.time : 1.0;
   std::ostringstream s;
-  s << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"" << num(height)
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-    << "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" "
+  s << "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" "
        "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c0392b\"/>"
        "</marker></defs>\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"20\" y=\"24\" font-size=\"15\">ring rebalance: "
     << (p.direction == redist::ring::Direction::bidirectional ? "bidirectional" : "unidirectional")
     << ", " << redist::ring::algorithm_name(plan.algorithm) << ", time " << num(plan.time)
@@ -377,9 +373,10 @@ std::string ring_svg(const redist::ring::Problem &p, const redist::ring::Plan &p
     << "<text x=\"" << num(gx + gw) << "\" y=\"" << num(axis)
     << "\" text-anchor=\"end\">t = " << num(plan.time) << "</text>\n"
     << "<text x=\"" << num(gx) << "\" y=\"" << num(axis + 20)
-    << "\" fill=\"#555\">blue: to P k+1, orange: to P k-1</text>\n"
-    << "</svg>\n";
-  return s.str();
+    << "\" fill=\"#555\">blue: to P k+1, orange: to P k-1</text>";
+  redist::svg::Document doc;
+  doc.raw(s.str());
+  return doc.finish(900, static_cast<int>(std::ceil(height)));
 }
 
 /// The planner names arrays of the problem; the command names options.
