@@ -14,11 +14,11 @@ namespace redist::plan_svg {
 
 namespace {
 
-// Budgets: the whole picture stays well under 20,000 elements whatever the problem size.
+// Budgets: the panels of one phase stay under 20,000 elements whatever the problem size.
 constexpr std::size_t kMapRects = 3000;       // per ownership map
 constexpr std::size_t kMapPerSide = 200;      // rows or columns of rectangles per map
 constexpr int kHeatSide = 64;                 // heat map cells per side
-constexpr std::size_t kSchedulePieces = 2500; // pieces drawn in the schedule panel
+constexpr std::size_t kSchedulePieces = 1500; // pieces drawn in the schedule panel
 constexpr int kScheduleSenders = 40;          // sender columns drawn
 constexpr std::size_t kScheduleSteps = 64;    // step rows drawn
 constexpr int kSlotsPerCell = 8;              // pieces of one sender drawn in one step
