@@ -2,17 +2,18 @@
 // MPI): the volume graph, the steps of a strategy, N, T and the predicted time; or a ring
 // rebalance (--ring): flows, timed moves, bounds, optionally drawn as SVG.
 
+#include "plan_svg.hpp"
 #include "planner.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
 #include "schedule_matching.hpp"
+#include "svg.hpp"
 #include "torus.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -68,6 +69,9 @@ Cost model
 Output
   --steps               list every step's pieces (sender->receiver:elements)
   --json                machine-readable output
+  --svg FILE            draw the plan: source and destination ownership maps, the volume
+                        matrix as a heat map, the schedule as steps x senders (each phase of
+                        a two-phase plan, one below the other)
   --help                this text
 
 Nodes are numbered as grid positions, pr + pc * nprow. Pieces a process sends to itself are
@@ -290,13 +294,9 @@ std::string ring_svg(const redist::ring::Problem &p, const redist::ring::Plan &p
   const double height = std::max(480.0, 110 + row * static_cast<double>(n));
   const double time = plan.time > 0 ? plan.time : 1.0;
   std::ostringstream s;
-  s << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"" << num(height)
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-    << "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" "
+  s << "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" "
        "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c0392b\"/>"
        "</marker></defs>\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"20\" y=\"24\" font-size=\"15\">ring rebalance: "
     << (p.direction == redist::ring::Direction::bidirectional ? "bidirectional" : "unidirectional")
     << ", " << redist::ring::algorithm_name(plan.algorithm) << ", time " << num(plan.time)
@@ -378,9 +378,10 @@ std::string ring_svg(const redist::ring::Problem &p, const redist::ring::Plan &p
     << "<text x=\"" << num(gx + gw) << "\" y=\"" << num(axis)
     << "\" text-anchor=\"end\">t = " << num(plan.time) << "</text>\n"
     << "<text x=\"" << num(gx) << "\" y=\"" << num(axis + 20)
-    << "\" fill=\"#555\">blue: to P k+1, orange: to P k-1</text>\n"
-    << "</svg>\n";
-  return s.str();
+    << "\" fill=\"#555\">blue: to P k+1, orange: to P k-1</text>";
+  redist::svg::Document doc;
+  doc.raw(s.str());
+  return doc.finish(900, static_cast<int>(std::ceil(height)));
 }
 
 /// The planner names arrays of the problem; the command names options.
@@ -444,10 +445,8 @@ int run_ring(const RingArgs &a, bool json) {
                            (equal_costs ? ", equal costs" : ", unequal costs");
   const auto index = [](Index v) { return std::to_string(v); };
   if (!a.svg.empty()) {
-    std::ofstream out(a.svg);
-    out << ring_svg(p, plan);
-    if (!out) {
-      std::cerr << "redist-plan: --svg " << a.svg << ": cannot write the file\n";
+    if (const std::string why = redist::svg::write_file(a.svg, ring_svg(p, plan)); !why.empty()) {
+      std::cerr << "redist-plan: --svg " << a.svg << ": " << why << "\n";
       return 1;
     }
   }
@@ -785,6 +784,7 @@ int main(int argc, char **argv) {
   RingArgs ring_options;
   Network network;
   bool max_concurrent_given = false;
+  std::string svg_file;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string &opt = args[k];
     const auto value = [&]() -> const std::string & {
@@ -870,7 +870,8 @@ int main(int argc, char **argv) {
       else
         usage_error("--direction must be uni or bi");
     } else if (opt == "--svg") {
-      ring_options.svg = value();
+      svg_file = value();
+      if (svg_file.empty()) usage_error("--svg needs a file name");
     } else if (opt == "--topology") {
       parse_topology(value(), network);
     } else if (opt == "--routing") {
@@ -892,11 +893,11 @@ int main(int argc, char **argv) {
     if (network.kind != Network::Kind::crossbar || network.routing_given ||
         network.link_bandwidth || network.step_setup)
       usage_error("--topology, --routing, --link-bandwidth and --step-setup need --1d or --2d");
+    ring_options.svg = svg_file;
     return run_ring(ring_options, json);
   }
-  if (ring_options.targets || ring_options.weights || ring_options.c_next || ring_options.c_prev ||
-      !ring_options.svg.empty())
-    usage_error("--targets, --weights, --cost-next, --cost-prev and --svg need --ring");
+  if (ring_options.targets || ring_options.weights || ring_options.c_next || ring_options.c_prev)
+    usage_error("--targets, --weights, --cost-next and --cost-prev need --ring");
   if (one_d.has_value() == two_d.has_value())
     usage_error("give exactly one of --1d, --2d and --ring");
   apply_network(network, max_concurrent_given, two_d.has_value(), options, disjoint);
@@ -942,6 +943,13 @@ int main(int argc, char **argv) {
       !why.empty()) {
     std::cerr << "redist-plan: " << why << "\n";
     return 1;
+  }
+  if (!svg_file.empty()) {
+    const std::string picture = redist::plan_svg::plan_svg(phases, one_d.has_value(), detail);
+    if (const std::string why = redist::svg::write_file(svg_file, picture); !why.empty()) {
+      std::cerr << "redist-plan: --svg " << svg_file << ": " << why << "\n";
+      return 1;
+    }
   }
   if (phases.size() == 2) {
     const std::vector<std::string> phase_network =
