@@ -153,6 +153,16 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
     if (!graph) graph = volume_graph(t);
     return *graph;
   };
+  // Direct 2-D schedules see only the messages between distinct ranks: what a rank sends to
+  // itself is copied locally and must not cost a step.
+  const auto remote_graph = [&] {
+    VolumeGraph remote = graph_2d();
+    std::erase_if(remote.messages, [&](const Message &m) {
+      return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
+             t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
+    });
+    return remote;
+  };
   const auto pairs =
       static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow * t.dst.grid.npcol;
   if (s == Strategy::ggp || s == Strategy::oggp) {
@@ -160,7 +170,7 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
     const double per_element = o.model.beta * static_cast<double>(element_bytes);
     const auto setup = static_cast<Index>(std::max(
         1.0, std::round((o.model.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
-    const VolumeGraph &g = graph_2d();
+    const VolumeGraph g = remote_graph();
     out.product = false;
     out.direct = s == Strategy::ggp ? schedule_ggp(g, o.max_concurrent, setup)
                                     : schedule_oggp(g, o.max_concurrent, setup);
@@ -178,12 +188,14 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
   // Stepwise and Greedy also run on the full 2-D graph when it is small; the cheaper wins
   // (the product is step-optimal for full windows, but trapezoids are not products).
   if ((s == Strategy::stepwise || s == Strategy::greedy) && pairs <= kDirectPairs) {
-    const VolumeGraph &g = graph_2d();
-    Schedule direct = s == Strategy::stepwise ? schedule_stepwise(g) : schedule_greedy(g);
+    const VolumeGraph remote = remote_graph();
+    Schedule direct = s == Strategy::stepwise ? schedule_stepwise(remote) : schedule_greedy(remote);
     const ScheduleStats direct_stats = schedule_stats(direct, o.model, element_bytes);
-    const ScheduleStats product =
-        schedule_stats(product_schedule(g, out.rows, out.cols, t.src.grid.nprow, t.dst.grid.nprow),
-                       o.model, element_bytes);
+    const ScheduleStats product = schedule_stats(
+        without_self(
+            t, product_schedule(graph_2d(), out.rows, out.cols, t.src.grid.nprow, t.dst.grid.nprow),
+            false),
+        o.model, element_bytes);
     if (direct_stats.seconds < product.seconds) {
       out.product = false;
       out.direct = std::move(direct);

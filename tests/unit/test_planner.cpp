@@ -316,6 +316,32 @@ TEST(Planner, GlobalSchedulesAreValid) {
   }
 }
 
+// Stepwise on the 2-D graph takes exactly Delta steps of the graph of messages between
+// distinct ranks (Desprez et al. Thm. 1): local copies cost no step.
+TEST(Planner, DirectStepwiseIsOptimalOnTheRemoteGraph) {
+  Random rng(test_seed(25));
+  int direct = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    int comm_size = 0;
+    const Transfer t = random_transfer_2d(rng, 40, 6, 4, comm_size);
+    ScheduleOptions o;
+    o.strategy = Strategy::stepwise;
+    Schedule s;
+    std::string detail;
+    ASSERT_EQ(global_schedule(t, o, 8, s, detail), "");
+    if (detail.find("on the 2-D graph") == std::string::npos) continue;
+    ++direct;
+    VolumeGraph remote = volume_graph(t);
+    std::erase_if(remote.messages, [&](const Message &m) {
+      return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
+             t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
+    });
+    ASSERT_EQ(static_cast<Index>(s.steps.size()), remote.max_degree())
+        << describe_transfer(t, comm_size);
+  }
+  EXPECT_GT(direct, 20);
+}
+
 // Kaushik et al.'s worked shape: CYCLIC(2) -> CYCLIC(3) rows on equal grids go through
 // CYCLIC(6) or CYCLIC(1) rows; every phase's global schedule is valid for its own graph.
 TEST(Planner, MultiphaseThroughLcmOrGcd) {
