@@ -375,7 +375,8 @@ VolumeGraph volume_graph(const Transfer1D &t) {
 
 // The formulas of the three closed forms on the aligned pattern of `built` (the transfer, or
 // its swap when the form schedules the transposed problem): which receiver each sender has in
-// each step. Schedules, step sizes and one process's partners are all read from target().
+// each step. Schedules, step sizes and one process's partners are all read from
+// for_each_target().
 struct ClosedFormSchedule::Impl {
   ClosedFormKind kind = ClosedFormKind::class_based;
   Transfer1D built;
@@ -398,23 +399,31 @@ struct ClosedFormSchedule::Impl {
   // Park et al.
   CirculantParams circ;
 
-  struct Target {
-    Index receiver = -1; ///< aligned receiver, -1 when the sender is idle
-    Index block = -1;    ///< Walker & Otto: the block of the superblock sent
-  };
-
-  // Sender p (aligned) in formula step `step`.
-  [[nodiscard]] Target target(Index p, Index step) const {
+  // f(step, receiver, block) for each formula step in which aligned sender p is busy, in step
+  // order: receiver aligned, block the Walker & Otto block sent (-1 for the other forms). The
+  // per-sender quantities are computed once, the per-step ones incrementally.
+  template <class F> void for_each_target(Index p, F &&f) const {
     switch (kind) {
     case ClosedFormKind::class_based: {
       // Desprez et al. 1998, Sec. 4.3.2: in class k, sender p = a g + p1 sends to every
       // receiver q = b g + q1 with q1 = s1^-1 (p1 r1 - k) mod g; the g complete bipartite
       // blocks (P/g senders x Q/g receivers) are disjoint; step t pairs a with
       // b = (a + t) mod max(P,Q)/g.
-      const Index klass = classes[static_cast<std::size_t>(step / M)];
-      const Index q1 = floor_mod(s1_inv * floor_mod((p % cls.g) * cls.r1 - klass, cls.g), cls.g);
-      const Index b = (p / cls.g + step % M) % M;
-      return b < B ? Target{b * cls.g + q1, -1} : Target{};
+      const Index p1_r1 = (p % cls.g) * cls.r1;
+      for (std::size_t ci = 0; ci < classes.size(); ++ci) {
+        const Index q1 = floor_mod(s1_inv * floor_mod(p1_r1 - classes[ci], cls.g), cls.g);
+        const Index first = static_cast<Index>(ci) * M;
+        Index b = p / cls.g;
+        for (Index t = 0; t < M; ++t) {
+          if (b < B) {
+            f(first + t, b * cls.g + q1, Index{-1});
+          }
+          if (++b == M) {
+            b = 0;
+          }
+        }
+      }
+      break;
     }
     case ClosedFormKind::walker_otto: {
       // Walker & Otto 1996 (review Sec. 4.2.3). Reduced system (Eq. 4.17): with g = gcd(k, P),
@@ -422,26 +431,37 @@ struct ClosedFormSchedule::Impl {
       // B1 = n1 mod k1 (unique by the Chinese remainder theorem, the diagonal fill of Table
       // 4.7). Expansion (Eq. 4.19): B = g B1 + P k1 beta + alpha with alpha = p mod g,
       // beta = (alpha - n) mod g, p1 = p / g, n1 = n / g (Tables 4.9 and 4.10).
-      const Index n1 = step / g;
       const Index alpha = p % g;
-      const Index beta = floor_mod(alpha - step % g, g);
-      const Index b1 = n1 + k1 * floor_mod(k1_inv * floor_mod(p / g - n1, P1), P1);
-      const Index block = g * b1 + a.P * k1 * beta + alpha;
-      return {block / k, block};
+      const Index p1 = p / g;
+      Index n = 0;
+      for (Index n1 = 0; n < k; ++n1) {
+        const Index b1 = n1 + k1 * floor_mod(k1_inv * floor_mod(p1 - n1, P1), P1);
+        for (Index n0 = 0; n0 < g; ++n0, ++n) {
+          const Index beta = alpha >= n0 ? alpha - n0 : alpha - n0 + g;
+          const Index block = g * b1 + a.P * k1 * beta + alpha;
+          f(n, block / k, block);
+        }
+      }
+      break;
     }
     case ClosedFormKind::circulant: {
-      // Park, Prasanna & Raghavendra 1999 (review Sec. 4.2.6, Eq. 4.23).
+      // Park, Prasanna & Raghavendra 1999 (review Sec. 4.2.6, Eq. 4.23): step
+      // i = i1 Q1 + i2 sends from j = j1 G1 + j2 to
+      // (n (j1 - i1) mod P1 + ((j2 - i2) mod Q1) P1) mod Q.
       const CirculantParams &c = circ;
-      const Index i1 = step / c.Q1;
-      const Index i2 = step % c.Q1;
       const Index j1 = p / c.G1;
       const Index j2 = p % c.G1;
-      return {(floor_mod(c.n * floor_mod(j1 - i1, c.P1), c.P1) + floor_mod(j2 - i2, c.Q1) * c.P1) %
-                  a.Q,
-              -1};
+      for (Index i1 = 0; i1 * c.Q1 < steps; ++i1) {
+        const Index x = floor_mod(c.n * floor_mod(j1 - i1, c.P1), c.P1);
+        Index y = floor_mod(j2, c.Q1);
+        for (Index i2 = 0; i2 < c.Q1; ++i2) {
+          f(i1 * c.Q1 + i2, (x + y * c.P1) % a.Q, Index{-1});
+          y = y == 0 ? c.Q1 - 1 : y - 1;
+        }
+      }
+      break;
     }
     }
-    return {};
   }
 
   // Elements of a Walker & Otto piece: its block in every superblock of k P blocks.
@@ -557,14 +577,13 @@ Schedule ClosedFormSchedule::build() const {
   Schedule out;
   if (m.kind == ClosedFormKind::walker_otto) {
     out.steps.resize(static_cast<std::size_t>(m.steps));
-    for (Index n = 0; n < m.steps; ++n) {
-      for (Index p = 0; p < a.P; ++p) {
-        const Impl::Target to = m.target(p, n);
-        if (const Index v = m.block_volume(to.block); v > 0) {
+    for (Index p = 0; p < a.P; ++p) {
+      m.for_each_target(p, [&](Index n, Index receiver, Index block) {
+        if (const Index v = m.block_volume(block); v > 0) {
           out.steps[static_cast<std::size_t>(n)].pieces.push_back(
-              {a.src_of(p), a.dst_of(to.receiver), 0, v});
+              {a.src_of(p), a.dst_of(receiver), 0, v});
         }
-      }
+      });
     }
     std::erase_if(out.steps, [](const Step &s) { return s.pieces.empty(); });
     if (splits_messages()) {
@@ -577,11 +596,9 @@ Schedule ClosedFormSchedule::build() const {
       if (!table.sends(a.src_of(p))) {
         continue;
       }
-      for (Index i = 0; i < m.steps; ++i) {
-        if (const Impl::Target to = m.target(p, i); to.receiver >= 0) {
-          table.add(i, a.src_of(p), a.dst_of(to.receiver));
-        }
-      }
+      m.for_each_target(p, [&](Index i, Index receiver, Index /*block*/) {
+        table.add(i, a.src_of(p), a.dst_of(receiver));
+      });
     }
     out = table.finish();
   }
@@ -607,9 +624,8 @@ std::vector<StepSize> ClosedFormSchedule::step_sizes() const {
   };
   if (m.kind == ClosedFormKind::walker_otto) {
     for (Index p = 0; p < a.P; ++p) {
-      for (Index n = 0; n < m.steps; ++n) {
-        add(n, m.block_volume(m.target(p, n).block));
-      }
+      m.for_each_target(
+          p, [&](Index n, Index /*receiver*/, Index block) { add(n, m.block_volume(block)); });
     }
     return sizes;
   }
@@ -617,11 +633,9 @@ std::vector<StepSize> ClosedFormSchedule::step_sizes() const {
   for (Index p = 0; p < a.P; ++p) {
     sweep.run(a.src_of(p));
     if (!sweep.touched().empty()) {
-      for (Index i = 0; i < m.steps; ++i) {
-        if (const Impl::Target to = m.target(p, i); to.receiver >= 0) {
-          add(i, sweep.volume(a.dst_of(to.receiver)));
-        }
-      }
+      m.for_each_target(p, [&](Index i, Index receiver, Index /*block*/) {
+        add(i, sweep.volume(a.dst_of(receiver)));
+      });
     }
     sweep.clear();
   }
@@ -640,12 +654,10 @@ ClosedFormSchedule::partners(int src, int dst, const std::vector<int> &receivers
   std::vector<std::pair<int, int>> out(static_cast<std::size_t>(m.steps), {-1, -1});
   // f(step, receiver) for every step in which `sender` (of the built problem) is busy.
   const auto each_target = [&](int sender, auto &&f) {
-    const Index p = floor_mod(sender - a.src_shift, a.P);
-    for (Index i = 0; i < m.steps; ++i) {
-      if (const Impl::Target to = m.target(p, i); to.receiver >= 0) {
-        f(static_cast<std::size_t>(i), a.dst_of(to.receiver));
-      }
-    }
+    m.for_each_target(floor_mod(sender - a.src_shift, a.P),
+                      [&](Index i, Index receiver, Index /*block*/) {
+                        f(static_cast<std::size_t>(i), a.dst_of(receiver));
+                      });
   };
   // The formula gives a sender of the built problem its receiver; a receiver of the built
   // problem finds its sender among the candidates it exchanges data with. A built sender is a

@@ -185,7 +185,6 @@ TEST(CyclicCounts, DesprezExamples) {
   }
 }
 
-
 // --- Desprez et al.: class-based ---
 
 TEST(ClassBased, RandomInstancesAreValidAndOptimal) {
@@ -596,6 +595,160 @@ TEST(ClosedForm, PicksTheCheapestApplicable) {
       }
     }
   }
+}
+
+// --- closed forms evaluated on demand, and the 2-D product's statistics ---
+
+// A random transfer between CYCLIC(r) on P and CYCLIC(s) on Q for which at least one closed
+// form applies (aligned starts).
+Transfer1D closed_form_transfer(Random &rng, int max_procs, Index max_block) {
+  for (;;) {
+    const int P = rng.uniform_int(1, max_procs);
+    const int Q = rng.chance(40) ? P : rng.uniform_int(1, max_procs);
+    Index r = rng.uniform(1, max_block);
+    Index s = rng.uniform(1, max_block);
+    if (rng.chance(50)) { // one block size a multiple of the other
+      (rng.chance(50) ? s : r) *= rng.uniform(1, 4);
+    }
+    Transfer1D t = make_transfer(rng, P, Q, r, s);
+    t.src_start = r * rng.uniform(0, 5);
+    t.dst_start = s * rng.uniform(0, 5);
+    t.src.extent = t.src_start + t.length;
+    t.dst.extent = t.dst_start + t.length;
+    if (class_condition(t) || walker_otto_condition(t) || circulant_condition(t)) {
+      return t;
+    }
+  }
+}
+
+std::optional<Schedule> built_form(ClosedFormKind kind, const Transfer1D &t) {
+  switch (kind) {
+  case ClosedFormKind::class_based:
+    return schedule_class_based(t);
+  case ClosedFormKind::walker_otto:
+    return schedule_walker_otto(t);
+  case ClosedFormKind::circulant:
+    return schedule_circulant(t);
+  }
+  return std::nullopt;
+}
+
+// The step sizes, statistics and per-process partners of a form evaluated on demand agree
+// with the schedule it builds: step by step, on whole periods and on partial windows.
+TEST(ClosedFormSchedule, StepSizesAndPartnersMatchTheBuiltSchedule) {
+  Random rng(test_seed(109));
+  int checked = 0;
+  int partial = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const Transfer1D t = closed_form_transfer(rng, 9, 6);
+    const VolumeGraph g = volume_graph(t);
+    for (const ClosedFormKind kind :
+         {ClosedFormKind::class_based, ClosedFormKind::walker_otto, ClosedFormKind::circulant}) {
+      const std::optional<ClosedFormSchedule> form = ClosedFormSchedule::make(kind, t);
+      const std::optional<Schedule> built = built_form(kind, t);
+      ASSERT_EQ(form.has_value(), built.has_value()) << describe(t);
+      if (!form) {
+        continue;
+      }
+      ++checked;
+      partial += whole_periods(t) ? 0 : 1;
+      const std::vector<StepSize> sizes = form->step_sizes();
+      ASSERT_EQ(static_cast<Index>(sizes.size()), form->formula_steps());
+      std::vector<std::size_t> formula_step; // of each built step
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i].pieces > 0) {
+          formula_step.push_back(i);
+        }
+      }
+      ASSERT_EQ(formula_step.size(), built->steps.size()) << describe(t);
+      for (std::size_t j = 0; j < built->steps.size(); ++j) {
+        const StepSize &size = sizes[formula_step[j]];
+        ASSERT_EQ(size.largest, built->steps[j].largest()) << describe(t) << " step " << j;
+        ASSERT_EQ(size.pieces, static_cast<Index>(built->steps[j].pieces.size())) << describe(t);
+      }
+      const ScheduleStats expected = schedule_stats(*built, kModel, 8);
+      const ScheduleStats stats = form->stats(kModel, 8);
+      expect_stats_equal(stats, expected);
+      ASSERT_DOUBLE_EQ(stats.seconds, expected.seconds);
+      if (form->splits_messages()) {
+        continue; // a pair meets in several steps: partners name blocks, not messages
+      }
+      for (int p = 0; p < t.src.nprocs; ++p) {
+        for (int q = 0; q < t.dst.nprocs; ++q) {
+          std::vector<int> receivers_of_p;
+          std::vector<int> senders_of_q;
+          for (const Message &m : g.messages) {
+            if (m.src == p) receivers_of_p.push_back(m.dst);
+            if (m.dst == q) senders_of_q.push_back(m.src);
+          }
+          const auto partners = form->partners(p, q, receivers_of_p, senders_of_q);
+          ASSERT_EQ(static_cast<Index>(partners.size()), form->formula_steps());
+          std::vector<std::pair<int, int>> expected_partners(partners.size(), {-1, -1});
+          for (std::size_t j = 0; j < built->steps.size(); ++j) {
+            for (const Piece &piece : built->steps[j].pieces) {
+              if (piece.src == p) expected_partners[formula_step[j]].first = piece.dst;
+              if (piece.dst == q) expected_partners[formula_step[j]].second = piece.src;
+            }
+          }
+          for (std::size_t i = 0; i < partners.size(); ++i) {
+            // Pairs without data may be named; they carry nothing.
+            const int to = partners[i].first >= 0 && g.volume(p, partners[i].first) > 0
+                               ? partners[i].first
+                               : -1;
+            const int from = partners[i].second >= 0 && g.volume(partners[i].second, q) > 0
+                                 ? partners[i].second
+                                 : -1;
+            ASSERT_EQ(to, expected_partners[i].first)
+                << describe(t) << " sender " << p << " formula step " << i;
+            ASSERT_EQ(from, expected_partners[i].second)
+                << describe(t) << " receiver " << q << " formula step " << i;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 500);
+  EXPECT_GE(partial, 150);
+}
+
+// product_closed_form_stats against schedule_stats of the product schedule built from the
+// closed forms (product_schedule over the 2-D volume graph), on random 2-D instances.
+TEST(ProductClosedFormStats, EqualTheBuiltProduct) {
+  Random rng(test_seed(110));
+  int compared = 0;
+  int whole = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Transfer1D rows = closed_form_transfer(rng, 5, 4);
+    const Transfer1D cols = closed_form_transfer(rng, 5, 4);
+    Transfer t;
+    t.m = rows.length;
+    t.n = cols.length;
+    t.src = {
+        rows.src, cols.src, {rows.src.nprocs, cols.src.nprocs, {}}, rows.src_start, cols.src_start};
+    t.dst = {
+        rows.dst, cols.dst, {rows.dst.nprocs, cols.dst.nprocs, {}}, rows.dst_start, cols.dst_start};
+    const std::optional<ScheduleStats> closed = product_closed_form_stats(t, kModel, 8);
+    ASSERT_TRUE(closed.has_value()) << describe(rows) << " x " << describe(cols);
+    const VolumeGraph graph = volume_graph(t);
+    const Schedule product =
+        product_schedule(graph, *schedule_closed_form(rows, kModel, 8),
+                         *schedule_closed_form(cols, kModel, 8), rows.src.nprocs, rows.dst.nprocs);
+    ASSERT_TRUE(valid_schedule(graph, product, kMatching));
+    expect_stats_equal(*closed, schedule_stats(product, kModel, 8));
+    ++compared;
+    whole += whole_periods(rows) && whole_periods(cols) ? 1 : 0;
+    // A trapezoid is not a product of 1-D transfers.
+    t.region.kind = Region::Kind::upper;
+    EXPECT_FALSE(product_closed_form_stats(t, kModel, 8).has_value());
+  }
+  EXPECT_GE(compared, 300);
+  EXPECT_GE(whole, 60);
+  // No closed form in one dimension: CYCLIC(2) -> CYCLIC(3) on 4 -> 6 processes.
+  Transfer t;
+  t.m = t.n = 24;
+  t.src = {{24, 2, 4, 0}, {24, 1, 1, 0}, {4, 1, {}}, 0, 0};
+  t.dst = {{24, 3, 6, 0}, {24, 1, 1, 0}, {6, 1, {}}, 0, 0};
+  EXPECT_FALSE(product_closed_form_stats(t, kModel, 8).has_value());
 }
 
 } // namespace
