@@ -257,6 +257,15 @@ int main(int argc, char **argv) {
   }
   std::erase_if(shapes, [&](const Shape &g) { return g.rows * g.cols > opt.max_procs; });
   const std::vector<Blocks> block_pairs = {{64, 100}, {1, 64}, {32, 48}, {64, 32}};
+  const auto for_each_case = [&](auto &&f) {
+    for (const Shape &g : shapes) {
+      for (const Blocks &b : block_pairs) {
+        for (const bool whole : {true, false}) {
+          f(g, b, whole, make_transfer(g, b, whole));
+        }
+      }
+    }
+  };
   const redist::CostModel model;
   constexpr std::size_t kElementBytes = 8;
 
@@ -264,96 +273,80 @@ int main(int argc, char **argv) {
   std::puts("| grid | r -> s | window | m x n | plan ms | plan peak KiB | plan rss+ KiB | "
             "choose ms | choose peak KiB | choose rss+ KiB | rank steps | rows x columns |");
   std::puts("|---|---|---|---|---|---|---|---|---|---|---|---|");
-  for (const Shape &g : shapes) {
-    for (const Blocks &b : block_pairs) {
-      for (const bool whole : {true, false}) {
-        const redist::Transfer t = make_transfer(g, b, whole);
-        const int comm = g.rows * g.cols;
-        const int rank = comm / 3;
-        const Measure plan_m =
-            measure(opt.reps, [&] { return redist::make_rank_plan(t, rank, comm); });
-        const redist::RankPlan plan = redist::make_rank_plan(t, rank, comm);
-        redist::ScheduleOptions so;
-        so.strategy = redist::Strategy::stepwise;
-        const bool rows_closed =
-            redist::best_closed_form(t.rows(), model, kElementBytes).has_value();
-        const bool cols_closed =
-            redist::best_closed_form(t.cols(), model, kElementBytes).has_value();
-        const bool matchings = !rows_closed || !cols_closed;
-        std::string choose_ms = "skipped";
-        std::string choose_peak = "-";
-        std::string choose_rss = "-";
-        std::string steps = "-";
-        std::string detail = "matchings beyond --matching-max";
-        if (!matchings || std::max(g.rows, g.cols) <= opt.matching_max) {
-          redist::ScheduleChoice last;
-          const Measure m = measure(opt.reps, [&] {
-            redist::ScheduleChoice choice;
-            const std::string why = redist::choose_schedule(t, plan, so, {}, kElementBytes, choice);
-            if (!why.empty()) {
-              std::fprintf(stderr, "choose_schedule: %s\n", why.c_str());
-              std::exit(1);
-            }
-            last = choice;
-            return 0;
-          });
-          choose_ms = ms_text(m.median_ms);
-          choose_peak = kib(m.peak_bytes);
-          choose_rss = std::to_string(m.rss_growth_kib);
-          steps = std::to_string(last.steps.size());
-          detail = last.detail;
+  for_each_case([&](const Shape &g, const Blocks &b, bool whole, const redist::Transfer &t) {
+    const int comm = g.rows * g.cols;
+    const int rank = comm / 3;
+    const Measure plan_m = measure(opt.reps, [&] { return redist::make_rank_plan(t, rank, comm); });
+    const redist::RankPlan plan = redist::make_rank_plan(t, rank, comm);
+    redist::ScheduleOptions so;
+    so.strategy = redist::Strategy::stepwise;
+    const bool rows_closed = redist::best_closed_form(t.rows(), model, kElementBytes).has_value();
+    const bool cols_closed = redist::best_closed_form(t.cols(), model, kElementBytes).has_value();
+    const bool matchings = !rows_closed || !cols_closed;
+    std::string choose_ms = "skipped";
+    std::string choose_peak = "-";
+    std::string choose_rss = "-";
+    std::string steps = "-";
+    std::string detail = "matchings beyond --matching-max";
+    if (!matchings || std::max(g.rows, g.cols) <= opt.matching_max) {
+      redist::ScheduleChoice last;
+      const Measure m = measure(opt.reps, [&] {
+        redist::ScheduleChoice choice;
+        const std::string why = redist::choose_schedule(t, plan, so, {}, kElementBytes, choice);
+        if (!why.empty()) {
+          std::fprintf(stderr, "choose_schedule: %s\n", why.c_str());
+          std::exit(1);
         }
-        std::printf(
-            "| %dx%d | %lld -> %lld | %s | %lld x %lld | %s | %s | %ld | %s | %s | %s | %s | "
-            "%s |\n",
-            g.rows, g.cols, static_cast<long long>(b.r), static_cast<long long>(b.s),
-            whole ? "period" : "partial", static_cast<long long>(t.m), static_cast<long long>(t.n),
-            ms_text(plan_m.median_ms).c_str(), kib(plan_m.peak_bytes).c_str(),
-            plan_m.rss_growth_kib, choose_ms.c_str(), choose_peak.c_str(), choose_rss.c_str(),
-            steps.c_str(), detail.c_str());
-        std::fflush(stdout);
-      }
+        last = choice;
+        return 0;
+      });
+      choose_ms = ms_text(m.median_ms);
+      choose_peak = kib(m.peak_bytes);
+      choose_rss = std::to_string(m.rss_growth_kib);
+      steps = std::to_string(last.steps.size());
+      detail = last.detail;
     }
-  }
+    std::printf("| %dx%d | %lld -> %lld | %s | %lld x %lld | %s | %s | %ld | %s | %s | %s | %s | "
+                "%s |\n",
+                g.rows, g.cols, static_cast<long long>(b.r), static_cast<long long>(b.s),
+                whole ? "period" : "partial", static_cast<long long>(t.m),
+                static_cast<long long>(t.n), ms_text(plan_m.median_ms).c_str(),
+                kib(plan_m.peak_bytes).c_str(), plan_m.rss_growth_kib, choose_ms.c_str(),
+                choose_peak.c_str(), choose_rss.c_str(), steps.c_str(), detail.c_str());
+    std::fflush(stdout);
+  });
 
   std::puts("\n## (b) whole machine: closed-form statistics of the stepwise product\n");
   std::puts("| grid | r -> s | window | forms (rows, columns) | N | T (elements) | largest | "
             "predicted s | ms | peak KiB |");
   std::puts("|---|---|---|---|---|---|---|---|---|---|");
-  for (const Shape &g : shapes) {
-    for (const Blocks &b : block_pairs) {
-      for (const bool whole : {true, false}) {
-        const redist::Transfer t = make_transfer(g, b, whole);
-        const auto rows = redist::best_closed_form(t.rows(), model, kElementBytes);
-        const auto cols = redist::best_closed_form(t.cols(), model, kElementBytes);
-        std::optional<redist::ScheduleStats> stats;
-        const Measure m = measure(opt.reps, [&] {
-          stats = redist::product_closed_form_stats(t, model, kElementBytes);
-          return 0;
-        });
-        const auto prefix = [&] {
-          std::printf("| %dx%d | %lld -> %lld | %s | ", g.rows, g.cols, static_cast<long long>(b.r),
-                      static_cast<long long>(b.s), whole ? "period" : "partial");
-        };
-        prefix();
-        if (!stats) {
-          const redist::CyclicCounts c = redist::cyclic_counts(g.rows == 1 ? t.cols() : t.rows());
-          std::printf(
-              "none (stepwise matchings; N_opt = %lld per dimension) | - | - | - | - | %s | "
-              "%s |\n",
-              static_cast<long long>(c.steps_optimal), ms_text(m.median_ms).c_str(),
-              kib(m.peak_bytes).c_str());
-          continue;
-        }
-        std::printf("%s, %s | %lld | %lld | %lld | %.4g | %s | %s |\n",
-                    kind_name(rows->kind()).c_str(), kind_name(cols->kind()).c_str(),
-                    static_cast<long long>(stats->steps),
-                    static_cast<long long>(stats->sum_step_max),
-                    static_cast<long long>(stats->largest_piece), stats->seconds,
-                    ms_text(m.median_ms).c_str(), kib(m.peak_bytes).c_str());
-        std::fflush(stdout);
-      }
+  for_each_case([&](const Shape &g, const Blocks &b, bool whole, const redist::Transfer &t) {
+    const auto rows = redist::best_closed_form(t.rows(), model, kElementBytes);
+    const auto cols = redist::best_closed_form(t.cols(), model, kElementBytes);
+    std::optional<redist::ScheduleStats> stats;
+    const Measure m = measure(opt.reps, [&] {
+      stats = redist::product_closed_form_stats(t, model, kElementBytes);
+      return 0;
+    });
+    const auto prefix = [&] {
+      std::printf("| %dx%d | %lld -> %lld | %s | ", g.rows, g.cols, static_cast<long long>(b.r),
+                  static_cast<long long>(b.s), whole ? "period" : "partial");
+    };
+    prefix();
+    if (!stats) {
+      const redist::CyclicCounts c = redist::cyclic_counts(g.rows == 1 ? t.cols() : t.rows());
+      std::printf("none (stepwise matchings; N_opt = %lld per dimension) | - | - | - | - | %s | "
+                  "%s |\n",
+                  static_cast<long long>(c.steps_optimal), ms_text(m.median_ms).c_str(),
+                  kib(m.peak_bytes).c_str());
+      return;
     }
-  }
+    std::printf("%s, %s | %lld | %lld | %lld | %.4g | %s | %s |\n", kind_name(rows->kind()).c_str(),
+                kind_name(cols->kind()).c_str(), static_cast<long long>(stats->steps),
+                static_cast<long long>(stats->sum_step_max),
+                static_cast<long long>(stats->largest_piece), stats->seconds,
+                ms_text(m.median_ms).c_str(), kib(m.peak_bytes).c_str());
+    std::fflush(stdout);
+  });
   return 0;
 }

@@ -403,33 +403,6 @@ TEST(Planner, RefusesOptionsItCannotHonour) {
   EXPECT_EQ(choice.strategy, Strategy::all_at_once);
 }
 
-// One dimension of a transfer for which a closed form applies, restated from the papers'
-// conditions (schedule_cyclic.hpp): r divides s or s divides r with the smaller block on no
-// more processes (Park et al.; Walker & Otto when P == Q), or gcd(r', Q) = gcd(s', P) = 1
-// (Desprez et al.). Aligned starts, whole periods or not.
-Transfer1D closed_form_dimension(Random &rng, int min_procs, int max_procs) {
-  for (;;) {
-    const int P = rng.uniform_int(min_procs, max_procs);
-    const int Q = rng.chance(30) ? P : rng.uniform_int(min_procs, max_procs);
-    const Index r = rng.uniform(1, 4);
-    const Index s = rng.chance(60) ? r * rng.uniform(1, 3) : rng.uniform(1, 4);
-    const Index d = std::gcd(r, s);
-    const bool park = (s % r == 0 && P <= Q) || (r % s == 0 && Q <= P);
-    const bool desprez = std::gcd(r / d, Index{Q}) == 1 && std::gcd(s / d, Index{P}) == 1;
-    if (!park && !desprez) {
-      continue;
-    }
-    const Index period = std::lcm(P * r, Q * s);
-    Transfer1D t;
-    t.length = rng.chance(40) ? period : rng.uniform(std::max(P * r, Q * s), 2 * period);
-    t.src_start = r * rng.uniform(0, 3);
-    t.dst_start = s * rng.uniform(0, 3);
-    t.src = {t.src_start + t.length, r, P, rng.uniform_int(0, P - 1)};
-    t.dst = {t.dst_start + t.length, s, Q, rng.uniform_int(0, Q - 1)};
-    return t;
-  }
-}
-
 // On grids with more than 4,096 sender-receiver pairs, stepwise (and the circulant) lay out
 // each rank's steps straight from the closed forms. They must be the rank's part of the
 // product schedule built from the materialised 1-D closed forms (what the planner builds on
@@ -439,15 +412,9 @@ TEST(Planner, ClosedFormRankStepsAreTheBuiltProduct) {
   Random rng(test_seed(24));
   const CostModel model;
   for (int trial = 0; trial < 16; ++trial) {
-    Transfer t;
-    const Transfer1D rows = closed_form_dimension(rng, 9, 11);
-    const Transfer1D cols = closed_form_dimension(rng, 9, 11);
-    t.m = rows.length;
-    t.n = cols.length;
-    t.src = {
-        rows.src, cols.src, {rows.src.nprocs, cols.src.nprocs, {}}, rows.src_start, cols.src_start};
-    t.dst = {
-        rows.dst, cols.dst, {rows.dst.nprocs, cols.dst.nprocs, {}}, rows.dst_start, cols.dst_start};
+    const Transfer1D rows = closed_form_dimension(rng, 9, 11, 4);
+    const Transfer1D cols = closed_form_dimension(rng, 9, 11, 4);
+    Transfer t = transfer_2d(rows, cols);
     const int src_size = rows.src.nprocs * cols.src.nprocs;
     const int dst_size = rows.dst.nprocs * cols.dst.nprocs;
     const int comm_size = std::max(src_size, dst_size);

@@ -599,28 +599,6 @@ TEST(ClosedForm, PicksTheCheapestApplicable) {
 
 // --- closed forms evaluated on demand, and the 2-D product's statistics ---
 
-// A random transfer between CYCLIC(r) on P and CYCLIC(s) on Q for which at least one closed
-// form applies (aligned starts).
-Transfer1D closed_form_transfer(Random &rng, int max_procs, Index max_block) {
-  for (;;) {
-    const int P = rng.uniform_int(1, max_procs);
-    const int Q = rng.chance(40) ? P : rng.uniform_int(1, max_procs);
-    Index r = rng.uniform(1, max_block);
-    Index s = rng.uniform(1, max_block);
-    if (rng.chance(50)) { // one block size a multiple of the other
-      (rng.chance(50) ? s : r) *= rng.uniform(1, 4);
-    }
-    Transfer1D t = make_transfer(rng, P, Q, r, s);
-    t.src_start = r * rng.uniform(0, 5);
-    t.dst_start = s * rng.uniform(0, 5);
-    t.src.extent = t.src_start + t.length;
-    t.dst.extent = t.dst_start + t.length;
-    if (class_condition(t) || walker_otto_condition(t) || circulant_condition(t)) {
-      return t;
-    }
-  }
-}
-
 std::optional<Schedule> built_form(ClosedFormKind kind, const Transfer1D &t) {
   switch (kind) {
   case ClosedFormKind::class_based:
@@ -640,7 +618,8 @@ TEST(ClosedFormSchedule, StepSizesAndPartnersMatchTheBuiltSchedule) {
   int checked = 0;
   int partial = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    const Transfer1D t = closed_form_transfer(rng, 9, 6);
+    const Transfer1D t = closed_form_dimension(rng, 1, 9, 6);
+    ASSERT_TRUE(class_condition(t) || walker_otto_condition(t) || circulant_condition(t));
     const VolumeGraph g = volume_graph(t);
     for (const ClosedFormKind kind :
          {ClosedFormKind::class_based, ClosedFormKind::walker_otto, ClosedFormKind::circulant}) {
@@ -718,15 +697,9 @@ TEST(ProductClosedFormStats, EqualTheBuiltProduct) {
   int compared = 0;
   int whole = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    const Transfer1D rows = closed_form_transfer(rng, 5, 4);
-    const Transfer1D cols = closed_form_transfer(rng, 5, 4);
-    Transfer t;
-    t.m = rows.length;
-    t.n = cols.length;
-    t.src = {
-        rows.src, cols.src, {rows.src.nprocs, cols.src.nprocs, {}}, rows.src_start, cols.src_start};
-    t.dst = {
-        rows.dst, cols.dst, {rows.dst.nprocs, cols.dst.nprocs, {}}, rows.dst_start, cols.dst_start};
+    const Transfer1D rows = closed_form_dimension(rng, 1, 5, 4);
+    const Transfer1D cols = closed_form_dimension(rng, 1, 5, 4);
+    Transfer t = transfer_2d(rows, cols);
     const std::optional<ScheduleStats> closed = product_closed_form_stats(t, kModel, 8);
     ASSERT_TRUE(closed.has_value()) << describe(rows) << " x " << describe(cols);
     const VolumeGraph graph = volume_graph(t);
