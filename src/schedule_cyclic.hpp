@@ -19,7 +19,9 @@
 // data skipped), each with an O(log) lookup among its sender's messages, plus the volumes from
 // volume_graph(Transfer1D) (one sweep of at most one period); nothing is O(P * Q) unless the
 // messages are. The *_stats functions give N, T and the predicted time of whole-period transfers in
-// O(1) to O(r + s).
+// O(1) to O(r + s). ClosedFormSchedule evaluates a form without building it: one process's
+// partners in O(steps), the step sizes in O(steps) for whole periods, and
+// product_closed_form_stats the statistics of a 2-D product from those of its dimensions.
 
 #include "schedule.hpp"
 
