@@ -87,18 +87,6 @@ int smallest_cube_side(int ranks) {
   return k;
 }
 
-const char *form_name(redist::ClosedFormKind kind) {
-  switch (kind) {
-  case redist::ClosedFormKind::class_based:
-    return "class";
-  case redist::ClosedFormKind::walker_otto:
-    return "W&O";
-  case redist::ClosedFormKind::circulant:
-    return "circulant";
-  }
-  return "?";
-}
-
 struct Network {
   redist::torus::Torus torus;
   std::vector<int> src_ranks;
@@ -181,7 +169,7 @@ void study(const Case &c, int matching_max) {
   started = Clock::now();
   const redist::CostModel model;
   if (const auto form = redist::best_closed_form(t, model, kElementBytes)) {
-    rows.schedule_row("stepwise", form_name(form->kind()), form->build(), started);
+    rows.schedule_row("stepwise", redist::closed_form_name(form->kind()), form->build(), started);
   } else if (std::max(c.P, c.Q) <= matching_max) {
     rows.schedule_row("stepwise", "matchings", redist::schedule_stepwise(graph), started);
   } else {
