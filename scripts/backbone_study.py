@@ -4,29 +4,35 @@
 Runs tools/backbone_study.cpp (Jeannot & Wagner's Sec. 5.1 simulations):
   - k from 1 to 20 on the same random graphs, weights 1..20 and 1..10000, beta = 1;
   - beta from 0.1 to 100 on random graphs with weights 1..20, each with its own random k;
-  - seconds per GGP / OGGP call on complete graphs up to 100 x 100;
+  - processor seconds per GGP / OGGP call on complete graphs up to 100 x 100;
 checks every row (costs at least the lower bound, all-at-once at least its own bound), writes
-summary CSVs and SVG plots into docs/backbone/ and prints the markdown tables of
-docs/backbone.md.
+summary CSVs and SVG plots into docs/backbone/ and the tables into docs/backbone.md, between its
+markers.
 
-  python3 scripts/backbone_study.py [--exe PATH] [--graphs N] [--seed S] [--out DIR] [--quick]
+  python3 scripts/backbone_study.py [--exe PATH] [--graphs N] [--seed S] [--out DIR] [--doc FILE]
+                                     [--quick]
 
 Without --exe the program is compiled with $CXX (default c++) from tools/backbone_study.cpp and
 the sources of redist_pure listed in src/CMakeLists.txt. --quick runs a tiny setting (seconds)
-and only checks and writes into --out: the ctest backbone_study_quick.
+and writes only into --out: the ctest backbone_study_quick.
 """
 import argparse
-import math
 import collections
 import csv
 import io
+import math
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import xml.dom.minidom
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ring_study  # noqa: E402  (its Svg: the hand-written SVG writer shared by the studies)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTANCE_COLUMNS = ["graph", "senders", "receivers", "messages", "max_degree", "total",
@@ -37,6 +43,8 @@ TIMING_COLUMNS = ["senders", "receivers", "messages", "max_weight", "k", "ggp_se
                   "oggp_seconds", "ggp_steps", "oggp_steps"]
 SIZE_BINS = [(1, 10), (10, 50), (50, 150), (150, 401)]
 BETA_SCALE = 10  # elements per weight unit in the beta sweep, so beta may be 0.1
+BEGIN = "<!-- backbone_study.py: begin (generated, do not edit) -->"
+END = "<!-- backbone_study.py: end -->"
 COLOURS = {"GGP": "#d62728", "OGGP": "#1f77b4", "all-at-once": "#2ca02c"}
 
 
@@ -152,36 +160,13 @@ def markdown_timing_table(rows):
     return "\n".join(lines)
 
 
-# --- SVG by hand -----------------------------------------------------------------------------
+# --- plots, with the hand-written SVG writer shared by the studies -------------------------
 
-class Svg:
-    def __init__(self, width, height):
-        self.w, self.h, self.items = width, height, []
-
-    def line(self, x1, y1, x2, y2, colour="#000", width=1, dash=None):
-        d = f' stroke-dasharray="{dash}"' if dash else ""
-        self.items.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-                          f'stroke="{colour}" stroke-width="{width}"{d}/>')
-
-    def polyline(self, points, colour, width=2, dash=None):
-        d = f' stroke-dasharray="{dash}"' if dash else ""
+class Svg(ring_study.Svg):
+    def dashed_polyline(self, points, colour, dash, width=2):
         pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
         self.items.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" '
-                          f'stroke-width="{width}"{d}/>')
-
-    def text(self, x, y, s, size=12, anchor="start", rotate=None):
-        t = f' transform="rotate({rotate} {x:.1f} {y:.1f})"' if rotate is not None else ""
-        s = s.replace("&", "&amp;").replace("<", "&lt;")
-        self.items.append(f'<text x="{x:.1f}" y="{y:.1f}" font-family="sans-serif" '
-                          f'font-size="{size}" text-anchor="{anchor}"{t}>{s}</text>')
-
-    def save(self, path):
-        with open(path, "w") as f:
-            f.write(f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.w}" '
-                    f'height="{self.h}" viewBox="0 0 {self.w} {self.h}">\n')
-            f.write(f'<rect width="{self.w}" height="{self.h}" fill="white"/>\n')
-            f.write("\n".join(self.items))
-            f.write("\n</svg>\n")
+                          f'stroke-width="{width}" stroke-dasharray="{dash}"/>')
 
 
 def nice_step(span):
@@ -219,43 +204,70 @@ def panel(svg, x0, y0, w, h, series, xs, title, xlabel, log_x=False, ylabel="cos
     svg.text(x0 - 52, y0 + h / 2, ylabel, 12, "middle", rotate=-90)
     svg.text(x0 + w / 2, y0 - 10, title, 13, "middle")
     for name, colour, dash, values in series:
-        svg.polyline([(sx(x), sy(v)) for x, v in zip(xs, values)], colour, 2, dash)
+        points = [(sx(x), sy(v)) for x, v in zip(xs, values)]
+        if dash:
+            svg.dashed_polyline(points, colour, dash)
+        else:
+            svg.polyline(points, colour)
 
 
-def plot_ratios(path, w20, w10000, beta):
+def plot_three(path, tables, series_of, ylabel, legend):
+    """One panel per study (k with weights 1..20, k with weights 1..10000, beta); series_of(table,
+    xs) gives the panel's (name, colour, dash, values); legend: (name, colour, dash)."""
     svg = Svg(1260, 420)
-    for i, (table, xs, title, xlabel, log_x) in enumerate([
-            (w20, list(w20), "weights 1..20, beta = 1", "k", False),
-            (w10000, list(w10000), "weights 1..10000, beta = 1", "k", False),
-            (beta, list(beta), "weights 1..20, random k", "beta (log scale)", True)]):
-        series = [("GGP worst", COLOURS["GGP"], None, [table[x]["ggp_worst"] for x in xs]),
-                  ("GGP mean", COLOURS["GGP"], "6,4", [table[x]["ggp_mean"] for x in xs]),
-                  ("OGGP worst", COLOURS["OGGP"], None, [table[x]["oggp_worst"] for x in xs]),
-                  ("OGGP mean", COLOURS["OGGP"], "6,4", [table[x]["oggp_mean"] for x in xs])]
-        panel(svg, 80 + i * 415, 45, 320, 290, series, xs, title, xlabel, log_x)
-    legend = [("GGP worst", COLOURS["GGP"], None), ("GGP mean", COLOURS["GGP"], "6,4"),
-              ("OGGP worst", COLOURS["OGGP"], None), ("OGGP mean", COLOURS["OGGP"], "6,4")]
+    titles = [("weights 1..20, beta = 1", "k", False), ("weights 1..10000, beta = 1", "k", False),
+              ("weights 1..20, random k", "beta (log scale)", True)]
+    for i, (table, (title, xlabel, log_x)) in enumerate(zip(tables, titles)):
+        xs = list(table)
+        panel(svg, 80 + i * 415, 45, 320, 290, series_of(table, xs), xs, title, xlabel, log_x,
+              ylabel)
+    left = 630 - 80 * len(legend)
     for j, (name, colour, dash) in enumerate(legend):
-        svg.line(330 + j * 160, 405, 360 + j * 160, 405, colour, 2, dash)
-        svg.text(366 + j * 160, 409, name, 12)
+        svg.line(left + j * 160, 405, left + 30 + j * 160, 405, colour, 2, dash)
+        svg.text(left + 36 + j * 160, 409, name, 12)
     svg.save(path)
 
 
-def plot_all_at_once(path, w20, w10000, beta):
-    svg = Svg(1260, 420)
-    for i, (table, xs, title, xlabel, log_x) in enumerate([
-            (w20, list(w20), "weights 1..20, beta = 1", "k", False),
-            (w10000, list(w10000), "weights 1..10000, beta = 1", "k", False),
-            (beta, list(beta), "weights 1..20, random k", "beta (log scale)", True)]):
-        series = [("mean", COLOURS["OGGP"], None, [table[x]["oggp_over_aao_mean"] for x in xs]),
-                  ("largest", COLOURS["OGGP"], "6,4", [table[x]["oggp_over_aao_worst"] for x in xs]),
-                  ("1", "#000", "2,3", [1.0 for _ in xs])]
-        panel(svg, 80 + i * 415, 45, 320, 290, series, xs, title, xlabel, log_x,
-              "OGGP / all-at-once (fluid)")
-    for j, (name, dash) in enumerate([("mean", None), ("largest", "6,4")]):
-        svg.line(480 + j * 160, 405, 510 + j * 160, 405, COLOURS["OGGP"], 2, dash)
-        svg.text(516 + j * 160, 409, name, 12)
-    svg.save(path)
+def ratio_series(table, xs):
+    return [(f"{name} {what}", COLOURS[name], dash,
+             [table[x][f"{name.lower()}_{what}"] for x in xs])
+            for name in ("GGP", "OGGP") for what, dash in (("worst", None), ("mean", "6,4"))]
+
+
+def all_at_once_series(table, xs):
+    return [("mean", COLOURS["OGGP"], None, [table[x]["oggp_over_aao_mean"] for x in xs]),
+            ("largest", COLOURS["OGGP"], "6,4", [table[x]["oggp_over_aao_worst"] for x in xs]),
+            ("1", "#000", "2,3", [1.0 for _ in xs])]
+
+
+def generated_block(args, graphs, elapsed, w20, w10000, beta, timing, tables):
+    by_k20, by_k10000, by_beta = tables
+    out = [BEGIN, "",
+           f"Generated by `python3 scripts/backbone_study.py "
+           f"{'--quick' if args.quick else f'--graphs {graphs}'} --seed {args.seed}` "
+           f"({elapsed:.0f} s on the shared 2-core machine). Ratio = cost / lower bound; steps "
+           "are means; \"fewest steps\" is max(Δ, ⌈m/k⌉); \"all-at-once / bound\" and "
+           "\"OGGP / all-at-once\" are means of the ratios; \"all-at-once cheaper\" is the share "
+           "of graphs where the fluid all-at-once costs less than OGGP.", ""]
+    for title, rows, table in [("k varying, weights 1..20, β = 1", w20, by_k20),
+                               ("k varying, weights 1..10000, β = 1", w10000, by_k10000)]:
+        s = summarise(rows)
+        out += [f"### {title}", "",
+                f"All k together: GGP worst {s['ggp_worst']:.5f}, mean {s['ggp_mean']:.4f}; "
+                f"OGGP worst {s['oggp_worst']:.5f}, mean {s['oggp_mean']:.4f}; all-at-once / "
+                f"bound mean {s['aao_mean']:.4f}, worst {s['aao_worst']:.4f}; OGGP / all-at-once "
+                f"mean {s['oggp_over_aao_mean']:.4f}, largest {s['oggp_over_aao_worst']:.4f}.", "",
+                markdown_ratio_table("k", table), "", markdown_size_table(title, rows), ""]
+    s = summarise(beta)
+    out += ["### β varying, weights 1..20, k random (β in weight units)", "",
+            f"All β together: GGP worst {s['ggp_worst']:.4f}, OGGP worst {s['oggp_worst']:.4f}; "
+            f"all-at-once / bound worst {s['aao_worst']:.4f}.", "",
+            markdown_ratio_table("β", by_beta), "", markdown_size_table("β varying", beta), ""]
+    slowest = max(max(r["ggp_seconds"], r["oggp_seconds"]) for r in w20 + w10000 + beta)
+    out += ["### Processor time on complete graphs", "",
+            f"Slowest call in the three studies above: {1000 * slowest:.1f} ms. Complete graphs, "
+            "β = 1, the fastest of the repeats:", "", markdown_timing_table(timing), "", END]
+    return "\n".join(out)
 
 
 def main():
@@ -264,9 +276,14 @@ def main():
     ap.add_argument("--graphs", type=int, default=5000, help="random graphs per setting")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "backbone"))
+    ap.add_argument("--doc", help="where the tables go, between the markers (default "
+                    "docs/backbone.md; with --quick, backbone-tables.md in --out)")
     ap.add_argument("--quick", action="store_true", help="tiny setting, for the ctest")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    doc_path = args.doc or (os.path.join(args.out, "backbone-tables.md") if args.quick else
+                            os.path.join(ROOT, "docs", "backbone.md"))
+    started = time.time()
     graphs = 30 if args.quick else args.graphs
     k_max = "4" if args.quick else "20"
     betas = "0.5,1,5" if args.quick else "0.1,0.2,0.5,1,2,3,5,7,10,15,20,30,50,100"
@@ -278,8 +295,8 @@ def main():
                   INSTANCE_COLUMNS)
         w10000 = run(exe, ["ratios", *common, "--max-weight", "10000", "--k-max", k_max],
                      INSTANCE_COLUMNS)
-        beta = run(exe, ["beta", *common, "--max-weight", "20", "--scale", str(BETA_SCALE), "--betas", betas],
-                   INSTANCE_COLUMNS)
+        beta = run(exe, ["beta", *common, "--max-weight", "20", "--scale", str(BETA_SCALE),
+                         "--betas", betas], INSTANCE_COLUMNS)
         timing = run(exe, ["timing", "--sizes", sizes, "--repeats", "1" if args.quick else "3",
                            "--seed", str(args.seed)], TIMING_COLUMNS)
     for rows, what, count in [(w20, "weights 1..20", graphs * int(k_max)),
@@ -301,34 +318,29 @@ def main():
         f.write(",".join(TIMING_COLUMNS) + "\n")
         for r in timing:
             f.write(",".join(f"{r[c]:.6g}" for c in TIMING_COLUMNS) + "\n")
-    plot_ratios(os.path.join(args.out, "ratios.svg"), by_k20, by_k10000, by_beta)
-    plot_all_at_once(os.path.join(args.out, "all-at-once.svg"), by_k20, by_k10000, by_beta)
+    tables = (by_k20, by_k10000, by_beta)
+    plot_three(os.path.join(args.out, "ratios.svg"), tables, ratio_series, "cost / lower bound",
+               [(f"{n} {w}", COLOURS[n], d) for n in ("GGP", "OGGP")
+                for w, d in (("worst", None), ("mean", "6,4"))])
+    plot_three(os.path.join(args.out, "all-at-once.svg"), tables, all_at_once_series,
+               "OGGP / all-at-once (fluid)",
+               [("mean", COLOURS["OGGP"], None), ("largest", COLOURS["OGGP"], "6,4")])
     for name in ("ratios.svg", "all-at-once.svg"):
         if xml.dom.minidom.parse(os.path.join(args.out, name)).documentElement.tagName != "svg":
             sys.exit(f"{name}: not an SVG document")
 
-    print(f"seed {args.seed}, {graphs} random graphs per setting\n")
-    for title, rows, table in [("weights 1..20, beta = 1", w20, by_k20),
-                               ("weights 1..10000, beta = 1", w10000, by_k10000)]:
-        s = summarise(rows)
-        print(f"### {title}: all k together: GGP worst {s['ggp_worst']:.5f} mean "
-              f"{s['ggp_mean']:.4f}; OGGP worst {s['oggp_worst']:.5f} mean {s['oggp_mean']:.4f}; "
-              f"all-at-once / bound mean {s['aao_mean']:.4f} worst {s['aao_worst']:.4f}; "
-              f"OGGP / all-at-once mean {s['oggp_over_aao_mean']:.4f} largest "
-              f"{s['oggp_over_aao_worst']:.4f}\n")
-        print(markdown_ratio_table("k", table) + "\n")
-        print(markdown_size_table(title, rows) + "\n")
-    s = summarise(beta)
-    print(f"### beta varying (weights 1..20, random k): GGP worst {s['ggp_worst']:.4f}, OGGP worst "
-          f"{s['oggp_worst']:.4f}; all-at-once / bound worst {s['aao_worst']:.4f}\n")
-    print(markdown_ratio_table("beta", by_beta) + "\n")
-    print(markdown_size_table("beta varying", beta) + "\n")
-    print("### processor seconds per call on complete graphs (fastest of the repeats)\n")
-    print(markdown_timing_table(timing) + "\n")
-    slowest = max(max(r["ggp_seconds"], r["oggp_seconds"]) for r in w20 + w10000 + beta)
-    print(f"slowest call in the three studies: {1000 * slowest:.1f} ms")
-    print(f"wrote {args.out}/: k-weights20.csv k-weights10000.csv beta.csv timing.csv ratios.svg "
-          "all-at-once.svg")
+    block = generated_block(args, graphs, time.time() - started, w20, w10000, beta, timing,
+                            tables)
+    doc = open(doc_path).read() if os.path.exists(doc_path) else ""
+    if BEGIN in doc and END in doc:
+        doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
+    else:
+        doc = doc.rstrip("\n") + ("\n\n" if doc else "") + block + "\n"
+    with open(doc_path, "w") as f:
+        f.write(doc)
+    print(block)
+    print(f"wrote {doc_path} and {args.out}/: k-weights20.csv k-weights10000.csv beta.csv "
+          "timing.csv ratios.svg all-at-once.svg")
 
 
 if __name__ == "__main__":
