@@ -127,10 +127,12 @@ void check_mpi(int code, const char *call, const char *what) {
 
 using namespace redist;
 
-extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type_arg,
                                   const redist_layout *a, const redist_layout *b,
-                                  redist_region region, int unit_diag, redist_plan *plan) {
+                                  redist_region region_arg, int unit_diag, redist_plan *plan) {
   static const char *call = "redist_plan_create";
+  const int type = enum_value(type_arg);
+  const int region = enum_value(region_arg);
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
@@ -142,17 +144,15 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
       if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
       if (m < 0) throw_argument(call, "m", m, "must be >= 0");
       if (n < 0) throw_argument(call, "n", n, "must be >= 0");
-      if (redist_type_size(type) == 0)
-        throw_argument(call, "type", static_cast<int>(type), "unknown redist_type");
+      if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
       if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
           region != REDIST_REGION_LOWER)
-        throw_argument(call, "region", static_cast<int>(region), "unknown redist_region");
+        throw_argument(call, "region", region, "unknown redist_region");
       if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
       if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
       validate_layout(call, "a", *a, m, n, size, rank);
       validate_layout(call, "b", *b, m, n, size, rank);
-      return fingerprint_of(m, n, static_cast<int>(type), static_cast<int>(region), unit_diag, *a,
-                            *b);
+      return fingerprint_of(m, n, type, region, unit_diag, *a, *b);
     });
     Transfer t;
     t.src = to_layout(*a);
@@ -173,9 +173,9 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
     // Planning can fail locally (memory); agree before anyone relies on the plan.
     agree(result->comm, call, "", [&] {
       try {
-        result->executor = std::make_unique<Executor>(
-            result->comm, make_rank_plan(t, rank, size),
-            static_cast<std::size_t>(redist_type_size(type)), a->lld, b->lld);
+        result->executor =
+            std::make_unique<Executor>(result->comm, make_rank_plan(t, rank, size),
+                                       static_cast<std::size_t>(type_size(type)), a->lld, b->lld);
       } catch (const std::bad_alloc &) {
         throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
       }

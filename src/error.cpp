@@ -42,7 +42,7 @@ extern "C" const char *redist_status_name(int status) {
   }
 }
 
-extern "C" int redist_type_size(redist_type type) {
+int redist::type_size(int type) {
   switch (type) {
   case REDIST_FLOAT:
   case REDIST_INT32:
@@ -53,6 +53,11 @@ extern "C" int redist_type_size(redist_type type) {
     return 8;
   case REDIST_COMPLEX_DOUBLE:
     return 16;
+  default:
+    return 0;
   }
-  return 0;
+}
+
+extern "C" int redist_type_size(redist_type type) {
+  return redist::type_size(redist::enum_value(type));
 }

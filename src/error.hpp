@@ -5,6 +5,7 @@
 
 #include "redist.h"
 
+#include <cstring>
 #include <exception>
 #include <string>
 #include <utility>
@@ -28,6 +29,19 @@ private:
                                  const std::string &reason);
 
 void set_last_error(const std::string &message);
+
+/// The int a C caller passed for an enum argument. A C caller may pass any int, but in C++
+/// reading an enum object that holds a value outside its enumerators' range is undefined
+/// (UBSan's enum check); copying the bytes is not.
+template <class E> int enum_value(const E &e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v = 0;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+/// Bytes of one element of redist_type `type`, 0 for an unknown value.
+int type_size(int type);
 
 /// Run f, translating every exception into a status; clears the message on success.
 template <class F> int c_barrier(const char *call, F &&f) noexcept {

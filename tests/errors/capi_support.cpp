@@ -49,7 +49,7 @@ void valid_plan_works(const std::string &where, redist_region region, int unit_d
   CArgs x(s);
   redist_plan plan = nullptr;
   int status =
-      redist_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, region, unit_diag, &plan);
+      capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, region, unit_diag, &plan);
   EXPECT_EQ(status, REDIST_SUCCESS) << where << "valid create right after: " << redist_last_error();
   EXPECT_STREQ(redist_last_error(), "") << where;
   if (!everywhere(status == REDIST_SUCCESS && plan != nullptr)) return; // same on every rank
@@ -78,8 +78,8 @@ void create_case(const std::string &label, const CMutateFn &mutate, const CExpec
   CArgs x(errtest::standard_scenario());
   if (mutate) mutate(x, rank);
   redist_plan plan = nullptr;
-  const int status = redist_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region,
-                                        x.unit_diag, x.null_plan_pointer ? nullptr : &plan);
+  const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region,
+                                          x.unit_diag, x.null_plan_pointer ? nullptr : &plan);
   const std::string message = redist_last_error();
   const CExpect want = expect(rank);
   EXPECT_EQ(status, want.status) << where << "status " << redist_status_name(status)

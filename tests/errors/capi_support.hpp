@@ -3,6 +3,7 @@
 // of one redist_plan_create call built from an errtest::Scenario, expected outcomes, and the
 // runner of one bad create followed by a valid plan.
 
+#include "capi_raw.h"
 #include "error_support.hpp"
 
 #include <redist.h>
@@ -22,8 +23,8 @@ using mpitest::MatSpec;
 /// point into the rank vectors.
 struct CArgs {
   std::int64_t m = 0, n = 0;
-  redist_type type = REDIST_DOUBLE;
-  redist_region region = REDIST_REGION_FULL;
+  int type = REDIST_DOUBLE; ///< any int, as a C caller can pass (capi_raw.c)
+  int region = REDIST_REGION_FULL;
   int unit_diag = 0;
   std::vector<int> ranks_a, ranks_b;
   redist_layout a{}, b{};
@@ -71,14 +72,5 @@ void valid_plan_works(const std::string &where, redist_region region = REDIST_RE
 /// One redist_plan_create of the standard scenario spoilt by `mutate`: status, message and
 /// *plan checked against `expect` on every rank; then valid_plan_works().
 void create_case(const std::string &label, const CMutateFn &mutate, const CExpectFn &expect);
-
-/// An enum holding an arbitrary int, as a C caller can pass (a static_cast outside the
-/// enumeration's range would be undefined in C++).
-template <class E> E from_int(int v) {
-  static_assert(sizeof(E) == sizeof(int));
-  E e{};
-  std::memcpy(&e, &v, sizeof e);
-  return e;
-}
 
 } // namespace capitest

@@ -57,16 +57,16 @@ TEST(CApiErrors, WindowExtentNegative) {
 TEST(CApiErrors, UnknownTypeOrRegion) {
   const int bad = errtest::last_rank();
   create_case(
-      "type = 42 everywhere", [](CArgs &x, int) { x.type = from_int<redist_type>(42); },
+      "type = 42 everywhere", [](CArgs &x, int) { x.type = 42; },
       create_invalid(-1, "type", 42, "unknown redist_type"));
   create_case(
       "type = 6 on the last rank",
       [=](CArgs &x, int rank) {
-        if (rank == bad) x.type = from_int<redist_type>(6);
+        if (rank == bad) x.type = 6;
       },
       create_invalid(bad, "type", 6, "unknown redist_type"));
   create_case(
-      "region = 9 everywhere", [](CArgs &x, int) { x.region = from_int<redist_region>(9); },
+      "region = 9 everywhere", [](CArgs &x, int) { x.region = 9; },
       create_invalid(-1, "region", 9, "unknown redist_region"));
 }
 
@@ -74,10 +74,10 @@ TEST(CApiErrors, NegativeEnumValueIsReportedAsPassed) {
   // A C caller passes an int: the message should show -1, not the value converted to an
   // unsigned 32-bit integer (4294967295).
   create_case(
-      "type = -1 everywhere", [](CArgs &x, int) { x.type = from_int<redist_type>(-1); },
+      "type = -1 everywhere", [](CArgs &x, int) { x.type = -1; },
       create_invalid(-1, "type", -1, "unknown redist_type"));
   create_case(
-      "region = -2 everywhere", [](CArgs &x, int) { x.region = from_int<redist_region>(-2); },
+      "region = -2 everywhere", [](CArgs &x, int) { x.region = -2; },
       create_invalid(-1, "region", -2, "unknown redist_region"));
 }
 
@@ -98,7 +98,7 @@ TEST(CApiErrors, NullCommunicatorEverywhere) {
   const Scenario s = errtest::standard_scenario();
   CArgs x(s);
   redist_plan plan = nullptr;
-  EXPECT_EQ(redist_plan_create(MPI_COMM_NULL, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan),
+  EXPECT_EQ(capitest_plan_create(MPI_COMM_NULL, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan),
             REDIST_ERR_ARGUMENT);
   EXPECT_EQ(std::string(redist_last_error()),
             "redist_plan_create: argument comm = 0: MPI_COMM_NULL");
@@ -325,7 +325,7 @@ void execute_null_case(const Scenario &s, char side, int bad, bool expect_error)
   CArgs x(s);
   redist_plan plan = nullptr;
   const int created =
-      redist_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan);
+      capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan);
   EXPECT_EQ(created, REDIST_SUCCESS) << where << redist_last_error();
   if (!everywhere(created == REDIST_SUCCESS && plan != nullptr)) return;
 
@@ -396,8 +396,9 @@ TEST(CApiErrors, EmptyWindow) {
     else
       x.n = 0;
     redist_plan plan = nullptr;
-    EXPECT_EQ(redist_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan),
-              REDIST_SUCCESS)
+    EXPECT_EQ(
+        capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region, 0, &plan),
+        REDIST_SUCCESS)
         << redist_last_error();
     if (!everywhere(plan != nullptr)) continue;
     EXPECT_EQ(redist_plan_execute(plan, nullptr, nullptr), REDIST_SUCCESS) << redist_last_error();
@@ -427,8 +428,8 @@ TEST(CApiErrors, NullPlanHandles) {
     const Scenario s = errtest::standard_scenario();
     CArgs args(s);
     redist_plan real = nullptr;
-    EXPECT_EQ(redist_plan_create(MPI_COMM_WORLD, args.m, args.n, args.type, args.pa, args.pb,
-                                 args.region, 0, &real),
+    EXPECT_EQ(capitest_plan_create(MPI_COMM_WORLD, args.m, args.n, args.type, args.pa, args.pb,
+                                   args.region, 0, &real),
               REDIST_SUCCESS)
         << redist_last_error();
     if (everywhere(real != nullptr)) {
@@ -446,7 +447,7 @@ TEST(CApiErrors, TrapezoidPlansStillWorkAfterErrors) {
   create_case(
       "unit_diag with region = 5",
       [](CArgs &x, int) {
-        x.region = from_int<redist_region>(5);
+        x.region = 5;
         x.unit_diag = 1;
       },
       create_invalid(-1, "region", 5, "unknown redist_region"));
