@@ -121,6 +121,7 @@ int main(int argc, char **argv) {
   redist_plan_destroy(&plan);
   free(la);
   free(lb);
+  free(dst_ranks);
   MPI_Finalize();
   return total_wrong == 0 ? 0 : 1;
 }
