@@ -72,6 +72,34 @@ typedef enum redist_region {
 typedef struct redist_plan_s *redist_plan;
 
 /**
+ * Communication schedules (see docs/schedules.md). The names in parentheses are the values of
+ * REDIST_SCHEDULE for the ScaLAPACK entry points.
+ */
+typedef enum redist_schedule {
+  REDIST_SCHEDULE_AUTO = 0,        /**< (auto) chosen by the cost model */
+  REDIST_SCHEDULE_ALL_AT_ONCE = 1, /**< (all-at-once) every message posted at once */
+  REDIST_SCHEDULE_CATERPILLAR = 2, /**< (caterpillar) ScaLAPACK's max(P,Q) steps */
+  REDIST_SCHEDULE_STEPWISE = 3,    /**< (stepwise) fewest steps, Desprez et al. */
+  REDIST_SCHEDULE_GREEDY = 4,      /**< (greedy) maximum-weight matchings, Desprez et al. */
+  REDIST_SCHEDULE_CIRCULANT = 5,   /**< (circulant) Park et al., CYCLIC(x) -> CYCLIC(kx) */
+  REDIST_SCHEDULE_GGP = 6,         /**< (ggp) at most k transfers per step, Jeannot & Wagner */
+  REDIST_SCHEDULE_OGGP = 7,        /**< (oggp) GGP with bottleneck matchings */
+  REDIST_SCHEDULE_MULTIPHASE = 8   /**< (multiphase) through an intermediate block size */
+} redist_schedule;
+
+/** Plan options. Initialise with redist_options_init, then set what you need. */
+typedef struct redist_options {
+  int schedule;        /**< a redist_schedule; default REDIST_SCHEDULE_AUTO */
+  int max_concurrent;  /**< at most this many transfers in one step; 0 = no limit */
+  int64_t max_memory;  /**< cap on the extra buffer bytes per process; 0 = no cap */
+  double alpha;        /**< cost model: seconds per message; 0 = built-in default */
+  double beta;         /**< cost model: seconds per byte; 0 = built-in default */
+} redist_options;
+
+/** Set @p options to the defaults (automatic schedule, no limits, default cost model). */
+void redist_options_init(redist_options *options);
+
+/**
  * Create a plan that copies the m x n window of layout @p a onto the window of layout @p b.
  * Collective over @p comm. The communicator is duplicated; the plan does not keep @p a/@p b.
  * @param region     which part of the window to copy (trapezoids follow PxTRMR2D).
@@ -82,6 +110,24 @@ typedef struct redist_plan_s *redist_plan;
 int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
                        const redist_layout *a, const redist_layout *b, redist_region region,
                        int unit_diag, redist_plan *plan);
+
+/**
+ * redist_plan_create with options (NULL = defaults). Every process passes the same options.
+ * An unknown schedule, a negative limit or a schedule that cannot honour the limits is an
+ * error (REDIST_ERR_ARGUMENT), never a silent default.
+ */
+int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                           const redist_layout *a, const redist_layout *b, redist_region region,
+                           int unit_diag, const redist_options *options, redist_plan *plan);
+
+/**
+ * Measure the cost model on @p comm by ping-pong between ranks 0 and 1 (collective; every
+ * process gets the same values). With one process, returns the defaults.
+ */
+int redist_calibrate(MPI_Comm comm, double *alpha, double *beta);
+
+/** The REDIST_SCHEDULE name of a schedule ("auto", "stepwise", ...), or NULL if unknown. */
+const char *redist_schedule_name(int schedule);
 
 /**
  * Execute the plan: copy from local array @p a to local array @p b. Collective over the
@@ -98,6 +144,10 @@ int redist_plan_destroy(redist_plan *plan);
 typedef struct redist_plan_info {
   int64_t send_peers, recv_peers; /**< remote processes this one sends to / receives from */
   int64_t bytes_sent, bytes_received, bytes_local; /**< per execution */
+  int schedule;              /**< the schedule used (never REDIST_SCHEDULE_AUTO) */
+  int64_t steps;             /**< steps of the schedule (1 for all-at-once) */
+  int64_t buffer_bytes;      /**< buffer memory this process holds for execution */
+  double predicted_seconds;  /**< the cost model's time for the whole plan */
 } redist_plan_info;
 
 /** Fill @p info with this process's part of @p plan. Local (not collective). */

@@ -17,7 +17,7 @@ if [[ ! -x $fuzzer ]]; then
   ci_step "build the fuzz target ($build)"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREDIST_SANITIZE=ON -DREDIST_FUZZ=ON \
-    -DREDIST_BUILD_BENCH=OFF >/dev/null
+    -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF >/dev/null
   cmake --build "$build" -j"$(nproc)" --target redist_fuzz_plan
 fi
 scratch=$(mktemp -d)

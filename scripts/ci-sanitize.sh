@@ -13,7 +13,7 @@ build=${REDIST_SAN_BUILD_DIR:-build/sanitize}
 ci_step "configure + build (clang, ASan + UBSan, libFuzzer target)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREDIST_SANITIZE=ON -DREDIST_FUZZ=ON \
-  -DREDIST_BUILD_BENCH=OFF >/dev/null
+  -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)"
 
 export ASAN_OPTIONS=fast_unwind_on_malloc=0:malloc_context_size=40:detect_leaks=1:abort_on_error=0

@@ -3,6 +3,7 @@
 #include "api_internal.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace redist {
@@ -127,12 +128,58 @@ void check_mpi(int code, const char *call, const char *what) {
 
 using namespace redist;
 
-extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type_arg,
-                                  const redist_layout *a, const redist_layout *b,
-                                  redist_region region_arg, int unit_diag, redist_plan *plan) {
-  static const char *call = "redist_plan_create";
-  const int type = enum_value(type_arg);
-  const int region = enum_value(region_arg);
+extern "C" void redist_options_init(redist_options *options) {
+  if (options == nullptr) {
+    return;
+  }
+  *options = redist_options{};
+  options->schedule = REDIST_SCHEDULE_AUTO;
+}
+
+extern "C" const char *redist_schedule_name(int schedule) {
+  if (schedule < REDIST_SCHEDULE_AUTO || schedule > REDIST_SCHEDULE_MULTIPHASE) {
+    return nullptr;
+  }
+  return strategy_name(static_cast<Strategy>(schedule)).data();
+}
+
+namespace redist {
+namespace {
+
+ScheduleOptions schedule_options(const std::string &call, const redist_options &o) {
+  if (o.schedule < REDIST_SCHEDULE_AUTO || o.schedule > REDIST_SCHEDULE_MULTIPHASE) {
+    throw_argument(call, "options->schedule", o.schedule,
+                   "unknown redist_schedule (known: " + strategy_names() + ")");
+  }
+  if (o.max_concurrent < 0)
+    throw_argument(call, "options->max_concurrent", o.max_concurrent,
+                   "must be >= 0 (0 = no limit)");
+  if (o.max_memory < 0)
+    throw_argument(call, "options->max_memory", o.max_memory, "must be >= 0 (0 = no cap)");
+  if (!(o.alpha >= 0.0) || !std::isfinite(o.alpha))
+    throw_argument(call, "options->alpha", static_cast<long long>(o.alpha),
+                   "must be a finite number >= 0 (0 = default)");
+  if (!(o.beta >= 0.0) || !std::isfinite(o.beta))
+    throw_argument(call, "options->beta", static_cast<long long>(o.beta),
+                   "must be a finite number >= 0 (0 = default)");
+  ScheduleOptions out;
+  out.strategy = static_cast<Strategy>(o.schedule);
+  out.max_concurrent = o.max_concurrent;
+  out.max_memory = o.max_memory;
+  if (o.alpha > 0.0) out.model.alpha = o.alpha;
+  if (o.beta > 0.0) out.model.beta = o.beta;
+  return out;
+}
+
+} // namespace
+} // namespace redist
+
+namespace {
+
+// type and region are the ints the C caller passed (enum_value): any value may arrive.
+int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
+                const redist_layout *a, const redist_layout *b, int region, int unit_diag,
+                const redist_options *options, redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
@@ -140,20 +187,30 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
     int rank = 0;
     check_mpi(MPI_Comm_size(comm, &size), call, "MPI_Comm_size");
     check_mpi(MPI_Comm_rank(comm, &rank), call, "MPI_Comm_rank");
-    agree(comm, call, "m, n, type, region, unit_diag or layouts (all but lld must agree)", [&] {
-      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-      if (m < 0) throw_argument(call, "m", m, "must be >= 0");
-      if (n < 0) throw_argument(call, "n", n, "must be >= 0");
-      if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
-      if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
-          region != REDIST_REGION_LOWER)
-        throw_argument(call, "region", region, "unknown redist_region");
-      if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
-      if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
-      validate_layout(call, "a", *a, m, n, size, rank);
-      validate_layout(call, "b", *b, m, n, size, rank);
-      return fingerprint_of(m, n, type, region, unit_diag, *a, *b);
-    });
+    ScheduleOptions schedule_opts;
+    agree(comm, call, "m, n, type, region, unit_diag, options or layouts (all but lld must agree)",
+          [&] {
+            if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+            if (m < 0) throw_argument(call, "m", m, "must be >= 0");
+            if (n < 0) throw_argument(call, "n", n, "must be >= 0");
+            if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
+            if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
+                region != REDIST_REGION_LOWER)
+              throw_argument(call, "region", region, "unknown redist_region");
+            if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
+            if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
+            validate_layout(call, "a", *a, m, n, size, rank);
+            validate_layout(call, "b", *b, m, n, size, rank);
+            redist_options defaults;
+            redist_options_init(&defaults);
+            schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
+            Fingerprint f;
+            f.add(static_cast<std::int64_t>(fingerprint_of(
+                m, n, type, region, unit_diag, *a, *b)));
+            f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);
+            f.add(schedule_opts.max_memory);
+            return f.value();
+          });
     Transfer t;
     t.src = to_layout(*a);
     t.dst = to_layout(*b);
@@ -163,6 +220,7 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
                     : region == REDIST_REGION_LOWER ? Region::Kind::lower
                                                     : Region::Kind::full;
     t.region.unit_diag = unit_diag != 0;
+    const auto element_bytes = static_cast<std::size_t>(type_size(type));
 
     auto result = std::make_unique<redist_plan_s>();
     check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
@@ -170,12 +228,36 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
         result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
     check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
               "MPI_Comm_set_errhandler");
-    // Planning can fail locally (memory); agree before anyone relies on the plan.
+    // Planning can fail locally (memory, options that cannot be honoured); agree before
+    // anyone relies on the plan.
+    RankPlan rank_plan;
+    double global[2] = {0.0, 0.0};
     agree(result->comm, call, "", [&] {
       try {
-        result->executor =
-            std::make_unique<Executor>(result->comm, make_rank_plan(t, rank, size),
-                                       static_cast<std::size_t>(type_size(type)), a->lld, b->lld);
+        rank_plan = make_rank_plan(t, rank, size);
+      } catch (const std::bad_alloc &) {
+        throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+      }
+      const ScheduleInputs local = all_at_once_local(rank_plan, schedule_opts.model, element_bytes);
+      global[0] = static_cast<double>(local.all_at_once_buffer_max);
+      global[1] = local.all_at_once_seconds;
+      return std::uint64_t{0};
+    });
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, global, 2, MPI_DOUBLE, MPI_MAX, result->comm), call,
+              "MPI_Allreduce");
+    agree(result->comm, call, "", [&] {
+      ScheduleInputs inputs;
+      inputs.all_at_once_buffer_max = static_cast<Index>(global[0]);
+      inputs.all_at_once_seconds = global[1];
+      ScheduleChoice choice;
+      try {
+        const std::string why =
+            choose_schedule(t, rank_plan, schedule_opts, inputs, element_bytes, choice);
+        if (!why.empty()) {
+          throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + why);
+        }
+        result->executor = std::make_unique<Executor>(
+            result->comm, std::move(rank_plan), element_bytes, a->lld, b->lld, std::move(choice));
       } catch (const std::bad_alloc &) {
         throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
       }
@@ -184,6 +266,23 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
     static_cast<void>(guard.release()); // the plan owns the communicator now
     *plan = result.release();
   });
+}
+
+} // namespace
+
+extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                                  const redist_layout *a, const redist_layout *b,
+                                  redist_region region, int unit_diag, redist_plan *plan) {
+  return create_plan("redist_plan_create", comm, m, n, enum_value(type), a, b, enum_value(region),
+                     unit_diag, nullptr, plan);
+}
+
+extern "C" int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                                      const redist_layout *a, const redist_layout *b,
+                                      redist_region region, int unit_diag,
+                                      const redist_options *options, redist_plan *plan) {
+  return create_plan("redist_plan_create_opt", comm, m, n, enum_value(type), a, b,
+                     enum_value(region), unit_diag, options, plan);
 }
 
 extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
@@ -226,5 +325,72 @@ extern "C" int redist_plan_get_info(redist_plan plan, redist_plan_info *info) {
     info->bytes_sent = rp.elements_sent() * es;
     info->bytes_received = rp.elements_received() * es;
     info->bytes_local = rp.self.elements * es;
+    const ScheduleChoice &choice = plan->executor->schedule();
+    info->schedule = static_cast<int>(choice.strategy);
+    info->steps = choice.stats.steps;
+    info->buffer_bytes = static_cast<int64_t>(plan->executor->buffer_bytes());
+    info->predicted_seconds = choice.stats.seconds;
+  });
+}
+
+namespace {
+
+// Median one-way time of `reps` ping-pongs of `bytes` between ranks 0 and 1 (seconds).
+double ping_pong(MPI_Comm comm, int rank, std::vector<char> &buffer, int bytes, int reps) {
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    const double start = MPI_Wtime();
+    if (rank == 0) {
+      check_mpi(MPI_Send(buffer.data(), bytes, MPI_BYTE, 1, 0, comm), "redist_calibrate",
+                "MPI_Send");
+      check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE),
+                "redist_calibrate", "MPI_Recv");
+    } else if (rank == 1) {
+      check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE),
+                "redist_calibrate", "MPI_Recv");
+      check_mpi(MPI_Send(buffer.data(), bytes, MPI_BYTE, 0, 0, comm), "redist_calibrate",
+                "MPI_Send");
+    }
+    times.push_back((MPI_Wtime() - start) / 2.0);
+  }
+  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+  return times[static_cast<std::size_t>(reps / 2)];
+}
+
+} // namespace
+
+// alpha from the median of small ping-pongs, beta from the slope to 4 MiB messages.
+extern "C" int redist_calibrate(MPI_Comm comm, double *alpha, double *beta) {
+  static const char *call = "redist_calibrate";
+  return c_barrier(call, [&] {
+    if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
+    int size = 0;
+    int rank = 0;
+    check_mpi(MPI_Comm_size(comm, &size), call, "MPI_Comm_size");
+    check_mpi(MPI_Comm_rank(comm, &rank), call, "MPI_Comm_rank");
+    agree(comm, call, "", [&] {
+      if (alpha == nullptr) throw_argument(call, "alpha", 0, "NULL output pointer");
+      if (beta == nullptr) throw_argument(call, "beta", 0, "NULL output pointer");
+      return std::uint64_t{0};
+    });
+    const CostModel defaults;
+    double model[2] = {defaults.alpha, defaults.beta};
+    if (size > 1) {
+      MPI_Comm own = MPI_COMM_NULL;
+      check_mpi(MPI_Comm_dup(comm, &own), call, "MPI_Comm_dup");
+      std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)> guard(&own,
+                                                            [](MPI_Comm *c) { MPI_Comm_free(c); });
+      check_mpi(MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN), call, "MPI_Comm_set_errhandler");
+      constexpr int kLarge = 1 << 22;
+      std::vector<char> buffer(kLarge);
+      ping_pong(own, rank, buffer, 8, 5); // warm-up
+      const double small = ping_pong(own, rank, buffer, 8, 51);
+      const double large = ping_pong(own, rank, buffer, kLarge, 9);
+      model[0] = std::max(small, 1e-9);
+      model[1] = std::max((large - small) / kLarge, 1e-13);
+      check_mpi(MPI_Bcast(model, 2, MPI_DOUBLE, 0, own), call, "MPI_Bcast");
+    }
+    *alpha = model[0];
+    *beta = model[1];
   });
 }

@@ -21,9 +21,18 @@ void Executor::set_max_message_bytes(std::size_t bytes) {
 }
 
 Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
-                   Index lld_dst)
-    : comm_(comm), plan_(std::move(plan)), element_size_(element_size), lld_src_(lld_src),
-      lld_dst_(lld_dst) {
+                   Index lld_dst, ScheduleChoice schedule)
+    : comm_(comm), plan_(std::move(plan)), schedule_(std::move(schedule)),
+      element_size_(element_size), lld_src_(lld_src), lld_dst_(lld_dst) {
+  for (const RankStep &step : schedule_.steps) {
+    const Index chunk = schedule_.chunk_elements > 0 ? schedule_.chunk_elements : INT64_MAX;
+    step_send_bytes_ =
+        std::max(step_send_bytes_,
+                 static_cast<std::size_t>(std::min(step.send_count, chunk)) * element_size_);
+    step_recv_bytes_ =
+        std::max(step_recv_bytes_,
+                 static_cast<std::size_t>(std::min(step.recv_count, chunk)) * element_size_);
+  }
   std::size_t offset = 0;
   for (const Peer &p : plan_.sends) {
     send_offsets_.push_back(offset);
@@ -71,17 +80,27 @@ void copy_strided_elements(std::byte *to, Index to_step, const std::byte *from, 
 // one copy); groups of single elements run through a fixed-size loop.
 class Copier {
 public:
+  /// On the packed side only message positions [window_lo, window_hi) are copied, to or from
+  /// buffer position (position - window_lo): a piece of a message split across steps.
   Copier(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
-         bool dst_packed)
-      : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed), dst_packed_(dst_packed) {}
+         bool dst_packed, Index window_lo = 0, Index window_hi = INT64_MAX)
+      : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed), dst_packed_(dst_packed),
+        window_lo_(window_lo), window_hi_(window_hi) {}
   Copier(const Copier &) = delete;
   Copier &operator=(const Copier &) = delete;
   ~Copier() { flush(); }
 
   void add(Index src, Index dst, Index count) {
-    if (src_packed_) src = packed_;
-    if (dst_packed_) dst = packed_;
+    const Index begin = std::max(packed_, window_lo_);
+    const Index end = std::min(packed_ + count, window_hi_);
+    const Index skip = begin - packed_;
     packed_ += count;
+    if (begin >= end) {
+      return;
+    }
+    count = end - begin;
+    src = src_packed_ ? begin - window_lo_ : src + skip;
+    dst = dst_packed_ ? begin - window_lo_ : dst + skip;
     if (count_ > 0 && src == src_off_ + count_ && dst == dst_off_ + count_) {
       count_ += count;
       return;
@@ -94,16 +113,23 @@ public:
 
   /// The pieces of `g` in one column whose first local rows are at src_col / dst_col.
   void add_group(const RowGroup &g, Index src_col, Index dst_col) {
-    if (g.count == 1) {
-      add(src_col + g.src, dst_col + g.dst, g.length);
+    const Index total = g.count * g.length;
+    if (g.count == 1 || packed_ < window_lo_ || packed_ + total > window_hi_) {
+      if (packed_ + total <= window_lo_ || packed_ >= window_hi_) {
+        packed_ += total; // wholly outside the window
+        return;
+      }
+      for (Index e = 0; e < g.count; ++e) {
+        add(src_col + g.src + e * g.src_step, dst_col + g.dst + e * g.dst_step, g.length);
+      }
       return;
     }
     flush();
-    const Index src = src_packed_ ? packed_ : src_col + g.src;
-    const Index dst = dst_packed_ ? packed_ : dst_col + g.dst;
+    const Index src = src_packed_ ? packed_ - window_lo_ : src_col + g.src;
+    const Index dst = dst_packed_ ? packed_ - window_lo_ : dst_col + g.dst;
     const Index src_step = src_packed_ ? g.length : g.src_step;
     const Index dst_step = dst_packed_ ? g.length : g.dst_step;
-    packed_ += g.count * g.length;
+    packed_ += total;
     std::byte *to = dst_ + static_cast<std::size_t>(dst) * es_;
     const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
     if (g.length == 1) {
@@ -143,6 +169,8 @@ private:
   std::size_t es_;
   bool src_packed_;
   bool dst_packed_;
+  Index window_lo_;
+  Index window_hi_;
   Index packed_ = 0;
   Index src_off_ = 0;
   Index dst_off_ = 0;
@@ -184,15 +212,17 @@ void Executor::copy_message(const RunPattern &rows, const std::vector<RowGroup> 
   });
 }
 
-void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out) const {
-  Copier copier(a, out, element_size_, false, true);
+void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo,
+                    Index hi) const {
+  Copier copier(a, out, element_size_, false, true, lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
                plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier);
 }
 
-void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b) const {
-  Copier copier(in, b, element_size_, true, false);
+void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo,
+                      Index hi) const {
+  Copier copier(in, b, element_size_, true, false, lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.recv_rows[r], recv_groups_[r],
                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier);
@@ -208,10 +238,32 @@ void Executor::copy_local(const std::byte *a, std::byte *b) const {
                plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier);
 }
 
+void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int peer) {
+  const std::size_t max_bytes = max_message_bytes;
+  for (std::size_t done = 0; done < bytes; done += max_bytes) {
+    const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
+    requests_.emplace_back();
+    if (send) {
+      check(MPI_Isend(buffer + done, piece, MPI_BYTE, peer, kTag, comm_, &requests_.back()),
+            "MPI_Isend", peer);
+    } else {
+      check(MPI_Irecv(buffer + done, piece, MPI_BYTE, peer, kTag, comm_, &requests_.back()),
+            "MPI_Irecv", peer);
+    }
+  }
+}
+
 void Executor::execute(const void *a_void, void *b_void) {
   const auto *a = static_cast<const std::byte *>(a_void);
   auto *b = static_cast<std::byte *>(b_void);
-  const std::size_t max_bytes = max_message_bytes;
+  if (schedule_.strategy == Strategy::all_at_once) {
+    execute_all_at_once(a, b);
+  } else {
+    execute_steps(a, b);
+  }
+}
+
+void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
   send_buffer_.resize(send_offsets_.back());
   recv_buffer_.resize(recv_offsets_.back());
   requests_.clear();
@@ -219,29 +271,17 @@ void Executor::execute(const void *a_void, void *b_void) {
   pieces_pending_.assign(plan_.recvs.size(), 0);
 
   for (std::size_t i = 0; i < plan_.recvs.size(); ++i) {
-    const std::size_t bytes = recv_offsets_[i + 1] - recv_offsets_[i];
-    for (std::size_t done = 0; done < bytes; done += max_bytes) {
-      const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
-      requests_.emplace_back();
-      request_peer_.push_back(static_cast<int>(i));
-      ++pieces_pending_[i];
-      check(MPI_Irecv(recv_buffer_.data() + recv_offsets_[i] + done, piece, MPI_BYTE,
-                      plan_.recvs[i].rank, kTag, comm_, &requests_.back()),
-            "MPI_Irecv", plan_.recvs[i].rank);
-    }
+    const std::size_t before = requests_.size();
+    post(false, recv_buffer_.data() + recv_offsets_[i], recv_offsets_[i + 1] - recv_offsets_[i],
+         plan_.recvs[i].rank);
+    request_peer_.resize(requests_.size(), static_cast<int>(i));
+    pieces_pending_[i] = static_cast<int>(requests_.size() - before);
   }
   const std::size_t receive_requests = requests_.size();
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
     std::byte *out = send_buffer_.data() + send_offsets_[i];
     pack(plan_.sends[i], a, out);
-    const std::size_t bytes = send_offsets_[i + 1] - send_offsets_[i];
-    for (std::size_t done = 0; done < bytes; done += max_bytes) {
-      const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
-      requests_.emplace_back();
-      check(MPI_Isend(out + done, piece, MPI_BYTE, plan_.sends[i].rank, kTag, comm_,
-                      &requests_.back()),
-            "MPI_Isend", plan_.sends[i].rank);
-    }
+    post(true, out, send_offsets_[i + 1] - send_offsets_[i], plan_.sends[i].rank);
   }
   copy_local(a, b);
 
@@ -260,6 +300,62 @@ void Executor::execute(const void *a_void, void *b_void) {
                       requests_.data() + receive_requests, MPI_STATUSES_IGNORE),
           "MPI_Waitall (send)", -1);
   }
+}
+
+// Stepwise execution: in each step this rank exchanges only with that step's partners (no
+// barrier: a step waits for its own two messages only); pieces longer than the chunk go in
+// sub-steps, so the buffers never exceed one chunk each way.
+void Executor::execute_steps(const std::byte *a, std::byte *b) {
+  send_buffer_.resize(step_send_bytes_);
+  recv_buffer_.resize(step_recv_bytes_);
+  bool local_done = false;
+  for (const RankStep &step : schedule_.steps) {
+    const Index longest = std::max(step.send_count, step.recv_count);
+    const Index chunk = schedule_.chunk_elements > 0 ? schedule_.chunk_elements : longest;
+    for (Index begin = 0; begin < longest; begin += chunk) {
+      requests_.clear();
+      const Index recv_n = std::clamp<Index>(step.recv_count - begin, 0, chunk);
+      const Index send_n = std::clamp<Index>(step.send_count - begin, 0, chunk);
+      const Peer *from = recv_n > 0 ? &plan_.recvs[static_cast<std::size_t>(step.recv)] : nullptr;
+      const Peer *to = send_n > 0 ? &plan_.sends[static_cast<std::size_t>(step.send)] : nullptr;
+      if (from != nullptr) {
+        post(false, recv_buffer_.data(), static_cast<std::size_t>(recv_n) * element_size_,
+             from->rank);
+      }
+      const std::size_t receive_requests = requests_.size();
+      if (to != nullptr) {
+        const Index lo = step.send_offset + begin;
+        pack(*to, a, send_buffer_.data(), lo, lo + send_n);
+        post(true, send_buffer_.data(), static_cast<std::size_t>(send_n) * element_size_, to->rank);
+      }
+      if (!local_done) {
+        copy_local(a, b);
+        local_done = true;
+      }
+      if (receive_requests > 0) {
+        check(
+            MPI_Waitall(static_cast<int>(receive_requests), requests_.data(), MPI_STATUSES_IGNORE),
+            "MPI_Waitall (receive)", from->rank);
+        const Index lo = step.recv_offset + begin;
+        unpack(*from, recv_buffer_.data(), b, lo, lo + recv_n);
+      }
+      if (requests_.size() > receive_requests) {
+        check(MPI_Waitall(static_cast<int>(requests_.size() - receive_requests),
+                          requests_.data() + receive_requests, MPI_STATUSES_IGNORE),
+              "MPI_Waitall (send)", to->rank);
+      }
+    }
+  }
+  if (!local_done) {
+    copy_local(a, b);
+  }
+}
+
+std::size_t Executor::buffer_bytes() const {
+  if (schedule_.strategy == Strategy::all_at_once) {
+    return send_offsets_.back() + recv_offsets_.back();
+  }
+  return step_send_bytes_ + step_recv_bytes_;
 }
 
 } // namespace redist

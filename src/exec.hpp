@@ -4,10 +4,12 @@
 // while messages are in flight; each message is unpacked as soon as it arrives.
 
 #include "plan.hpp"
+#include "planner.hpp"
 
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace redist {
@@ -18,7 +20,9 @@ class Executor {
 public:
   /// comm is not owned and must outlive the executor; its error handler must be
   /// MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
-  Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst);
+  /// `schedule` says how to order the messages: all at once (the default) or in steps.
+  Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst,
+           ScheduleChoice schedule = {});
 
   /// Copy from a to b (this rank's local arrays). Collective over the plan's ranks.
   /// Throws redist::Error (REDIST_ERR_MPI) naming the peer when MPI reports an error.
@@ -26,14 +30,25 @@ public:
 
   [[nodiscard]] const RankPlan &plan() const { return plan_; }
   [[nodiscard]] std::size_t element_size() const { return element_size_; }
+  [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
+  /// Bytes of message buffers execute() holds (allocated at the first call, then reused).
+  [[nodiscard]] std::size_t buffer_bytes() const;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
   /// Tests lower it to exercise the splitting.
   static void set_max_message_bytes(std::size_t bytes);
 
 private:
-  void pack(const Peer &peer, const std::byte *a, std::byte *out) const;
-  void unpack(const Peer &peer, const std::byte *in, std::byte *b) const;
+  void execute_all_at_once(const std::byte *a, std::byte *b);
+  void execute_steps(const std::byte *a, std::byte *b);
+  /// Post a non-blocking send or receive of `bytes`, in several messages when larger than
+  /// the message limit; the requests are appended to requests_.
+  void post(bool send, std::byte *buffer, std::size_t bytes, int peer);
+  /// Pack / unpack message elements [lo, hi) (the whole message by default).
+  void pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo = 0,
+            Index hi = INT64_MAX) const;
+  void unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo = 0,
+              Index hi = INT64_MAX) const;
   void copy_local(const std::byte *a, std::byte *b) const;
   void copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
                     const RunPattern &cols, Copier &copier) const;
@@ -44,11 +59,14 @@ private:
 
   MPI_Comm comm_;
   RankPlan plan_;
+  ScheduleChoice schedule_;
   std::size_t element_size_;
   Index lld_src_;
   Index lld_dst_;
   std::vector<std::size_t> send_offsets_; // byte offset of each send in send_buffer_
   std::vector<std::size_t> recv_offsets_;
+  std::size_t step_send_bytes_ = 0; // stepwise: largest chunk sent / received
+  std::size_t step_recv_bytes_ = 0;
   std::vector<std::byte> send_buffer_;
   std::vector<std::byte> recv_buffer_;
   std::vector<MPI_Request> requests_;              // receives first, then sends

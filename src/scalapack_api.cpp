@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -311,17 +312,56 @@ void report(const std::string &message) {
   std::fflush(stderr);
 }
 
+// A non-negative integer, the whole text; false otherwise.
+bool parse_count(const char *text, long long &value) {
+  char *end = nullptr;
+  errno = 0;
+  value = std::strtoll(text, &end, 10);
+  return end != text && *end == '\0' && errno == 0 && value >= 0;
+}
+
+/// The schedule options of the ScaLAPACK entries, from REDIST_SCHEDULE, REDIST_MAX_CONCURRENT
+/// and REDIST_MAX_MEMORY (unset or empty: the default). An invalid value is an error.
+std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions &out) {
+  const auto bad = [&](const char *variable, const char *value, const std::string &reason) {
+    return ArgumentError{0, std::string(c.routine) + ": environment variable " + variable + " = '" +
+                                value + "': " + reason};
+  };
+  out = ScheduleOptions{};
+  if (const char *v = std::getenv("REDIST_SCHEDULE"); v != nullptr && *v != '\0') {
+    const auto strategy = parse_strategy(v);
+    if (!strategy)
+      return bad("REDIST_SCHEDULE", v, "unknown schedule (known: " + strategy_names() + ")");
+    out.strategy = *strategy;
+  }
+  long long value = 0;
+  if (const char *v = std::getenv("REDIST_MAX_CONCURRENT"); v != nullptr && *v != '\0') {
+    if (!parse_count(v, value) || value > INT_MAX)
+      return bad("REDIST_MAX_CONCURRENT", v, "must be an integer >= 0 (0 = no limit)");
+    out.max_concurrent = static_cast<int>(value);
+  }
+  if (const char *v = std::getenv("REDIST_MAX_MEMORY"); v != nullptr && *v != '\0') {
+    if (!parse_count(v, value))
+      return bad("REDIST_MAX_MEMORY", v, "must be a number of bytes >= 0 (0 = no cap)");
+    out.max_memory = value;
+  }
+  return std::nullopt;
+}
+
 int run_call(Call &c) {
   ++call_count;
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
   c.a.grid = blacs::grid_info(c.a.desc[CTXT_]);
   c.b.grid = blacs::grid_info(c.b.desc[CTXT_]);
 
-  std::optional<ArgumentError> local_error;
-  try {
-    check_local(c, ig);
-  } catch (const ArgumentError &e) {
-    local_error = e;
+  ScheduleOptions options;
+  std::optional<ArgumentError> local_error = environment_options(c, options);
+  if (!local_error) {
+    try {
+      check_local(c, ig);
+    } catch (const ArgumentError &e) {
+      local_error = e;
+    }
   }
   if (!ig.member()) {
     // Not in ICTXT: nothing to exchange. An error here (e.g. in a grid but not in ICTXT)
@@ -344,7 +384,8 @@ int run_call(Call &c) {
   std::shared_ptr<OwnedComm> comm;
   if (!local_error) {
     append(plan_key,
-           {static_cast<long long>(c.element_size), c.trapezoid, c.uplo, c.diag, c.m, c.n});
+           {static_cast<long long>(c.element_size), c.trapezoid, c.uplo, c.diag, c.m, c.n,
+            static_cast<long long>(options.strategy), options.max_concurrent, options.max_memory});
     for (const Side *s : {&c.a, &c.b}) {
       const Key k = side_key(*s);
       for (const long long v : k)
@@ -381,6 +422,10 @@ int run_call(Call &c) {
     r1.agreed(s->grid.nprow, in, s->pos_desc);
     r1.agreed(s->grid.npcol, in, s->pos_desc);
   }
+  const std::size_t options_first = r1.positions().size();
+  r1.agreed(static_cast<long long>(options.strategy), ok, 0);
+  r1.agreed(options.max_concurrent, ok, 0);
+  r1.agreed(options.max_memory, ok, 0);
   // A cache hit counts only if every process found an entry with the same build id.
   const std::size_t ids_first = r1.positions().size();
   r1.internal(plan ? plan->id.generation : 0);
@@ -392,8 +437,7 @@ int run_call(Call &c) {
   r1.internal(world_rank);
   r1.combine(c.ictxt);
   const auto same_everywhere = [&](std::size_t k) {
-    return r1.max_of(k) == r1.min_of(k) && r1.max_of(k + 1) == r1.min_of(k + 1) &&
-           r1.min_of(k) > 0;
+    return r1.max_of(k) == r1.min_of(k) && r1.max_of(k + 1) == r1.min_of(k + 1) && r1.min_of(k) > 0;
   };
   const bool plan_hit = same_everywhere(ids_first);
   const bool comm_hit = same_everywhere(ids_first + 2);
@@ -404,11 +448,21 @@ int run_call(Call &c) {
       report(local_error->message + "; nothing was copied");
       return REDIST_ERR_ARGUMENT;
     }
-    report(std::string(c.routine) + ": argument " +
-           std::to_string(1000 - r1.flag_at(0) / kSlotRange) +
+    const long long position = 1000 - r1.flag_at(0) / kSlotRange;
+    report(std::string(c.routine) + ": " +
+           (position == 0 ? std::string("the REDIST_* environment")
+                          : "argument " + std::to_string(position)) +
            " is invalid on another process (process " +
            std::to_string(r1.flag_at(0) % kSlotRange - 1) + " of ICTXT); nothing was copied");
     return REDIST_ERR_REMOTE;
+  }
+  for (std::size_t k = options_first; k < options_first + 3; ++k) {
+    if (r1.max_of(k) != r1.min_of(k)) {
+      report(std::string(c.routine) +
+             ": REDIST_SCHEDULE, REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY differ between "
+             "processes; nothing was copied");
+      return REDIST_ERR_MISMATCH;
+    }
   }
   const std::size_t agreed_count = r1.positions().size();
   for (std::size_t k = 0; k < agreed_count; ++k) {
@@ -504,13 +558,30 @@ int run_call(Call &c) {
       std::lock_guard lock(caches().mutex);
       caches().comms.insert(comm_key, comm);
     }
+    RankPlan rank_plan = make_rank_plan(t, static_cast<int>(slot), static_cast<int>(nslots));
+    // The busiest process's all-at-once buffer, for the memory cap: one more combine.
+    double global[2] = {0.0, 0.0};
+    if (options.max_memory > 0 || options.strategy == Strategy::automatic) {
+      const ScheduleInputs local = all_at_once_local(rank_plan, options.model, c.element_size);
+      global[0] = static_cast<double>(local.all_at_once_buffer_max);
+      global[1] = local.all_at_once_seconds;
+      Cdgamx2d(c.ictxt, "All", " ", 2, 1, global, 2, nullptr, nullptr, -1, -1, -1);
+    }
+    ScheduleChoice choice;
+    const std::string why = choose_schedule(
+        t, rank_plan, options, ScheduleInputs{static_cast<Index>(global[0]), global[1]},
+        c.element_size, choice);
+    if (!why.empty()) {
+      report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured: " + why +
+             "; nothing was copied");
+      return REDIST_ERR_ARGUMENT;
+    }
     plan = std::make_shared<CachedPlan>();
     plan->id = new_id;
     plan->comm = comm;
     plan->executor = std::make_unique<Executor>(
-        comm->comm, make_rank_plan(t, static_cast<int>(slot), static_cast<int>(nslots)),
-        c.element_size, c.a.grid.member() ? c.a.desc[LLD_] : 1,
-        c.b.grid.member() ? c.b.desc[LLD_] : 1);
+        comm->comm, std::move(rank_plan), c.element_size, c.a.grid.member() ? c.a.desc[LLD_] : 1,
+        c.b.grid.member() ? c.b.desc[LLD_] : 1, std::move(choice));
     std::lock_guard lock(caches().mutex);
     caches().plans.insert(plan_key, plan);
   }

@@ -229,25 +229,6 @@ ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &model,
   return st;
 }
 
-VolumeGraph volume_graph(const Transfer1D &t) {
-  VolumeGraph g;
-  g.senders = t.src.nprocs;
-  g.receivers = t.dst.nprocs;
-  if (t.length == 0) {
-    return g;
-  }
-  for (int p = 0; p < t.src.nprocs; ++p) {
-    const std::vector<RunPattern> runs = runs_from_source(t, p);
-    for (int q = 0; q < t.dst.nprocs; ++q) {
-      const Index v = runs[static_cast<std::size_t>(q)].total();
-      if (v > 0) {
-        g.messages.push_back({p, q, v});
-      }
-    }
-  }
-  return g;
-}
-
 VolumeGraph volume_graph(const Transfer &t) {
   VolumeGraph g;
   const int snr = t.src.grid.nprow;
@@ -316,7 +297,7 @@ void assign_offsets(Schedule &schedule) {
 }
 
 Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows, const Schedule &cols,
-                          int src_nprow, int dst_nprow) {
+                          int src_nprow, int dst_nprow, bool keep_empty_steps) {
   Schedule out;
   for (const Step &row_step : rows.steps) {
     for (const Step &col_step : cols.steps) {
@@ -331,7 +312,7 @@ Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows, const 
           }
         }
       }
-      if (!step.pieces.empty()) {
+      if (keep_empty_steps || !step.pieces.empty()) {
         out.steps.push_back(std::move(step));
       }
     }

@@ -117,7 +117,9 @@ struct ScheduleStats {
                                            std::size_t element_bytes);
 
 /// Volume graph of a 1-D transfer: senders are the source processes, receivers the
-/// destination processes.
+/// destination processes. One sweep over at most one period of the window: O(W/r + W/s + P +
+/// M log M) time for W = min(length, lcm(P r, Q s)) and M messages, no O(P * Q) table
+/// (defined in schedule_cyclic.cpp).
 [[nodiscard]] VolumeGraph volume_graph(const Transfer1D &t);
 /// Volume graph of a 2-D transfer over grid positions: node pr + pc * nprow of each grid.
 [[nodiscard]] VolumeGraph volume_graph(const Transfer &t);
@@ -136,9 +138,11 @@ void assign_offsets(Schedule &schedule);
 /// The tensor product of a row schedule and a column schedule of a 2-D transfer (Desprez et
 /// al. Sec. 6): step (a, b) pairs every row piece of row step a with every column piece of
 /// column step b; node numbering as volume_graph(const Transfer&). Volumes are taken from
-/// `graph` (the 2-D graph), so trapezoids are handled; pairs without data are dropped.
+/// `graph` (the 2-D graph), so trapezoids are handled; pairs without data are dropped, and
+/// steps left empty too unless keep_empty_steps (the caterpillar's convention).
 [[nodiscard]] Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows,
-                                        const Schedule &cols, int src_nprow, int dst_nprow);
+                                        const Schedule &cols, int src_nprow, int dst_nprow,
+                                        bool keep_empty_steps = false);
 
 // --- The strategies (each in its own file; references to the papers there). ---
 

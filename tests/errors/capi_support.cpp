@@ -34,7 +34,7 @@ CExpectFn create_mismatch() {
   return [](int) {
     return CExpect{REDIST_ERR_MISMATCH,
                    "redist_plan_create: processes passed different m, n, type, region, "
-                   "unit_diag or layouts (all but lld must agree)"};
+                   "unit_diag, options or layouts (all but lld must agree)"};
   };
 }
 

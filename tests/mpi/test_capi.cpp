@@ -21,6 +21,9 @@
 namespace mpitest {
 namespace {
 
+// The schedules this build implements, REDIST_SCHEDULE_AUTO .. kLastSchedule.
+constexpr int kLastSchedule = REDIST_SCHEDULE_OGGP;
+
 const char *type_name(redist_type t) {
   switch (t) {
   case REDIST_FLOAT:
@@ -49,6 +52,8 @@ struct PlanCase {
   MatSpec a, b;             ///< grids hold communicator ranks
   bool null_when_empty = false;
   int nonmember_lld = 0;
+  bool with_options = false; ///< created with redist_plan_create_opt(options)
+  redist_options options{};
 
   [[nodiscard]] CopySpec copy() const { return {region, unit_diag, m, n}; }
   [[nodiscard]] std::string describe() const {
@@ -61,7 +66,13 @@ struct PlanCase {
                     " n=" + std::to_string(n) + "\n    comm = world ranks [";
     for (std::size_t i = 0; i < members.size(); ++i)
       s += (i ? "," : "") + std::to_string(members[i]);
-    s += "] (comm rank = position)\n    a: " + a.describe() +
+    s += "]";
+    if (with_options) {
+      s += " schedule " + std::string(redist_schedule_name(options.schedule)) + " max_concurrent " +
+           std::to_string(options.max_concurrent) + " max_memory " +
+           std::to_string(options.max_memory);
+    }
+    s += " (comm rank = position)\n    a: " + a.describe() +
          "  (0-based i=" + std::to_string(a.ia - 1) + " j=" + std::to_string(a.ja - 1) +
          ")\n    b: " + b.describe() + "  (0-based i=" + std::to_string(b.ia - 1) +
          " j=" + std::to_string(b.ja - 1) + ")\n";
@@ -96,6 +107,16 @@ PlanCase draw_plan_case(Rng &rng, int np, int index) {
   c.b = random_matrix(rng, std::move(gb), c.m, c.n);
   c.null_when_empty = rng.coin(0.5);
   c.nonmember_lld = static_cast<int>(rng.uniform(-3, 3));
+  redist_options_init(&c.options);
+  c.with_options = rng.coin(0.6);
+  if (c.with_options) {
+    // Every schedule, each with and without limits; all-at-once only where it can honour them.
+    c.options.schedule = static_cast<int>(rng.uniform(REDIST_SCHEDULE_AUTO, kLastSchedule));
+    const bool limits = c.options.schedule != REDIST_SCHEDULE_ALL_AT_ONCE;
+    if (limits && rng.coin(0.5))
+      c.options.max_memory = 2 * redist_type_size(c.type) * rng.uniform(1, 40);
+    if (limits && rng.coin(0.3)) c.options.max_concurrent = static_cast<int>(rng.uniform(1, 4));
+  }
   return c;
 }
 
@@ -142,11 +163,13 @@ std::string run_plan_case(const PlanCase &c, MPI_Comm comm, redist_plan *keep = 
   const redist_layout lay_a = make_layout(c.a, la, c.nonmember_lld);
   const redist_layout lay_b = make_layout(c.b, lb, c.nonmember_lld);
   redist_plan plan = nullptr;
-  int st = redist_plan_create(comm, c.m, c.n, c.type, &lay_a, &lay_b,
-                              c.region == Region::Full    ? REDIST_REGION_FULL
-                              : c.region == Region::Upper ? REDIST_REGION_UPPER
-                                                          : REDIST_REGION_LOWER,
-                              c.unit_diag ? 1 : 0, &plan);
+  const redist_region region = c.region == Region::Full    ? REDIST_REGION_FULL
+                               : c.region == Region::Upper ? REDIST_REGION_UPPER
+                                                           : REDIST_REGION_LOWER;
+  int st = c.with_options ? redist_plan_create_opt(comm, c.m, c.n, c.type, &lay_a, &lay_b, region,
+                                                   c.unit_diag ? 1 : 0, &c.options, &plan)
+                          : redist_plan_create(comm, c.m, c.n, c.type, &lay_a, &lay_b, region,
+                                               c.unit_diag ? 1 : 0, &plan);
   if (st != REDIST_SUCCESS || plan == nullptr) {
     return "  redist_plan_create returned " + std::string(redist_status_name(st)) + ": " +
            redist_last_error() + "\n";
@@ -196,6 +219,15 @@ std::string run_plan_case(const PlanCase &c, MPI_Comm comm, redist_plan *keep = 
               ", but this rank holds " + std::to_string(mine_a) +
               " bytes of the source region and " + std::to_string(mine_b) +
               " bytes of the destination region\n";
+    }
+    if (c.options.max_memory > 0 && info.buffer_bytes > c.options.max_memory) {
+      fail += "  plan info: buffer_bytes " + std::to_string(info.buffer_bytes) +
+              " above max_memory " + std::to_string(c.options.max_memory) + "\n";
+    }
+    if (info.schedule == REDIST_SCHEDULE_AUTO || redist_schedule_name(info.schedule) == nullptr ||
+        (c.options.schedule != REDIST_SCHEDULE_AUTO && info.schedule != c.options.schedule)) {
+      fail += "  plan info: schedule " + std::to_string(info.schedule) + " for requested " +
+              std::to_string(c.options.schedule) + "\n";
     }
     if ((info.bytes_sent > 0) != (info.send_peers > 0) ||
         (info.bytes_received > 0) != (info.recv_peers > 0)) {

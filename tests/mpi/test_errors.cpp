@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -46,7 +47,8 @@ std::vector<int> all_statuses(int st) {
 
 std::string list(const std::vector<int> &v) {
   std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
   return s;
 }
 
@@ -97,7 +99,8 @@ TEST(Errors, CApiMismatchedGlobalArgument) {
   const int st = redist_plan_create(MPI_COMM_WORLD, m, 4, REDIST_DOUBLE, &a.layout, &b.layout,
                                     REDIST_REGION_FULL, 0, &plan);
   const std::vector<int> all = all_statuses(st);
-  for (int s : all) EXPECT_EQ(s, REDIST_ERR_MISMATCH) << "statuses by rank: " << list(all);
+  for (int s : all)
+    EXPECT_EQ(s, REDIST_ERR_MISMATCH) << "statuses by rank: " << list(all);
   EXPECT_EQ(plan, nullptr);
   if (plan != nullptr) redist_plan_destroy(&plan);
 }
@@ -144,7 +147,7 @@ TEST(Errors, ScalapackEntryLeavesBUntouched) {
 
   struct Bad {
     const char *what;
-    int field;   // descriptor index to corrupt (Fortran index - 1), or -1: IA
+    int field; // descriptor index to corrupt (Fortran index - 1), or -1: IA
     int value;
     bool only_last_rank;
   };
@@ -166,7 +169,8 @@ TEST(Errors, ScalapackEntryLeavesBUntouched) {
     redist_pdgemr2d_(&m, &n, a.data(), &ia, &ja, desc, b.data(), &ib, &jb, desc + 9, &ctxt);
     const int st = redist_scalapack_last_status();
     const std::vector<int> all = all_statuses(st);
-    for (int x : all) EXPECT_NE(x, REDIST_SUCCESS) << bad.what << ": statuses " << list(all);
+    for (int x : all)
+      EXPECT_NE(x, REDIST_SUCCESS) << bad.what << ": statuses " << list(all);
     EXPECT_EQ(std::memcmp(b.data(), b_orig.data(), b.size() * sizeof(double)), 0)
         << bad.what << ": B was modified";
   }
@@ -184,6 +188,77 @@ TEST(Errors, ScalapackEntryLeavesBUntouched) {
     std::string rep;
     EXPECT_EQ(check_b(CopySpec{Region::Full, false, 2, 4}, s, sb, lb, b.data(), 1, 2, rep), 0)
         << rep;
+  }
+  free_context(ctxt);
+}
+
+// REDIST_SCHEDULE / REDIST_MAX_CONCURRENT / REDIST_MAX_MEMORY: an invalid value is an error
+// naming the variable on every rank with B untouched, never a silent default; options the
+// schedule cannot honour likewise; valid values give the right result.
+TEST(Errors, ScalapackEntryEnvironmentOptions) {
+  const int np = world_size();
+  const int me = world_rank();
+  GridSpec g;
+  g.kind = GridKind::InitCol;
+  g.nprow = np;
+  g.npcol = 1;
+  g.ranks.resize(static_cast<std::size_t>(np));
+  std::iota(g.ranks.begin(), g.ranks.end(), 0);
+  std::string harness_error;
+  const int ctxt = create_context(g, harness_error);
+  EXPECT_EQ(harness_error, "");
+  MatSpec s;
+  s.grid = g;
+  s.mg = 3 * np;
+  s.ng = 4;
+  s.mb = 1;
+  s.nb = 2;
+  s.lld_extra.assign(static_cast<std::size_t>(np), 0);
+  const LocalBuf lb = local_buf(s, me);
+  struct Setting {
+    const char *variable;
+    const char *value;
+    const char *expect; // substring of the message; nullptr: must succeed
+  };
+  const Setting settings[] = {
+      {"REDIST_SCHEDULE", "fastest", "REDIST_SCHEDULE = 'fastest': unknown schedule"},
+      {"REDIST_MAX_CONCURRENT", "-2", "REDIST_MAX_CONCURRENT = '-2': must be an integer >= 0"},
+      {"REDIST_MAX_MEMORY", "12kB", "REDIST_MAX_MEMORY = '12kB': must be a number of bytes"},
+      {"REDIST_SCHEDULE", "all-at-once", nullptr},
+      {"REDIST_SCHEDULE", "caterpillar", nullptr},
+      {"REDIST_MAX_MEMORY", "8", "below one element sent and one received"},
+      {"REDIST_MAX_MEMORY", "16", nullptr},
+  };
+  for (const Setting &setting : settings) {
+    setenv(setting.variable, setting.value, 1);
+    std::vector<double> a, b, b_orig;
+    fill_a(s, lb, 1, a);
+    fill_sentinel(lb, 2, b);
+    b_orig = b;
+    int desc[9] = {1, ctxt, static_cast<int>(s.mg), 4, 1, 2, 0, 0, static_cast<int>(lb.lld)};
+    int m = 2, n = 4, ia = 1, ja = 1, ib = 2, jb = 1;
+    ::testing::internal::CaptureStderr();
+    redist_pdgemr2d_(&m, &n, a.data(), &ia, &ja, desc, b.data(), &ib, &jb, desc, &ctxt);
+    const std::string message = ::testing::internal::GetCapturedStderr();
+    unsetenv(setting.variable);
+    const std::string what = std::string(setting.variable) + "=" + setting.value;
+    const std::vector<int> all = all_statuses(redist_scalapack_last_status());
+    if (setting.expect != nullptr) {
+      for (int x : all)
+        EXPECT_EQ(x, REDIST_ERR_ARGUMENT) << what << ": statuses " << list(all);
+      EXPECT_NE(message.find(setting.expect), std::string::npos) << what << ": " << message;
+      EXPECT_NE(message.find("PDGEMR2D"), std::string::npos) << what << ": " << message;
+      EXPECT_EQ(std::memcmp(b.data(), b_orig.data(), b.size() * sizeof(double)), 0)
+          << what << ": B was modified";
+    } else {
+      for (int x : all)
+        EXPECT_EQ(x, REDIST_SUCCESS) << what << ": " << message;
+      MatSpec sb = s;
+      sb.ia = 2;
+      std::string rep;
+      EXPECT_EQ(check_b(CopySpec{Region::Full, false, 2, 4}, s, sb, lb, b.data(), 1, 2, rep), 0)
+          << what << ": " << rep;
+    }
   }
   free_context(ctxt);
 }

@@ -28,25 +28,10 @@ TEST(VolumeGraph, OneDimensionMatchesEnumeration) {
 TEST(VolumeGraph, TwoDimensionsCountTrapezoidElements) {
   Random rng(test_seed(12));
   for (int trial = 0; trial < 300; ++trial) {
-    Transfer t;
-    const Transfer1D r = random_transfer(rng, 40, 5, 3);
-    const Transfer1D c = random_transfer(rng, 40, 5, 3);
-    t.m = r.length;
-    t.n = c.length;
-    t.src.rows = r.src;
-    t.dst.rows = r.dst;
-    t.src.cols = c.src;
-    t.dst.cols = c.dst;
-    t.src.i = r.src_start;
-    t.dst.i = r.dst_start;
-    t.src.j = c.src_start;
-    t.dst.j = c.dst_start;
-    t.src.grid.nprow = r.src.nprocs;
-    t.src.grid.npcol = c.src.nprocs;
-    t.dst.grid.nprow = r.dst.nprocs;
-    t.dst.grid.npcol = c.dst.nprocs;
-    t.region.kind = static_cast<Region::Kind>(rng.uniform_int(0, 2));
-    t.region.unit_diag = rng.chance(50);
+    int comm_size = 0;
+    const Transfer t = random_transfer_2d(rng, 40, 5, 3, comm_size);
+    const Transfer1D r = t.rows();
+    const Transfer1D c = t.cols();
     const VolumeGraph g = volume_graph(t);
     std::vector<Index> expected(static_cast<std::size_t>(g.senders * g.receivers), 0);
     for (Index j = 0; j < t.n; ++j) {
@@ -190,23 +175,10 @@ TEST(ProductSchedule, ProductOfMatchingsIsAValidTwoDimensionalSchedule) {
   // Caterpillar per dimension on a 2-D transfer: N = N_rows * N_cols, each step a matching.
   Random rng(test_seed(15));
   for (int trial = 0; trial < 300; ++trial) {
-    const Transfer1D r = random_transfer(rng, 60, 5, 4);
-    const Transfer1D c = random_transfer(rng, 60, 5, 4);
-    Transfer t;
-    t.m = r.length;
-    t.n = c.length;
-    t.src.rows = r.src;
-    t.dst.rows = r.dst;
-    t.src.cols = c.src;
-    t.dst.cols = c.dst;
-    t.src.i = r.src_start;
-    t.dst.i = r.dst_start;
-    t.src.j = c.src_start;
-    t.dst.j = c.dst_start;
-    t.src.grid.nprow = r.src.nprocs;
-    t.src.grid.npcol = c.src.nprocs;
-    t.dst.grid.nprow = r.dst.nprocs;
-    t.dst.grid.npcol = c.dst.nprocs;
+    int comm_size = 0;
+    const Transfer t = random_transfer_2d(rng, 60, 5, 4, comm_size);
+    const Transfer1D r = t.rows();
+    const Transfer1D c = t.cols();
     const VolumeGraph g = volume_graph(t);
     Schedule s =
         product_schedule(g, schedule_caterpillar(volume_graph(r)),

@@ -1,0 +1,495 @@
+#include "matching.hpp"
+
+#include <algorithm>
+#include <compare>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+namespace redist {
+namespace {
+
+constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
+constexpr int kUnreached = std::numeric_limits<int>::max();
+constexpr Index kAnyWeight = std::numeric_limits<Index>::min();
+
+std::size_t at(int vertex) {
+  return static_cast<std::size_t>(vertex);
+}
+
+void require_valid_edges(const BipartiteGraph &graph) {
+  if (graph.left < 0 || graph.right < 0) {
+    throw std::invalid_argument("bipartite graph: negative vertex count");
+  }
+  for (std::size_t e = 0; e < graph.edges.size(); ++e) {
+    const WeightedEdge &edge = graph.edges[e];
+    if (edge.left < 0 || edge.left >= graph.left || edge.right < 0 || edge.right >= graph.right) {
+      throw std::invalid_argument("bipartite graph: edge " + std::to_string(e) + " (" +
+                                  std::to_string(edge.left) + ", " + std::to_string(edge.right) +
+                                  ") names no vertex");
+    }
+  }
+}
+
+using Adjacency = std::vector<std::vector<std::size_t>>;
+
+/// The edges at each left vertex, in edge order.
+Adjacency left_adjacency(const BipartiteGraph &graph) {
+  Adjacency adjacency(at(graph.left));
+  for (std::size_t e = 0; e < graph.edges.size(); ++e) {
+    adjacency[at(graph.edges[e].left)].push_back(e);
+  }
+  return adjacency;
+}
+
+/// The matched edge at each vertex, kFree when the vertex is not covered.
+struct Mates {
+  std::vector<std::size_t> left;
+  std::vector<std::size_t> right;
+
+  explicit Mates(const BipartiteGraph &graph)
+      : left(at(graph.left), kFree), right(at(graph.right), kFree) {}
+
+  void match(const BipartiteGraph &graph, std::size_t e) {
+    left[at(graph.edges[e].left)] = e;
+    right[at(graph.edges[e].right)] = e;
+  }
+
+  [[nodiscard]] Matching edges() const {
+    Matching out;
+    for (const std::size_t e : left) {
+      if (e != kFree) {
+        out.push_back(e);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  [[nodiscard]] std::size_t size() const {
+    return static_cast<std::size_t>(
+        std::count_if(left.begin(), left.end(), [](std::size_t e) { return e != kFree; }));
+  }
+};
+
+Mates mates_of(const BipartiteGraph &graph, const Matching &matching) {
+  if (const std::string why = matching_problem(graph, matching); !why.empty()) {
+    throw std::invalid_argument("start matching: " + why);
+  }
+  Mates mates(graph);
+  for (const std::size_t e : matching) {
+    mates.match(graph, e);
+  }
+  return mates;
+}
+
+/// The mates whose edges weigh at least min_weight.
+Mates keep_heavy(const BipartiteGraph &graph, const Mates &mates, Index min_weight) {
+  Mates kept(graph);
+  for (const std::size_t e : mates.left) {
+    if (e != kFree && graph.edges[e].weight >= min_weight) {
+      kept.match(graph, e);
+    }
+  }
+  return kept;
+}
+
+/// Hopcroft-Karp: grows `mates` into a maximum matching of the edges weighing at least
+/// min_weight. Each phase layers the graph by a breadth-first search from the free left
+/// vertices and augments along vertex-disjoint shortest paths found depth-first (iteratively,
+/// so long paths do not exhaust the call stack).
+void hopcroft_karp(const BipartiteGraph &graph, const Adjacency &adjacency, Index min_weight,
+                   Mates &mates) {
+  const std::size_t left_count = at(graph.left);
+  std::vector<int> layer(left_count);
+  std::vector<std::size_t> next_arc(left_count);
+  std::vector<std::size_t> via(left_count);
+  std::vector<std::size_t> queue;
+  std::vector<std::size_t> path;
+  for (;;) {
+    queue.clear();
+    for (std::size_t l = 0; l < left_count; ++l) {
+      layer[l] = mates.left[l] == kFree ? 0 : kUnreached;
+      if (layer[l] == 0) {
+        queue.push_back(l);
+      }
+    }
+    int free_layer = kUnreached;
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const std::size_t l = queue[head];
+      if (layer[l] >= free_layer) {
+        continue;
+      }
+      for (const std::size_t e : adjacency[l]) {
+        if (graph.edges[e].weight < min_weight) {
+          continue;
+        }
+        const std::size_t mate = mates.right[at(graph.edges[e].right)];
+        if (mate == kFree) {
+          free_layer = std::min(free_layer, layer[l] + 1);
+        } else if (const std::size_t next = at(graph.edges[mate].left); layer[next] == kUnreached) {
+          layer[next] = layer[l] + 1;
+          queue.push_back(next);
+        }
+      }
+    }
+    if (free_layer == kUnreached) {
+      return;
+    }
+    std::fill(next_arc.begin(), next_arc.end(), 0);
+    bool augmented = false;
+    for (std::size_t root = 0; root < left_count; ++root) {
+      if (mates.left[root] != kFree || layer[root] != 0) {
+        continue;
+      }
+      path.assign(1, root);
+      while (!path.empty()) {
+        const std::size_t l = path.back();
+        bool moved = false;
+        while (!moved && next_arc[l] < adjacency[l].size()) {
+          const std::size_t e = adjacency[l][next_arc[l]++];
+          if (graph.edges[e].weight < min_weight) {
+            continue;
+          }
+          const std::size_t mate = mates.right[at(graph.edges[e].right)];
+          if (mate == kFree) {
+            if (layer[l] + 1 == free_layer) {
+              via[l] = e;
+              for (const std::size_t on_path : path) {
+                mates.match(graph, via[on_path]);
+                layer[on_path] = kUnreached;
+              }
+              path.clear();
+              augmented = true;
+              moved = true;
+            }
+          } else if (const std::size_t next = at(graph.edges[mate].left);
+                     layer[next] != kUnreached && layer[next] == layer[l] + 1) {
+            via[l] = e;
+            path.push_back(next);
+            moved = true;
+          }
+        }
+        if (!moved) {
+          layer[l] = kUnreached;
+          path.pop_back();
+        }
+      }
+    }
+    if (!augmented) {
+      return;
+    }
+  }
+}
+
+/// A weight compared lexicographically: marked vertices covered, then weight, then tie-break.
+/// Stepwise's weight c(e) + B |e n S| with B > sum c, without the overflow of forming B.
+struct TieredWeight {
+  Index covered = 0;
+  Index weight = 0;
+  Index tie = 0;
+  friend std::strong_ordering operator<=>(const TieredWeight &a, const TieredWeight &b) {
+    return std::tie(a.covered, a.weight, a.tie) <=> std::tie(b.covered, b.weight, b.tie);
+  }
+  friend bool operator==(const TieredWeight &, const TieredWeight &) = default;
+  friend TieredWeight operator+(const TieredWeight &a, const TieredWeight &b) {
+    return {a.covered + b.covered, a.weight + b.weight, a.tie + b.tie};
+  }
+  friend TieredWeight operator-(const TieredWeight &a, const TieredWeight &b) {
+    return {a.covered - b.covered, a.weight - b.weight, a.tie - b.tie};
+  }
+};
+
+std::vector<TieredWeight> tiered_weights(const BipartiteGraph &graph,
+                                         const std::vector<bool> &left_marked,
+                                         const std::vector<bool> &right_marked,
+                                         const std::vector<Index> &tie_break) {
+  if ((!left_marked.empty() && left_marked.size() != at(graph.left)) ||
+      (!right_marked.empty() && right_marked.size() != at(graph.right))) {
+    throw std::invalid_argument("maximum weight matching: one mark per vertex needed");
+  }
+  if (!tie_break.empty() && tie_break.size() != graph.edges.size()) {
+    throw std::invalid_argument("maximum weight matching: one tie-break value per edge needed");
+  }
+  std::vector<TieredWeight> weight;
+  weight.reserve(graph.edges.size());
+  for (std::size_t e = 0; e < graph.edges.size(); ++e) {
+    const WeightedEdge &edge = graph.edges[e];
+    const bool left = !left_marked.empty() && left_marked[at(edge.left)];
+    const bool right = !right_marked.empty() && right_marked[at(edge.right)];
+    weight.push_back(
+        {(left ? 1 : 0) + (right ? 1 : 0), edge.weight, tie_break.empty() ? 0 : tie_break[e]});
+  }
+  return weight;
+}
+
+/// Maximum weight matching by the Hungarian method, adding the left vertices one at a time
+/// (Kuhn; Dijkstra form as in Jonker & Volgenant). Dual prices y (left) and z (right) stay
+/// >= 0 with y(i) + z(j) >= w(i, j) on every edge, equality on matched edges, and zero on
+/// uncovered vertices; then no matching weighs more (weak duality, which holds for the tiered
+/// weights as for numbers). A new left vertex is either matched along a shortest alternating
+/// path in slack y + z - w to a free right vertex, or left uncovered (or another left vertex
+/// uncovered) once its price has fallen to 0. The search stops at its first end, so vertices
+/// that find a free partner at once cost only their own edges.
+Matching hungarian_maximum_weight(const BipartiteGraph &graph,
+                                  const std::vector<TieredWeight> &weight) {
+  const std::size_t left_count = at(graph.left);
+  const std::size_t right_count = at(graph.right);
+  const Adjacency adjacency = left_adjacency(graph);
+  // Search nodes: left vertex i, right vertex left_count + j, "uncover left vertex i" at
+  // left_count + right_count + i.
+  const std::size_t first_uncover = left_count + right_count;
+  std::vector<TieredWeight> left_price(left_count);
+  std::vector<TieredWeight> right_price(right_count);
+  std::vector<TieredWeight> distance(first_uncover + left_count);
+  std::vector<bool> reached(first_uncover + left_count, false);
+  std::vector<bool> settled(first_uncover, false);
+  std::vector<std::size_t> arrival(right_count, kFree); // edge by which a right vertex is reached
+  std::vector<std::size_t> touched;
+  Mates mates(graph);
+  using Entry = std::pair<TieredWeight, std::size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+
+  for (std::size_t root = 0; root < left_count; ++root) {
+    TieredWeight price{};
+    for (const std::size_t e : adjacency[root]) {
+      price = std::max(price, weight[e] - right_price[at(graph.edges[e].right)]);
+    }
+    left_price[root] = price;
+    if (price == TieredWeight{}) {
+      continue; // uncovered at price 0: every condition already holds
+    }
+    const auto relax = [&](std::size_t node, const TieredWeight &d) {
+      if (!reached[node] || d < distance[node]) {
+        if (!reached[node]) {
+          touched.push_back(node);
+        }
+        reached[node] = true;
+        distance[node] = d;
+        heap.emplace(d, node);
+        return true;
+      }
+      return false;
+    };
+    relax(root, TieredWeight{});
+    std::size_t end = kFree;
+    while (end == kFree) {
+      const auto [d, node] = heap.top(); // the uncover node of the root is always reachable
+      heap.pop();
+      if (node >= first_uncover) {
+        end = node;
+      } else if (!settled[node]) {
+        settled[node] = true;
+        if (node < left_count) {
+          relax(first_uncover + node, d + left_price[node]);
+          for (const std::size_t e : adjacency[node]) {
+            if (e == mates.left[node]) {
+              continue;
+            }
+            const std::size_t j = at(graph.edges[e].right);
+            const TieredWeight slack = left_price[node] + right_price[j] - weight[e];
+            if (relax(left_count + j, d + slack)) {
+              arrival[j] = e;
+            }
+          }
+        } else if (const std::size_t e = mates.right[node - left_count]; e == kFree) {
+          end = node;
+        } else {
+          relax(at(graph.edges[e].left), d);
+        }
+      }
+    }
+    const TieredWeight length = distance[end];
+    for (const std::size_t node : touched) {
+      if (node < first_uncover && settled[node] && distance[node] < length) {
+        if (node < left_count) {
+          left_price[node] = left_price[node] - (length - distance[node]);
+        } else {
+          right_price[node - left_count] =
+              right_price[node - left_count] + (length - distance[node]);
+        }
+      }
+    }
+    // Flip the alternating path that ends at `end`.
+    std::size_t free_right = kFree;
+    if (end >= first_uncover) {
+      const std::size_t uncovered = end - first_uncover;
+      if (uncovered != root) {
+        free_right = at(graph.edges[mates.left[uncovered]].right);
+        mates.left[uncovered] = kFree;
+      }
+    } else {
+      free_right = end - left_count;
+    }
+    while (free_right != kFree) {
+      const std::size_t e = arrival[free_right];
+      const std::size_t i = at(graph.edges[e].left);
+      const std::size_t previous = mates.left[i];
+      mates.match(graph, e);
+      free_right = i == root ? kFree : at(graph.edges[previous].right);
+    }
+    for (const std::size_t node : touched) {
+      reached[node] = false;
+      if (node < first_uncover) {
+        settled[node] = false;
+      }
+    }
+    touched.clear();
+    while (!heap.empty()) {
+      heap.pop();
+    }
+  }
+  Matching result = mates.edges();
+  std::erase_if(result, [&](std::size_t e) { return weight[e] <= TieredWeight{}; });
+  return result;
+}
+
+} // namespace
+
+std::string matching_problem(const BipartiteGraph &graph, const Matching &matching) {
+  std::vector<bool> left_used(at(std::max(graph.left, 0)), false);
+  std::vector<bool> right_used(at(std::max(graph.right, 0)), false);
+  for (std::size_t n = 0; n < matching.size(); ++n) {
+    const std::size_t e = matching[n];
+    if (e >= graph.edges.size()) {
+      return "edge index " + std::to_string(e) + " out of range";
+    }
+    if (n > 0 && e <= matching[n - 1]) {
+      return "edge indices not increasing at " + std::to_string(e);
+    }
+    const WeightedEdge &edge = graph.edges[e];
+    if (edge.left < 0 || edge.left >= graph.left || edge.right < 0 || edge.right >= graph.right) {
+      return "edge " + std::to_string(e) + " names no vertex";
+    }
+    if (left_used[at(edge.left)] || right_used[at(edge.right)]) {
+      return "edge " + std::to_string(e) + " shares a vertex with an earlier edge";
+    }
+    left_used[at(edge.left)] = true;
+    right_used[at(edge.right)] = true;
+  }
+  return {};
+}
+
+Index matching_weight(const BipartiteGraph &graph, const Matching &matching) {
+  Index sum = 0;
+  for (const std::size_t e : matching) {
+    sum += graph.edges[e].weight;
+  }
+  return sum;
+}
+
+Matching maximum_cardinality_matching(const BipartiteGraph &graph, const Matching &start) {
+  require_valid_edges(graph);
+  Mates mates = mates_of(graph, start);
+  hopcroft_karp(graph, left_adjacency(graph), kAnyWeight, mates);
+  return mates.edges();
+}
+
+Matching maximum_weight_matching(const BipartiteGraph &graph, const std::vector<Index> &tie_break) {
+  require_valid_edges(graph);
+  return hungarian_maximum_weight(graph, tiered_weights(graph, {}, {}, tie_break));
+}
+
+Matching maximum_weight_matching_covering(const BipartiteGraph &graph,
+                                          const std::vector<bool> &left_marked,
+                                          const std::vector<bool> &right_marked,
+                                          const std::vector<Index> &tie_break) {
+  require_valid_edges(graph);
+  if (left_marked.size() != at(graph.left) || right_marked.size() != at(graph.right)) {
+    throw std::invalid_argument("maximum_weight_matching_covering: one mark per vertex needed");
+  }
+  return hungarian_maximum_weight(graph,
+                                  tiered_weights(graph, left_marked, right_marked, tie_break));
+}
+
+std::optional<Matching> perfect_matching(const BipartiteGraph &graph, const Matching &start) {
+  require_valid_edges(graph);
+  if (graph.left != graph.right) {
+    return std::nullopt;
+  }
+  Mates mates = mates_of(graph, start);
+  hopcroft_karp(graph, left_adjacency(graph), kAnyWeight, mates);
+  if (mates.size() != at(graph.left)) {
+    return std::nullopt;
+  }
+  return mates.edges();
+}
+
+std::optional<Matching> bottleneck_perfect_matching(const BipartiteGraph &graph,
+                                                    const Matching &start) {
+  require_valid_edges(graph);
+  if (graph.left != graph.right) {
+    return std::nullopt;
+  }
+  if (graph.left == 0) {
+    return Matching{};
+  }
+  // Every vertex is matched by one of its edges, so no threshold above the lightest of the
+  // vertices' heaviest edges can work.
+  std::vector<std::optional<Index>> heaviest(at(graph.left) + at(graph.right));
+  for (const WeightedEdge &e : graph.edges) {
+    for (const std::size_t v : {at(e.left), at(graph.left) + at(e.right)}) {
+      heaviest[v] = std::max(heaviest[v].value_or(e.weight), e.weight);
+    }
+  }
+  if (std::any_of(heaviest.begin(), heaviest.end(), [](const auto &h) { return !h; })) {
+    return std::nullopt; // a vertex without edges
+  }
+  Index ceiling = *heaviest.front();
+  for (const auto &h : heaviest) {
+    ceiling = std::min(ceiling, *h);
+  }
+  std::vector<Index> thresholds;
+  for (const WeightedEdge &e : graph.edges) {
+    if (e.weight <= ceiling) {
+      thresholds.push_back(e.weight);
+    }
+  }
+  std::sort(thresholds.begin(), thresholds.end(), std::greater<>());
+  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+
+  const Adjacency adjacency = left_adjacency(graph);
+  const auto perfect = [&](const Mates &m) { return m.size() == at(graph.left); };
+  // Feasibility falls as the threshold rises. `lower` is a maximum matching at the highest
+  // threshold known to fail, a valid start at every lower threshold; `upper` a perfect
+  // matching at the highest threshold known to work. The ceiling is tried first, then the
+  // whole graph, then thresholds upward from the bottom at doubling strides (in WRGP the
+  // lightest edge often decides), then bisection.
+  Mates lower = keep_heavy(graph, mates_of(graph, start), thresholds.front());
+  hopcroft_karp(graph, adjacency, thresholds.front(), lower);
+  if (perfect(lower)) {
+    return lower.edges();
+  }
+  std::size_t failing = 0;
+  std::size_t working = thresholds.size() - 1;
+  Mates upper = lower;
+  hopcroft_karp(graph, adjacency, thresholds[working], upper);
+  if (!perfect(upper)) {
+    return std::nullopt;
+  }
+  const auto works = [&](std::size_t index) {
+    Mates trial = keep_heavy(graph, upper, thresholds[index]);
+    if (trial.size() < lower.size()) {
+      trial = lower;
+    }
+    hopcroft_karp(graph, adjacency, thresholds[index], trial);
+    const bool found = perfect(trial);
+    (found ? working : failing) = index;
+    (found ? upper : lower) = std::move(trial);
+    return found;
+  };
+  for (std::size_t stride = 1; working - failing > 1; stride *= 2) {
+    if (!works(working - std::min(stride, working - failing - 1))) {
+      break;
+    }
+  }
+  while (working - failing > 1) {
+    works(failing + (working - failing) / 2);
+  }
+  return upper.edges();
+}
+
+} // namespace redist
