@@ -205,8 +205,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
             redist_options_init(&defaults);
             schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
             Fingerprint f;
-            f.add(static_cast<std::int64_t>(fingerprint_of(
-                m, n, type, region, unit_diag, *a, *b)));
+            f.add(static_cast<std::int64_t>(fingerprint_of(m, n, type, region, unit_diag, *a, *b)));
             f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);
             f.add(schedule_opts.max_memory);
             return f.value();
