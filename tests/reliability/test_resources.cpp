@@ -57,7 +57,7 @@ long long heap_in_use() {
   return static_cast<long long>(__sanitizer_get_current_allocated_bytes());
 #else
   const struct mallinfo2 mi = mallinfo2();
-  return static_cast<long long>(mi.uordblks + mi.hblkhd);
+  return static_cast<long long>(mi.uordblks) + static_cast<long long>(mi.hblkhd);
 #endif
 }
 
@@ -224,9 +224,11 @@ TEST(Resources, ScalapackEntriesLeaveNothingBehind) {
   std::string error;
   const std::vector<GridSpec> grids = grid_pool();
   std::vector<int> grid_ctxt;
+  grid_ctxt.reserve(grids.size());
   for (const GridSpec &g : grids)
     grid_ctxt.push_back(mpitest::create_context(g, error));
   std::vector<int> ictxts; // more contexts than the communicator cache holds
+  ictxts.reserve(10);
   for (int k = 0; k < 10; ++k)
     ictxts.push_back(mpitest::create_context(errtest::init_grid('R', 1, world_size()), error));
   ASSERT_TRUE(everywhere(error.empty())) << error;

@@ -109,9 +109,12 @@ std::string plan_rounds(MPI_Comm comm, std::uint64_t seed, int rounds, int threa
                          ": block size must be >= 1"
                    : "redist_plan_create: an argument is invalid on rank " +
                          std::to_string((k + thread) % world_size()) + " (see its message)";
-      if (status == REDIST_SUCCESS || message != want)
-        failures += where + ": invalid create gave status " + std::to_string(status) +
-                    " and message \"" + message + "\", expected \"" + want + "\"\n";
+      if (status == REDIST_SUCCESS || message != want) {
+        failures += where;
+        failures += ": invalid create gave status " + std::to_string(status);
+        failures += " and message \"" + message;
+        failures += "\", expected \"" + want + "\"\n";
+      }
       if (plan != nullptr) redist_plan_destroy(&plan);
       continue;
     }
@@ -135,8 +138,11 @@ std::string plan_rounds(MPI_Comm comm, std::uint64_t seed, int rounds, int threa
       if (redist_plan_execute(plan, abuf.data(), bbuf.data()) != REDIST_SUCCESS)
         failures += where + ": execute failed: " + redist_last_error() + "\n";
       std::string report;
-      if (mpitest::check_b(cs, a, b, lb, bbuf.data(), salt, 2, report) != 0)
-        failures += where + ": wrong B (salt " + std::to_string(salt) + ")\n" + report;
+      if (mpitest::check_b(cs, a, b, lb, bbuf.data(), salt, 2, report) != 0) {
+        failures += where;
+        failures += ": wrong B (salt " + std::to_string(salt) + ")\n";
+        failures += report;
+      }
     }
     if (redist_plan_destroy(&plan) != REDIST_SUCCESS)
       failures += where + ": destroy failed: " + redist_last_error() + "\n";
@@ -153,6 +159,7 @@ TEST(ThreadsCApi, ConcurrentPlansOnDistinctCommunicators) {
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
   std::vector<std::string> failures(kThreads);
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       failures[static_cast<std::size_t>(t)] = plan_rounds(
@@ -175,6 +182,7 @@ TEST(ThreadsScalapack, CacheClearedConcurrentlyWhileCalling) {
   const std::vector<GridSpec> grids = grid_pool();
   std::string error;
   std::vector<int> ctxt;
+  ctxt.reserve(grids.size());
   for (const GridSpec &g : grids)
     ctxt.push_back(mpitest::create_context(g, error));
   const int ictxt = mpitest::create_context(errtest::init_grid('R', 1, world_size()), error);
@@ -198,6 +206,7 @@ TEST(ThreadsScalapack, CacheClearedConcurrentlyWhileCalling) {
   std::string report;
   // A few descriptors, repeated, so that the cache is hit often between clears.
   std::vector<std::uint64_t> case_seeds;
+  case_seeds.reserve(6);
   for (int k = 0; k < 6; ++k)
     case_seeds.push_back(static_cast<std::uint64_t>(rng.uniform(1, 1 << 30)));
   for (int k = 0; k < calls; ++k) {
