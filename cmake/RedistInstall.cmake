@@ -13,6 +13,7 @@ endif()
 install(TARGETS redist redist_scalapack EXPORT redistTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/redist.h ${PROJECT_SOURCE_DIR}/include/redist_scalapack.h
+              ${PROJECT_SOURCE_DIR}/include/redist_ring.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT redistTargets NAMESPACE redist:: DESTINATION ${REDIST_INSTALL_CMAKEDIR})
 

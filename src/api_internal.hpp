@@ -18,6 +18,16 @@ namespace redist {
 void validate_layout(const std::string &call, const std::string &name, const redist_layout &l,
                      Index window_m, Index window_n, int comm_size, int rank);
 
+/// Throw REDIST_ERR_MPI "<call>: <what> failed" unless code is MPI_SUCCESS.
+void check_mpi(int code, const char *call, const char *what);
+
+/// This process's rank and the size of `comm`; an argument error for MPI_COMM_NULL.
+struct CommPosition {
+  int rank = 0;
+  int size = 0;
+};
+CommPosition comm_position(const char *call, MPI_Comm comm);
+
 /// Convert a validated C layout.
 Layout to_layout(const redist_layout &l);
 

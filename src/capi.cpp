@@ -117,13 +117,22 @@ std::uint64_t fingerprint_of(Index m, Index n, int type, int region, int unit_di
   return f.value();
 }
 
+} // namespace
+
 void check_mpi(int code, const char *call, const char *what) {
   if (code != MPI_SUCCESS) {
     throw Error(REDIST_ERR_MPI, std::string(call) + ": " + what + " failed");
   }
 }
 
-} // namespace
+CommPosition comm_position(const char *call, MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
+  CommPosition p;
+  check_mpi(MPI_Comm_size(comm, &p.size), call, "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(comm, &p.rank), call, "MPI_Comm_rank");
+  return p;
+}
+
 } // namespace redist
 
 using namespace redist;
@@ -182,11 +191,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_options *options, redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
-    if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
-    int size = 0;
-    int rank = 0;
-    check_mpi(MPI_Comm_size(comm, &size), call, "MPI_Comm_size");
-    check_mpi(MPI_Comm_rank(comm, &rank), call, "MPI_Comm_rank");
+    const auto [rank, size] = comm_position(call, comm);
     ScheduleOptions schedule_opts;
     agree(comm, call, "m, n, type, region, unit_diag, options or layouts (all but lld must agree)",
           [&] {
@@ -362,11 +367,7 @@ double ping_pong(MPI_Comm comm, int rank, std::vector<char> &buffer, int bytes, 
 extern "C" int redist_calibrate(MPI_Comm comm, double *alpha, double *beta) {
   static const char *call = "redist_calibrate";
   return c_barrier(call, [&] {
-    if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
-    int size = 0;
-    int rank = 0;
-    check_mpi(MPI_Comm_size(comm, &size), call, "MPI_Comm_size");
-    check_mpi(MPI_Comm_rank(comm, &rank), call, "MPI_Comm_rank");
+    const auto [rank, size] = comm_position(call, comm);
     agree(comm, call, "", [&] {
       if (alpha == nullptr) throw_argument(call, "alpha", 0, "NULL output pointer");
       if (beta == nullptr) throw_argument(call, "beta", 0, "NULL output pointer");

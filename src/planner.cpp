@@ -133,9 +133,15 @@ Schedule cut_pieces(const Schedule &s, Index chunk) {
   return out;
 }
 
+// `graph` is the 2-D volume graph, computed here on first need when the caller has none.
 std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
-                                  std::size_t element_bytes, TwoDimensional &out) {
+                                  std::size_t element_bytes, std::optional<VolumeGraph> &graph,
+                                  TwoDimensional &out) {
   const Strategy s = o.strategy;
+  const auto graph_2d = [&]() -> const VolumeGraph & {
+    if (!graph) graph = volume_graph(t);
+    return *graph;
+  };
   const auto pairs =
       static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow * t.dst.grid.npcol;
   if (s == Strategy::ggp || s == Strategy::oggp) {
@@ -143,7 +149,7 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
     const double per_element = o.model.beta * static_cast<double>(element_bytes);
     const auto setup = static_cast<Index>(std::max(
         1.0, std::round((o.model.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
-    const VolumeGraph g = volume_graph(t);
+    const VolumeGraph &g = graph_2d();
     out.product = false;
     out.direct = s == Strategy::ggp ? schedule_ggp(g, o.max_concurrent, setup)
                                     : schedule_oggp(g, o.max_concurrent, setup);
@@ -153,7 +159,10 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
     return {};
   }
   if (s == Strategy::multiphase) {
-    return "schedule 'multiphase' is not implemented for 2-D plans yet";
+    // The two phases are planned and costed (multiphase_intermediates, multiphase_cost), but
+    // plans do not execute through an intermediate layout yet: refused, never replaced.
+    return "schedule 'multiphase' cannot be executed yet (two-phase plans through an "
+           "intermediate layout are not built); choose another schedule";
   }
   std::string row_how;
   std::string col_how;
@@ -164,7 +173,7 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
   // Stepwise and Greedy also run on the full 2-D graph when it is small; the cheaper wins
   // (the product is step-optimal for full windows, but trapezoids are not products).
   if ((s == Strategy::stepwise || s == Strategy::greedy) && pairs <= kDirectPairs) {
-    const VolumeGraph g = volume_graph(t);
+    const VolumeGraph &g = graph_2d();
     Schedule direct = s == Strategy::stepwise ? schedule_stepwise(g) : schedule_greedy(g);
     const ScheduleStats direct_stats = schedule_stats(direct, o.model, element_bytes);
     const ScheduleStats product =
@@ -350,14 +359,16 @@ std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
     }
     resolved.strategy = choice.strategy;
   }
-  const VolumeGraph graph = volume_graph(t);
+  std::optional<VolumeGraph> graph_storage{volume_graph(t)};
+  const VolumeGraph &graph = *graph_storage;
   if (resolved.strategy == Strategy::all_at_once) {
     out = without_self(t, schedule_all_at_once(graph), false);
     detail = "all messages at once";
     return {};
   }
   TwoDimensional two;
-  if (std::string why = build_two_dimensional(t, resolved, element_bytes, two); !why.empty()) {
+  if (std::string why = build_two_dimensional(t, resolved, element_bytes, graph_storage, two);
+      !why.empty()) {
     return why;
   }
   const bool caterpillar = resolved.strategy == Strategy::caterpillar;
@@ -432,7 +443,9 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
     return {};
   }
   TwoDimensional two;
-  if (std::string why = build_two_dimensional(t, resolved, element_bytes, two); !why.empty()) {
+  std::optional<VolumeGraph> graph;
+  if (std::string why = build_two_dimensional(t, resolved, element_bytes, graph, two);
+      !why.empty()) {
     return why;
   }
   choice.detail = two.detail;

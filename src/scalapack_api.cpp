@@ -559,9 +559,10 @@ int run_call(Call &c) {
       caches().comms.insert(comm_key, comm);
     }
     RankPlan rank_plan = make_rank_plan(t, static_cast<int>(slot), static_cast<int>(nslots));
-    // The busiest process's all-at-once buffer, for the memory cap: one more combine.
+    // The busiest process's all-at-once buffer, for the memory cap: one more combine, only
+    // when a cap is set (the predicted time is not reported through these entries).
     double global[2] = {0.0, 0.0};
-    if (options.max_memory > 0 || options.strategy == Strategy::automatic) {
+    if (options.max_memory > 0) {
       const ScheduleInputs local = all_at_once_local(rank_plan, options.model, c.element_size);
       global[0] = static_cast<double>(local.all_at_once_buffer_max);
       global[1] = local.all_at_once_seconds;

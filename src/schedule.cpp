@@ -242,6 +242,8 @@ VolumeGraph volume_graph(const Transfer &t) {
   }
   std::vector<std::vector<RunPattern>> rows;
   std::vector<std::vector<RunPattern>> cols;
+  rows.reserve(static_cast<std::size_t>(snr));
+  cols.reserve(static_cast<std::size_t>(snc));
   for (int pr = 0; pr < snr; ++pr) {
     rows.push_back(runs_from_source(t.rows(), pr));
   }

@@ -123,27 +123,42 @@ TEST(Errors, CApiLocalQueries) {
 
 /// ScaLAPACK-style entry with a bad descriptor: status on every rank of ICTXT, B untouched,
 /// also on the ranks whose own arguments are fine.
-TEST(Errors, ScalapackEntryLeavesBUntouched) {
+/// A and B on an np x 1 grid (gridinit 'C'), 3 * np x 4 with MB = 1, NB = 2: the matrix, its
+/// BLACS context (free it with free_context) and this rank's local buffer.
+struct ColumnGrid {
+  MatSpec spec;
+  int ctxt = -1;
+  LocalBuf local;
+};
+
+ColumnGrid column_grid() {
   const int np = world_size();
-  const int me = world_rank();
-  // A and B on an np x 1 grid (gridinit 'C'), 3 rows per rank with MB = 1.
-  GridSpec g;
+  ColumnGrid out;
+  GridSpec &g = out.spec.grid;
   g.kind = GridKind::InitCol;
   g.nprow = np;
   g.npcol = 1;
   g.ranks.resize(static_cast<std::size_t>(np));
   std::iota(g.ranks.begin(), g.ranks.end(), 0);
   std::string harness_error;
-  const int ctxt = create_context(g, harness_error);
+  out.ctxt = create_context(g, harness_error);
   EXPECT_EQ(harness_error, "");
-  MatSpec s;
-  s.grid = g;
-  s.mg = 3 * np;
-  s.ng = 4;
-  s.mb = 1;
-  s.nb = 2;
-  s.lld_extra.assign(static_cast<std::size_t>(np), 0);
-  const LocalBuf lb = local_buf(s, me);
+  out.spec.mg = 3 * np;
+  out.spec.ng = 4;
+  out.spec.mb = 1;
+  out.spec.nb = 2;
+  out.spec.lld_extra.assign(static_cast<std::size_t>(np), 0);
+  out.local = local_buf(out.spec, world_rank());
+  return out;
+}
+
+TEST(Errors, ScalapackEntryLeavesBUntouched) {
+  const int np = world_size();
+  const int me = world_rank();
+  const ColumnGrid grid = column_grid();
+  const MatSpec &s = grid.spec;
+  const int ctxt = grid.ctxt;
+  const LocalBuf &lb = grid.local;
 
   struct Bad {
     const char *what;
@@ -196,25 +211,10 @@ TEST(Errors, ScalapackEntryLeavesBUntouched) {
 // naming the variable on every rank with B untouched, never a silent default; options the
 // schedule cannot honour likewise; valid values give the right result.
 TEST(Errors, ScalapackEntryEnvironmentOptions) {
-  const int np = world_size();
-  const int me = world_rank();
-  GridSpec g;
-  g.kind = GridKind::InitCol;
-  g.nprow = np;
-  g.npcol = 1;
-  g.ranks.resize(static_cast<std::size_t>(np));
-  std::iota(g.ranks.begin(), g.ranks.end(), 0);
-  std::string harness_error;
-  const int ctxt = create_context(g, harness_error);
-  EXPECT_EQ(harness_error, "");
-  MatSpec s;
-  s.grid = g;
-  s.mg = 3 * np;
-  s.ng = 4;
-  s.mb = 1;
-  s.nb = 2;
-  s.lld_extra.assign(static_cast<std::size_t>(np), 0);
-  const LocalBuf lb = local_buf(s, me);
+  const ColumnGrid grid = column_grid();
+  const MatSpec &s = grid.spec;
+  const int ctxt = grid.ctxt;
+  const LocalBuf &lb = grid.local;
   struct Setting {
     const char *variable;
     const char *value;

@@ -253,6 +253,11 @@ TEST(Planner, RefusesOptionsItCannotHonour) {
   o.max_memory = 15;
   EXPECT_NE(choose_schedule(t, plan, o, {}, 8, choice).find("below one element"),
             std::string::npos);
+  o.max_memory = 0;
+  o.strategy = Strategy::multiphase;
+  EXPECT_NE(choose_schedule(t, plan, o, {}, 8, choice).find("cannot be executed yet"),
+            std::string::npos);
+  o.strategy = Strategy::caterpillar;
   o.max_memory = -1;
   EXPECT_NE(choose_schedule(t, plan, o, {}, 8, choice).find(">= 0"), std::string::npos);
   // auto steps aside from all-at-once when it does not fit

@@ -1,0 +1,729 @@
+// Ring rebalancing over MPI (neighbour messages with forwarding in chunks, or direct messages)
+// and the C API of redist_ring.h. Planning is in ring.cpp (no MPI). Every extern "C" body runs
+// inside c_barrier().
+
+#include "api_internal.hpp"
+#include "redist_ring.h"
+#include "ring.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+/// A schedule planned without MPI.
+struct redist_ring_schedule_s {
+  redist::ring::Problem problem;
+  redist::ring::Plan plan;
+  double direct_time = 0.0;
+};
+
+/// A rebalance planned on a communicator.
+struct redist_ring_plan_s {
+  MPI_Comm comm = MPI_COMM_NULL; // owned duplicate
+  int rank = 0;
+  int size = 1;
+  std::vector<redist::Index> loads; // every process's load (the planner needs them all)
+  std::vector<redist::Index> flow;
+  redist::Index item_bytes = 1;
+  redist::Index chunk = 1;
+  redist_ring_info info{};
+};
+
+namespace redist {
+namespace {
+
+constexpr int tag_rightward = 0x52494e; // items travelling from k to k+1
+constexpr int tag_leftward = 0x52494f;  // from k to k-1
+constexpr int tag_direct = 0x524950;
+
+std::string show(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+[[noreturn]] void throw_value(const std::string &call, const std::string &arg,
+                              const std::string &value, const std::string &reason) {
+  throw Error(REDIST_ERR_ARGUMENT, call + ": argument " + arg + " = " + value + ": " + reason);
+}
+
+/// The planner's argument names are arrays over processes; on a communicator they are one
+/// argument per rank.
+[[noreturn]] void rethrow_input(const std::string &call, const ring::InputError &e, bool per_rank) {
+  std::string arg = e.argument();
+  if (per_rank) {
+    const auto open = arg.find('[');
+    const std::string base = arg.substr(0, open);
+    std::string name = base == "loads"     ? "load"
+                       : base == "targets" ? "target"
+                       : base == "c_next"  ? "cost_next"
+                       : base == "c_prev"  ? "cost_prev"
+                                           : base;
+    if (arg == "c_next, c_prev") name = "cost_next, cost_prev";
+    if (open != std::string::npos) {
+      name += " (rank " + arg.substr(open + 1, arg.size() - open - 2) + ")";
+    } else if (base == "targets") {
+      name += " (sum over the ranks)";
+    }
+    arg = name;
+  }
+  throw_value(call, arg, e.value(), e.what());
+}
+
+int algorithm_code(ring::Algorithm a) {
+  switch (a) {
+  case ring::Algorithm::none:
+    return REDIST_RING_NONE;
+  case ring::Algorithm::homogeneous_uni:
+    return REDIST_RING_ALGORITHM1;
+  case ring::Algorithm::heterogeneous_uni:
+    return REDIST_RING_ALGORITHM2;
+  case ring::Algorithm::homogeneous_bi:
+    return REDIST_RING_ALGORITHM3;
+  case ring::Algorithm::light_bi:
+    return REDIST_RING_SYSTEM6;
+  case ring::Algorithm::heuristic_bi:
+    return REDIST_RING_HEURISTIC;
+  }
+  return REDIST_RING_NONE;
+}
+
+void fill_info(const ring::Plan &plan, double direct, redist_ring_info &info) {
+  info.predicted_time = plan.time;
+  info.lower_bound = plan.lower_bound;
+  info.system6 = plan.direction == ring::Direction::bidirectional ? plan.system6_integer : 0.0;
+  info.direct_time = direct;
+  info.steps = plan.steps;
+  info.algorithm = algorithm_code(plan.algorithm);
+  info.light = plan.light ? 1 : 0;
+  info.algorithm3_repaired = plan.algorithm3_repaired ? 1 : 0;
+}
+
+// --- Neighbour transport ------------------------------------------------------------------------
+//
+// A stream is the items crossing one link in one direction, numbered by their offset from the
+// link: a rightward stream of P_k starts with P_k's last item, a leftward one with its first.
+// Chunk c of a stream carries offsets [cQ, (c+1)Q). A sender's own items come first; a process
+// that must send more than it holds forwards the first items arriving from its other side (which
+// are exactly the ones next to the link it sends over), through a bounded FIFO. Receives of a
+// stream are posted two chunks ahead; sends use two buffers. Forwarding only ever waits for data
+// from upstream, and the last process of a chain keeps everything it receives, so the exchange
+// always completes.
+
+class NeighbourExchange {
+public:
+  NeighbourExchange(const redist_ring_plan_s &p, const char *in, Index in_stride, char *out,
+                    Index out_stride)
+      : p_(p), in_(in), out_(out), in_stride_(in_stride), out_stride_(out_stride),
+        ib_(static_cast<std::size_t>(p.item_bytes)), q_(p.chunk) {
+    const auto n = static_cast<std::size_t>(p.size);
+    const auto k = static_cast<std::size_t>(p.rank);
+    const Index rl = p.flow[(k + n - 1) % n];
+    const Index rr = p.flow[k];
+    load_ = p.loads[k];
+    in_left_ = std::max<Index>(rl, 0);
+    in_right_ = std::max<Index>(-rr, 0);
+    send_right_ = std::max<Index>(rr, 0);
+    send_left_ = std::max<Index>(-rl, 0);
+    target_ = load_ - rr + rl;
+    fwd_left_ = std::max<Index>(0, send_right_ - load_); // left-incoming items passed right
+    fwd_right_ = std::max<Index>(0, send_left_ - load_);
+    const int left = (p.rank + p.size - 1) % p.size;
+    const int right = (p.rank + 1) % p.size;
+    if (in_left_ > 0) ins_.push_back(make_in(left, tag_rightward, in_left_, fwd_left_, true));
+    if (in_right_ > 0) ins_.push_back(make_in(right, tag_leftward, in_right_, fwd_right_, false));
+    if (send_right_ > 0) outs_.push_back(make_out(right, tag_rightward, send_right_, true));
+    if (send_left_ > 0) outs_.push_back(make_out(left, tag_leftward, send_left_, false));
+    if (fwd_left_ > 0 || fwd_right_ > 0) {
+      stage_cap_ = 2 * q_;
+      stage_.resize(static_cast<std::size_t>(stage_cap_) * ib_);
+    }
+    requests_.assign(2 * (ins_.size() + outs_.size()), MPI_REQUEST_NULL);
+  }
+
+  void run(const char *call) {
+    copy_own_kept();
+    for (std::size_t s = 0; s < ins_.size(); ++s) {
+      for (int slot = 0; slot < 2; ++slot)
+        post(s, call);
+    }
+    for (;;) {
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (std::size_t s = 0; s < ins_.size(); ++s)
+          progress |= unpack_ready(s);
+        for (std::size_t s = 0; s < outs_.size(); ++s)
+          progress |= send_ready(s, call);
+      }
+      if (done()) break;
+      int index = MPI_UNDEFINED;
+      check_mpi(MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index,
+                            MPI_STATUS_IGNORE),
+                call, "MPI_Waitany");
+      if (index == MPI_UNDEFINED)
+        throw Error(REDIST_ERR_INTERNAL, std::string(call) + ": ring exchange stalled");
+      const auto r = static_cast<std::size_t>(index);
+      const std::size_t nin = 2 * ins_.size();
+      if (r < nin) {
+        ins_[r / 2].state[r % 2] = State::done;
+      } else {
+        outs_[(r - nin) / 2].state[(r - nin) % 2] = State::idle;
+      }
+    }
+  }
+
+  [[nodiscard]] Index sent() const { return send_right_ + send_left_; }
+  [[nodiscard]] Index received() const { return in_left_ + in_right_; }
+
+private:
+  enum class State { idle, busy, done };
+  struct InStream {
+    int peer = 0;
+    int tag = 0;
+    Index total = 0;
+    Index fwd = 0; // offsets [0, fwd) are forwarded
+    bool from_left = true;
+    Index chunks = 0;
+    Index next_post = 0;
+    Index next_unpack = 0;
+    std::vector<char> buf[2];
+    State state[2] = {State::idle, State::idle};
+  };
+  struct OutStream {
+    int peer = 0;
+    int tag = 0;
+    Index total = 0;
+    Index own = 0; // offsets [0, own) are this process's items
+    bool right = true;
+    Index chunks = 0;
+    Index next = 0;
+    std::vector<char> buf[2];
+    State state[2] = {State::idle, State::idle};
+  };
+
+  [[nodiscard]] InStream make_in(int peer, int tag, Index total, Index fwd, bool from_left) const {
+    InStream s;
+    s.peer = peer;
+    s.tag = tag;
+    s.total = total;
+    s.fwd = fwd;
+    s.from_left = from_left;
+    s.chunks = (total + q_ - 1) / q_;
+    return s;
+  }
+  [[nodiscard]] OutStream make_out(int peer, int tag, Index total, bool right) const {
+    OutStream s;
+    s.peer = peer;
+    s.tag = tag;
+    s.total = total;
+    s.own = std::min(total, load_);
+    s.right = right;
+    s.chunks = (total + q_ - 1) / q_;
+    return s;
+  }
+
+  [[nodiscard]] const char *in_item(Index i) const { return in_ + i * in_stride_; }
+  [[nodiscard]] char *out_item(Index j) const { return out_ + j * out_stride_; }
+  [[nodiscard]] char *stage_item(Index m) {
+    return stage_.data() + static_cast<std::size_t>(m % stage_cap_) * ib_;
+  }
+
+  void copy_own_kept() {
+    const Index lo = std::min(send_left_, load_);
+    const Index hi = std::max(lo, load_ - send_right_);
+    const Index base = in_left_ - fwd_left_;
+    for (Index i = lo; i < hi; ++i)
+      std::memcpy(out_item(base + i - lo), in_item(i), ib_);
+  }
+
+  void post(std::size_t s, const char *call) {
+    InStream &in = ins_[s];
+    if (in.next_post == in.chunks) return;
+    const auto slot = static_cast<std::size_t>(in.next_post % 2);
+    const Index count = std::min(q_, in.total - in.next_post * q_);
+    in.buf[slot].resize(static_cast<std::size_t>(count) * ib_);
+    check_mpi(MPI_Irecv(in.buf[slot].data(), static_cast<int>(in.buf[slot].size()), MPI_BYTE,
+                        in.peer, in.tag, p_.comm, &requests_[2 * s + slot]),
+              call, "MPI_Irecv");
+    in.state[slot] = State::busy;
+    ++in.next_post;
+  }
+
+  bool unpack_ready(std::size_t s) {
+    InStream &in = ins_[s];
+    bool progress = false;
+    while (in.next_unpack < in.chunks) {
+      const auto slot = static_cast<std::size_t>(in.next_unpack % 2);
+      if (in.state[slot] != State::done) break;
+      const Index o0 = in.next_unpack * q_;
+      const Index o1 = std::min(o0 + q_, in.total);
+      const Index fe = std::max(o0, std::min(o1, in.fwd));
+      if (staged_ - consumed_ + (fe - o0) > stage_cap_) break; // wait for the FIFO to drain
+      const char *data = in.buf[slot].data();
+      for (Index o = o0; o < o1; ++o, data += ib_) {
+        if (o < fe) {
+          std::memcpy(stage_item(staged_++), data, ib_);
+        } else {
+          const Index j = in.from_left ? in_left_ - 1 - o : target_ - in_right_ + o;
+          std::memcpy(out_item(j), data, ib_);
+        }
+      }
+      in.state[slot] = State::idle;
+      ++in.next_unpack;
+      post(s, "redist_ring_plan_execute");
+      progress = true;
+    }
+    return progress;
+  }
+
+  bool send_ready(std::size_t s, const char *call) {
+    OutStream &out = outs_[s];
+    bool progress = false;
+    while (out.next < out.chunks) {
+      const auto slot = static_cast<std::size_t>(out.next % 2);
+      if (out.state[slot] != State::idle) break;
+      const Index o0 = out.next * q_;
+      const Index o1 = std::min(o0 + q_, out.total);
+      if (o1 > out.own && staged_ < o1 - out.own) break; // forwarded items not here yet
+      std::vector<char> &buf = out.buf[slot];
+      buf.resize(static_cast<std::size_t>(o1 - o0) * ib_);
+      char *data = buf.data();
+      for (Index o = o0; o < o1; ++o, data += ib_) {
+        if (o < out.own) {
+          std::memcpy(data, in_item(out.right ? load_ - 1 - o : o), ib_);
+        } else {
+          std::memcpy(data, stage_item(consumed_++), ib_);
+        }
+      }
+      const std::size_t r = 2 * ins_.size() + 2 * s + slot;
+      check_mpi(MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, out.peer, out.tag,
+                          p_.comm, &requests_[r]),
+                call, "MPI_Isend");
+      out.state[slot] = State::busy;
+      ++out.next;
+      progress = true;
+    }
+    return progress;
+  }
+
+  [[nodiscard]] bool done() const {
+    for (const InStream &in : ins_) {
+      if (in.next_unpack < in.chunks) return false;
+    }
+    for (const OutStream &out : outs_) {
+      if (out.next < out.chunks || out.state[0] == State::busy || out.state[1] == State::busy)
+        return false;
+    }
+    return true;
+  }
+
+  const redist_ring_plan_s &p_;
+  const char *in_;
+  char *out_;
+  Index in_stride_;
+  Index out_stride_;
+  std::size_t ib_;
+  Index q_;
+  Index load_ = 0;
+  Index target_ = 0;
+  Index in_left_ = 0;
+  Index in_right_ = 0;
+  Index send_right_ = 0;
+  Index send_left_ = 0;
+  Index fwd_left_ = 0;
+  Index fwd_right_ = 0;
+  std::vector<InStream> ins_;
+  std::vector<OutStream> outs_;
+  std::vector<MPI_Request> requests_;
+  std::vector<char> stage_; // FIFO of forwarded items
+  Index stage_cap_ = 1;
+  Index staged_ = 0;
+  Index consumed_ = 0;
+};
+
+// --- Direct transport ---------------------------------------------------------------------------
+
+/// Every piece this process sends or receives goes as messages of at most `chunk` items, read
+/// and written in place through strided datatypes.
+void run_direct(const redist_ring_plan_s &p, const char *in, Index in_stride, char *out,
+                Index out_stride, const char *call) {
+  const std::vector<ring::DirectPiece> pieces = ring::direct_pieces(p.loads, p.flow, p.rank);
+  const auto ib = static_cast<int>(p.item_bytes);
+  std::vector<MPI_Request> requests;
+  struct TypeGuard {
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    ~TypeGuard() {
+      if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
+    }
+  };
+  const auto strided = [&](Index count, Index stride, TypeGuard &g) {
+    check_mpi(MPI_Type_create_hvector(static_cast<int>(count), ib, static_cast<MPI_Aint>(stride),
+                                      MPI_BYTE, &g.t),
+              call, "MPI_Type_create_hvector");
+    check_mpi(MPI_Type_commit(&g.t), call, "MPI_Type_commit");
+    return g.t;
+  };
+  // Receives first, then sends, then the local pieces while messages fly.
+  for (const bool receiving : {true, false}) {
+    for (const ring::DirectPiece &pc : pieces) {
+      if (pc.from == pc.to || (receiving ? pc.to : pc.from) != p.rank) continue;
+      for (Index c0 = 0; c0 < pc.items; c0 += p.chunk) {
+        const Index count = std::min(p.chunk, pc.items - c0);
+        TypeGuard g;
+        requests.push_back(MPI_REQUEST_NULL);
+        if (receiving) {
+          check_mpi(MPI_Irecv(out + (pc.to_offset + c0) * out_stride, 1,
+                              strided(count, out_stride, g), pc.from, tag_direct, p.comm,
+                              &requests.back()),
+                    call, "MPI_Irecv");
+        } else {
+          check_mpi(MPI_Isend(in + (pc.from_offset + c0) * in_stride, 1,
+                              strided(count, in_stride, g), pc.to, tag_direct, p.comm,
+                              &requests.back()),
+                    call, "MPI_Isend");
+        }
+      }
+    }
+  }
+  for (const ring::DirectPiece &pc : pieces) {
+    if (pc.from != pc.to) continue;
+    for (Index i = 0; i < pc.items; ++i)
+      std::memcpy(out + (pc.to_offset + i) * out_stride, in + (pc.from_offset + i) * in_stride,
+                  static_cast<std::size_t>(p.item_bytes));
+  }
+  check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+            call, "MPI_Waitall");
+}
+
+void direct_traffic(const redist_ring_plan_s &p, Index &sent, Index &received) {
+  sent = 0;
+  received = 0;
+  for (const ring::DirectPiece &pc : ring::direct_pieces(p.loads, p.flow, p.rank)) {
+    if (pc.from == pc.to) continue;
+    (pc.from == p.rank ? sent : received) += pc.items;
+  }
+}
+
+} // namespace
+} // namespace redist
+
+using namespace redist;
+
+// --- Pure planning
+// --------------------------------------------------------------------------------
+
+extern "C" int redist_ring_schedule_create(int n, int direction, const int64_t *loads,
+                                           const int64_t *targets, const double *c_next,
+                                           const double *c_prev, redist_ring_schedule *schedule) {
+  static const char *call = "redist_ring_schedule_create";
+  return c_barrier(call, [&] {
+    if (schedule == nullptr) throw_argument(call, "schedule", 0, "NULL output pointer");
+    *schedule = nullptr;
+    if (n < 1) throw_argument(call, "n", n, "the ring needs at least one process");
+    if (direction != REDIST_RING_UNIDIRECTIONAL && direction != REDIST_RING_BIDIRECTIONAL)
+      throw_argument(call, "direction", direction,
+                     "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
+    if (loads == nullptr) throw_argument(call, "loads", 0, "NULL array");
+    if (targets == nullptr) throw_argument(call, "targets", 0, "NULL array");
+    auto s = std::make_unique<redist_ring_schedule_s>();
+    const auto un = static_cast<std::size_t>(n);
+    ring::Problem &pb = s->problem;
+    pb.direction = direction == REDIST_RING_BIDIRECTIONAL ? ring::Direction::bidirectional
+                                                          : ring::Direction::unidirectional;
+    pb.loads.assign(loads, loads + un);
+    pb.targets.assign(targets, targets + un);
+    pb.c_next = c_next ? std::vector<double>(c_next, c_next + un) : std::vector<double>(un, 1.0);
+    if (pb.direction == ring::Direction::bidirectional)
+      pb.c_prev = c_prev ? std::vector<double>(c_prev, c_prev + un) : std::vector<double>(un, 1.0);
+    try {
+      s->plan = ring::plan(pb);
+      s->direct_time = ring::direct_time(pb, ring::direct_pieces(pb.loads, s->plan.flow));
+    } catch (const ring::InputError &e) {
+      rethrow_input(call, e, false);
+    }
+    *schedule = s.release();
+  });
+}
+
+extern "C" int redist_ring_schedule_get_info(redist_ring_schedule schedule,
+                                             redist_ring_info *info) {
+  static const char *call = "redist_ring_schedule_get_info";
+  return c_barrier(call, [&] {
+    if (schedule == nullptr) throw_argument(call, "schedule", 0, "NULL schedule");
+    if (info == nullptr) throw_argument(call, "info", 0, "NULL output pointer");
+    *info = redist_ring_info{};
+    fill_info(schedule->plan, schedule->direct_time, *info);
+    info->transport = REDIST_RING_NEIGHBOUR;
+    for (const ring::Move &m : schedule->plan.moves)
+      info->items_sent += m.items;
+    info->items_received = info->items_sent;
+  });
+}
+
+extern "C" int redist_ring_schedule_get_flows(redist_ring_schedule schedule, int64_t *flow) {
+  static const char *call = "redist_ring_schedule_get_flows";
+  return c_barrier(call, [&] {
+    if (schedule == nullptr) throw_argument(call, "schedule", 0, "NULL schedule");
+    if (flow == nullptr) throw_argument(call, "flow", 0, "NULL array");
+    std::copy(schedule->plan.flow.begin(), schedule->plan.flow.end(), flow);
+  });
+}
+
+extern "C" int redist_ring_schedule_get_moves(redist_ring_schedule schedule, int64_t *count,
+                                              int *from, int *to, int64_t *items, double *start,
+                                              double *finish) {
+  static const char *call = "redist_ring_schedule_get_moves";
+  return c_barrier(call, [&] {
+    if (schedule == nullptr) throw_argument(call, "schedule", 0, "NULL schedule");
+    if (count == nullptr) throw_argument(call, "count", 0, "NULL pointer");
+    const std::vector<ring::Move> &moves = schedule->plan.moves;
+    const auto have = static_cast<int64_t>(moves.size());
+    const bool want = from || to || items || start || finish;
+    if (want) {
+      if (!from || !to || !items || !start || !finish)
+        throw_argument(call, "from/to/items/start/finish", 0, "all NULL (count only) or none");
+      if (*count < have)
+        throw_argument(call, "*count", *count,
+                       "arrays too short for the " + std::to_string(have) + " moves");
+      for (std::size_t i = 0; i < moves.size(); ++i) {
+        from[i] = moves[i].from;
+        to[i] = moves[i].to;
+        items[i] = moves[i].items;
+        start[i] = moves[i].start;
+        finish[i] = moves[i].finish;
+      }
+    }
+    *count = have;
+  });
+}
+
+extern "C" int redist_ring_schedule_destroy(redist_ring_schedule *schedule) {
+  return c_barrier("redist_ring_schedule_destroy", [&] {
+    if (schedule == nullptr) return;
+    delete *schedule;
+    *schedule = nullptr;
+  });
+}
+
+extern "C" int redist_ring_targets_from_weights(int n, int64_t total, const double *weights,
+                                                int64_t *targets) {
+  static const char *call = "redist_ring_targets_from_weights";
+  return c_barrier(call, [&] {
+    if (n < 1) throw_argument(call, "n", n, "at least one process");
+    if (weights == nullptr) throw_argument(call, "weights", 0, "NULL array");
+    if (targets == nullptr) throw_argument(call, "targets", 0, "NULL array");
+    try {
+      const std::vector<Index> t = ring::targets_from_weights(
+          total, std::vector<double>(weights, weights + static_cast<std::size_t>(n)));
+      std::copy(t.begin(), t.end(), targets);
+    } catch (const ring::InputError &e) {
+      rethrow_input(call, e, false);
+    }
+  });
+}
+
+// --- MPI
+// ------------------------------------------------------------------------------------------
+
+extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, double weight,
+                                              int64_t *target) {
+  static const char *call = "redist_ring_target_from_weight";
+  return c_barrier(call, [&] {
+    const auto [rank, size] = comm_position(call, comm);
+    agree(comm, call, "", [&] {
+      if (target == nullptr) throw_argument(call, "target", 0, "NULL output pointer");
+      if (load < 1)
+        throw_argument(call, "load", load,
+                       "every process must hold at least one item (leave empty processes out of "
+                       "the communicator)");
+      if (!(weight > 0.0) || std::isinf(weight))
+        throw_value(call, "weight", show(weight), "must be finite and > 0");
+      return std::uint64_t{0};
+    });
+    std::vector<double> all(static_cast<std::size_t>(size));
+    std::vector<int64_t> loads(static_cast<std::size_t>(size));
+    check_mpi(MPI_Allgather(&weight, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm), call,
+              "MPI_Allgather");
+    check_mpi(MPI_Allgather(&load, 1, MPI_INT64_T, loads.data(), 1, MPI_INT64_T, comm), call,
+              "MPI_Allgather");
+    const Index total = std::accumulate(loads.begin(), loads.end(), Index{0});
+    try {
+      *target = ring::targets_from_weights(total, all)[static_cast<std::size_t>(rank)];
+    } catch (const ring::InputError &e) {
+      rethrow_input(call, e, true);
+    }
+  });
+}
+
+extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transport, int64_t load,
+                                       int64_t target, double cost_next, double cost_prev,
+                                       int64_t item_bytes, int64_t chunk_items,
+                                       redist_ring_plan *plan) {
+  static const char *call = "redist_ring_plan_create";
+  return c_barrier(call, [&] {
+    if (plan != nullptr) *plan = nullptr;
+    const auto [rank, size] = comm_position(call, comm);
+    const bool bi = direction == REDIST_RING_BIDIRECTIONAL;
+    agree(comm, call,
+          "direction, transport, item_bytes or chunk_items (must be equal on every "
+          "process)",
+          [&] {
+            if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+            if (direction != REDIST_RING_UNIDIRECTIONAL && !bi)
+              throw_argument(
+                  call, "direction", direction,
+                  "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
+            if (transport != REDIST_RING_NEIGHBOUR && transport != REDIST_RING_DIRECT &&
+                transport != REDIST_RING_AUTO)
+              throw_argument(call, "transport", transport,
+                             "must be REDIST_RING_NEIGHBOUR (0), REDIST_RING_DIRECT (1) or "
+                             "REDIST_RING_AUTO (2)");
+            if (load < 1)
+              throw_argument(
+                  call, "load", load,
+                  "every process must hold at least one item before the rebalance (the ring "
+                  "algorithms assume L_k >= 1); leave empty processes out of the "
+                  "communicator");
+            if (target < 1)
+              throw_argument(
+                  call, "target", target,
+                  "every process must keep at least one item after the rebalance (the ring "
+                  "algorithms assume L_k - delta_k >= 1); leave empty processes out of the "
+                  "communicator");
+            if (!(cost_next > 0.0))
+              throw_value(call, "cost_next", show(cost_next), "must be > 0 (or +INFINITY)");
+            if (bi && !(cost_prev > 0.0))
+              throw_value(call, "cost_prev", show(cost_prev), "must be > 0 (or +INFINITY)");
+            if (item_bytes < 1 || item_bytes > INT_MAX)
+              throw_argument(call, "item_bytes", item_bytes, "must be in [1, INT_MAX]");
+            if (chunk_items < 0) throw_argument(call, "chunk_items", chunk_items, "must be >= 0");
+            Fingerprint f;
+            f.add(direction).add(transport).add(item_bytes).add(chunk_items);
+            return f.value();
+          });
+    const auto un = static_cast<std::size_t>(size);
+    std::vector<int64_t> lt(2 * un);
+    std::vector<double> costs(2 * un);
+    const int64_t mine[2] = {load, target};
+    const double my_costs[2] = {cost_next, bi ? cost_prev : 1.0};
+    check_mpi(MPI_Allgather(mine, 2, MPI_INT64_T, lt.data(), 2, MPI_INT64_T, comm), call,
+              "MPI_Allgather");
+    check_mpi(MPI_Allgather(my_costs, 2, MPI_DOUBLE, costs.data(), 2, MPI_DOUBLE, comm), call,
+              "MPI_Allgather");
+    ring::Problem pb;
+    pb.direction = bi ? ring::Direction::bidirectional : ring::Direction::unidirectional;
+    for (std::size_t k = 0; k < un; ++k) {
+      pb.loads.push_back(lt[2 * k]);
+      pb.targets.push_back(lt[2 * k + 1]);
+      pb.c_next.push_back(costs[2 * k]);
+      if (bi) pb.c_prev.push_back(costs[2 * k + 1]);
+    }
+    auto result = std::make_unique<redist_ring_plan_s>();
+    result->rank = rank;
+    result->size = size;
+    result->item_bytes = item_bytes;
+    const Index max_chunk = std::max<Index>(1, INT_MAX / item_bytes);
+    const Index default_chunk = std::max<Index>(1, (Index{1} << 20) / item_bytes);
+    result->chunk = std::min(chunk_items > 0 ? chunk_items : default_chunk, max_chunk);
+    // Every process plans the same problem: an invalid one fails everywhere alike; running out
+    // of memory is local, hence the agreement.
+    agree(comm, call, "", [&] {
+      try {
+        const ring::Plan rp = ring::plan(pb);
+        const double direct = ring::direct_time(pb, ring::direct_pieces(pb.loads, rp.flow));
+        fill_info(rp, direct, result->info);
+        result->flow = rp.flow;
+      } catch (const ring::InputError &e) {
+        rethrow_input(call, e, true);
+      } catch (const std::bad_alloc &) {
+        throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+      }
+      return std::uint64_t{0};
+    });
+    result->loads = std::move(pb.loads);
+    redist_ring_info &info = result->info;
+    info.transport = transport;
+    if (transport == REDIST_RING_AUTO)
+      info.transport =
+          info.direct_time < info.predicted_time ? REDIST_RING_DIRECT : REDIST_RING_NEIGHBOUR;
+    if (info.transport == REDIST_RING_DIRECT) {
+      direct_traffic(*result, info.items_sent, info.items_received);
+    } else {
+      const Index rl = result->flow[(static_cast<std::size_t>(rank) + un - 1) % un];
+      const Index rr = result->flow[static_cast<std::size_t>(rank)];
+      info.items_sent = std::max<Index>(rr, 0) + std::max<Index>(-rl, 0);
+      info.items_received = std::max<Index>(rl, 0) + std::max<Index>(-rr, 0);
+    }
+    check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
+    check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
+              "MPI_Comm_set_errhandler");
+    *plan = result.release();
+  });
+}
+
+extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, int64_t in_stride,
+                                        void *out, int64_t out_stride) {
+  static const char *call = "redist_ring_plan_execute";
+  return c_barrier(call, [&] {
+    if (plan == nullptr) throw_argument(call, "plan", 0, "NULL plan");
+    const auto k = static_cast<std::size_t>(plan->rank);
+    const auto n = static_cast<std::size_t>(plan->size);
+    const Index load = plan->loads[k];
+    const Index target = load - plan->flow[k] + plan->flow[(k + n - 1) % n];
+    agree(plan->comm, call, "", [&] {
+      if (in == nullptr) throw_argument(call, "in", 0, "NULL input array");
+      if (out == nullptr) throw_argument(call, "out", 0, "NULL output array");
+      if (in_stride < plan->item_bytes)
+        throw_argument(call, "in_stride", in_stride,
+                       "must be >= item_bytes = " + std::to_string(plan->item_bytes));
+      if (out_stride < plan->item_bytes)
+        throw_argument(call, "out_stride", out_stride,
+                       "must be >= item_bytes = " + std::to_string(plan->item_bytes));
+      const auto *i0 = static_cast<const char *>(in);
+      const auto *o0 = static_cast<const char *>(out);
+      const char *i1 = i0 + (load - 1) * in_stride + plan->item_bytes;
+      const char *o1 = o0 + (target - 1) * out_stride + plan->item_bytes;
+      if (i0 < o1 && o0 < i1) throw_argument(call, "out", 0, "overlaps the input array");
+      return std::uint64_t{0};
+    });
+    const auto *src = static_cast<const char *>(in);
+    auto *dst = static_cast<char *>(out);
+    if (plan->info.transport == REDIST_RING_DIRECT) {
+      run_direct(*plan, src, in_stride, dst, out_stride, call);
+    } else {
+      NeighbourExchange(*plan, src, in_stride, dst, out_stride).run(call);
+    }
+  });
+}
+
+extern "C" int redist_ring_plan_get_info(redist_ring_plan plan, redist_ring_info *info) {
+  static const char *call = "redist_ring_plan_get_info";
+  return c_barrier(call, [&] {
+    if (plan == nullptr) throw_argument(call, "plan", 0, "NULL plan");
+    if (info == nullptr) throw_argument(call, "info", 0, "NULL output pointer");
+    *info = plan->info;
+  });
+}
+
+extern "C" int redist_ring_plan_get_flows(redist_ring_plan plan, int64_t *flow) {
+  static const char *call = "redist_ring_plan_get_flows";
+  return c_barrier(call, [&] {
+    if (plan == nullptr) throw_argument(call, "plan", 0, "NULL plan");
+    if (flow == nullptr) throw_argument(call, "flow", 0, "NULL array");
+    std::copy(plan->flow.begin(), plan->flow.end(), flow);
+  });
+}
+
+extern "C" int redist_ring_plan_destroy(redist_ring_plan *plan) {
+  return c_barrier("redist_ring_plan_destroy", [&] {
+    if (plan == nullptr || *plan == nullptr) return;
+    MPI_Comm_free(&(*plan)->comm);
+    delete *plan;
+    *plan = nullptr;
+  });
+}
