@@ -3,7 +3,9 @@
 #include "api_internal.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 namespace redist {
@@ -165,11 +167,17 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
                    "must be >= 0 (0 = no limit)");
   if (o.max_memory < 0)
     throw_argument(call, "options->max_memory", o.max_memory, "must be >= 0 (0 = no cap)");
+  // The value as text: converting NaN or an infinity to an integer is undefined.
+  const auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
   if (!(o.alpha >= 0.0) || !std::isfinite(o.alpha))
-    throw_argument(call, "options->alpha", static_cast<long long>(o.alpha),
+    throw_argument(call, "options->alpha", number(o.alpha),
                    "must be a finite number >= 0 (0 = default)");
   if (!(o.beta >= 0.0) || !std::isfinite(o.beta))
-    throw_argument(call, "options->beta", static_cast<long long>(o.beta),
+    throw_argument(call, "options->beta", number(o.beta),
                    "must be a finite number >= 0 (0 = default)");
   ScheduleOptions out;
   out.strategy = static_cast<Strategy>(o.schedule);
@@ -213,6 +221,9 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
             f.add(static_cast<std::int64_t>(fingerprint_of(m, n, type, region, unit_diag, *a, *b)));
             f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);
             f.add(schedule_opts.max_memory);
+            // The cost model decides the automatic schedule: it must agree too.
+            f.add(std::bit_cast<std::int64_t>(schedule_opts.model.alpha));
+            f.add(std::bit_cast<std::int64_t>(schedule_opts.model.beta));
             return f.value();
           });
     Transfer t;

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -313,6 +314,121 @@ TEST(CApiErrors, LldDiffersBetweenRanksIsFine) {
       [](int) {
         return CExpect{REDIST_SUCCESS, ""};
       });
+}
+
+// ---- redist_plan_create_opt: options ---------------------------------------------------------
+
+/// A create_opt case: `set` spoils the options of the ranks it is given (all or the last).
+void options_case(const std::string &label, const std::function<void(redist_options &)> &set,
+                  int bad, const CExpectFn &expect) {
+  create_case(
+      label,
+      [&](CArgs &x, int rank) {
+        x.with_options = true;
+        if (bad < 0 || rank == bad) set(x.options);
+      },
+      expect);
+}
+
+std::string known_schedules() {
+  std::string names;
+  for (int k = 0; redist_schedule_name(k) != nullptr; ++k)
+    names += std::string(names.empty() ? "" : ", ") + redist_schedule_name(k);
+  return names;
+}
+
+TEST(CApiErrors, OptionsInvalid) {
+  const int last = errtest::last_rank();
+  const std::string unknown = "unknown redist_schedule (known: " + known_schedules() + ")";
+  options_case(
+      "options->schedule = 99 everywhere", [](redist_options &o) { o.schedule = 99; }, -1,
+      create_opt_invalid(-1, "options->schedule", "99", unknown));
+  options_case(
+      "options->schedule = -1 on the last rank", [](redist_options &o) { o.schedule = -1; }, last,
+      create_opt_invalid(last, "options->schedule", "-1", unknown));
+  options_case(
+      "options->max_concurrent = -1 everywhere", [](redist_options &o) { o.max_concurrent = -1; },
+      -1, create_opt_invalid(-1, "options->max_concurrent", "-1", "must be >= 0 (0 = no limit)"));
+  options_case(
+      "options->max_concurrent = -3 on the last rank",
+      [](redist_options &o) { o.max_concurrent = -3; }, last,
+      create_opt_invalid(last, "options->max_concurrent", "-3", "must be >= 0 (0 = no limit)"));
+  options_case(
+      "options->max_memory = -8 everywhere", [](redist_options &o) { o.max_memory = -8; }, -1,
+      create_opt_invalid(-1, "options->max_memory", "-8", "must be >= 0 (0 = no cap)"));
+  const std::string finite = "must be a finite number >= 0 (0 = default)";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  options_case(
+      "options->alpha = NaN everywhere", [=](redist_options &o) { o.alpha = nan; }, -1,
+      create_opt_invalid(-1, "options->alpha", "nan", finite));
+  options_case(
+      "options->alpha = +inf on the last rank", [=](redist_options &o) { o.alpha = inf; }, last,
+      create_opt_invalid(last, "options->alpha", "inf", finite));
+  options_case(
+      "options->alpha = -1e-06 everywhere", [](redist_options &o) { o.alpha = -1e-6; }, -1,
+      create_opt_invalid(-1, "options->alpha", "-1e-06", finite));
+  options_case(
+      "options->beta = -inf everywhere (alpha valid)",
+      [=](redist_options &o) {
+        o.alpha = 1e-5;
+        o.beta = -inf;
+      },
+      -1, create_opt_invalid(-1, "options->beta", "-inf", finite));
+  options_case(
+      "options->beta = NaN on the last rank", [=](redist_options &o) { o.beta = nan; }, last,
+      create_opt_invalid(last, "options->beta", "nan", finite));
+  // Valid values that no schedule can honour: refused on every rank, naming the option.
+  options_case(
+      "options->max_memory = 15 bytes (below one double each way) everywhere",
+      [](redist_options &o) { o.max_memory = 15; }, -1,
+      [](int) {
+        return CExpect{REDIST_ERR_ARGUMENT,
+                       "redist_plan_create_opt: argument options: max_memory of 15 bytes is "
+                       "below one element sent and one received (16 bytes)"};
+      });
+}
+
+TEST(CApiErrors, OptionsNullMeansDefaults) {
+  const int last = errtest::last_rank();
+  const CExpectFn success = [](int) { return CExpect{REDIST_SUCCESS, ""}; };
+  create_case(
+      "options = NULL everywhere",
+      [](CArgs &x, int) {
+        x.with_options = true;
+        x.popt = nullptr;
+      },
+      success);
+  create_case(
+      "options = NULL on the last rank, the defaults elsewhere",
+      [=](CArgs &x, int rank) {
+        x.with_options = true;
+        if (rank == last) x.popt = nullptr;
+      },
+      success);
+}
+
+TEST(CApiErrors, OptionsDifferBetweenRanks) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int last = errtest::last_rank();
+  const CExpectFn mismatch = create_mismatch("redist_plan_create_opt");
+  options_case(
+      "options->schedule = caterpillar on the last rank, auto elsewhere",
+      [](redist_options &o) { o.schedule = REDIST_SCHEDULE_CATERPILLAR; }, last, mismatch);
+  options_case(
+      "options->max_concurrent = 1 on the last rank, 0 elsewhere",
+      [](redist_options &o) { o.max_concurrent = 1; }, last, mismatch);
+  options_case(
+      "options->max_memory = 4096 on the last rank, 0 elsewhere",
+      [](redist_options &o) { o.max_memory = 4096; }, last, mismatch);
+  // The cost model chooses the automatic schedule: ranks with different models could choose
+  // different schedules and never match each other's messages.
+  options_case(
+      "options->alpha = 1e-3 on the last rank, the default elsewhere",
+      [](redist_options &o) { o.alpha = 1e-3; }, last, mismatch);
+  options_case(
+      "options->beta = 1e-6 on the last rank, the default elsewhere",
+      [](redist_options &o) { o.beta = 1e-6; }, last, mismatch);
 }
 
 // ---- redist_plan_execute -------------------------------------------------------------------
