@@ -13,7 +13,7 @@ ranks=("${@:-2}")
 [[ $# -eq 0 ]] && ranks=(2 4)
 size=${SIZE:-2000}
 reps=${REPS:-5}
-schedules=(${SCHEDULES:-all-at-once caterpillar stepwise greedy circulant ggp oggp})
+schedules=(${SCHEDULES:-all-at-once caterpillar stepwise greedy circulant ggp oggp multiphase})
 out=$(mktemp -d)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMP_NUM_THREADS=1

@@ -84,8 +84,9 @@ typedef enum redist_schedule {
   REDIST_SCHEDULE_CIRCULANT = 5,   /**< (circulant) Park et al., CYCLIC(x) -> CYCLIC(kx) */
   REDIST_SCHEDULE_GGP = 6,         /**< (ggp) at most k transfers per step, Jeannot & Wagner */
   REDIST_SCHEDULE_OGGP = 7,        /**< (oggp) GGP with bottleneck matchings */
-  REDIST_SCHEDULE_MULTIPHASE = 8   /**< (multiphase) through an intermediate block size:
-                                        not executable yet, refused with REDIST_ERR_ARGUMENT */
+  REDIST_SCHEDULE_MULTIPHASE = 8   /**< (multiphase) two phases through an intermediate
+                                        CYCLIC(lcm) / CYCLIC(gcd) layout, Kaushik et al.; one
+                                        phase when none applies (get_info says which runs) */
 } redist_schedule;
 
 /** Plan options. Initialise with redist_options_init, then set what you need. */

@@ -11,7 +11,6 @@
 namespace redist {
 namespace {
 
-constexpr int kTag = 7411;
 std::atomic<std::size_t> max_message_bytes{static_cast<std::size_t>(INT_MAX) / 64 * 64};
 
 } // namespace
@@ -21,9 +20,18 @@ void Executor::set_max_message_bytes(std::size_t bytes) {
 }
 
 Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
-                   Index lld_dst, ScheduleChoice schedule)
-    : comm_(comm), plan_(std::move(plan)), schedule_(std::move(schedule)),
+                   Index lld_dst, ScheduleChoice schedule, int tag)
+    : comm_(comm), tag_(tag), plan_(std::move(plan)), schedule_(std::move(schedule)),
       element_size_(element_size), lld_src_(lld_src), lld_dst_(lld_dst) {
+  if (const TwoPhase *two = schedule_.phases.get()) {
+    // Each phase tags its messages apart, so a fast rank's second phase never meets a slow
+    // rank's first.
+    phases_[0] = std::make_unique<Executor>(comm, two->plans[0], element_size, lld_src,
+                                            two->mid_lld, two->choices[0], tag + 1);
+    phases_[1] = std::make_unique<Executor>(comm, two->plans[1], element_size, two->mid_lld,
+                                            lld_dst, two->choices[1], tag + 2);
+    return;
+  }
   for (const RankStep &step : schedule_.steps) {
     const Index chunk = schedule_.chunk_elements > 0 ? schedule_.chunk_elements : INT64_MAX;
     step_send_bytes_ =
@@ -244,10 +252,10 @@ void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int peer) {
     const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
     requests_.emplace_back();
     if (send) {
-      check(MPI_Isend(buffer + done, piece, MPI_BYTE, peer, kTag, comm_, &requests_.back()),
+      check(MPI_Isend(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back()),
             "MPI_Isend", peer);
     } else {
-      check(MPI_Irecv(buffer + done, piece, MPI_BYTE, peer, kTag, comm_, &requests_.back()),
+      check(MPI_Irecv(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back()),
             "MPI_Irecv", peer);
     }
   }
@@ -256,11 +264,19 @@ void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int peer) {
 void Executor::execute(const void *a_void, void *b_void) {
   const auto *a = static_cast<const std::byte *>(a_void);
   auto *b = static_cast<std::byte *>(b_void);
-  if (schedule_.strategy == Strategy::all_at_once) {
+  if (phases_[0]) {
+    execute_two_phases(a, b);
+  } else if (schedule_.strategy == Strategy::all_at_once) {
     execute_all_at_once(a, b);
   } else {
     execute_steps(a, b);
   }
+}
+
+void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
+  mid_.resize(static_cast<std::size_t>(schedule_.phases->mid_elements) * element_size_);
+  phases_[0]->execute(a, mid_.data());
+  phases_[1]->execute(mid_.data(), b);
 }
 
 void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
@@ -352,6 +368,10 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
 }
 
 std::size_t Executor::buffer_bytes() const {
+  if (phases_[0]) {
+    return static_cast<std::size_t>(schedule_.phases->mid_elements) * element_size_ +
+           phases_[0]->buffer_bytes() + phases_[1]->buffer_bytes();
+  }
   if (schedule_.strategy == Strategy::all_at_once) {
     return send_offsets_.back() + recv_offsets_.back();
   }

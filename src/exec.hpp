@@ -8,8 +8,10 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace redist {
@@ -20,9 +22,10 @@ class Executor {
 public:
   /// comm is not owned and must outlive the executor; its error handler must be
   /// MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
-  /// `schedule` says how to order the messages: all at once (the default) or in steps.
+  /// `schedule` says how to order the messages: all at once (the default), in steps, or in
+  /// two phases through an intermediate array this executor owns. Messages carry `tag`.
   Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst,
-           ScheduleChoice schedule = {});
+           ScheduleChoice schedule = {}, int tag = kTag);
 
   /// Copy from a to b (this rank's local arrays). Collective over the plan's ranks.
   /// Throws redist::Error (REDIST_ERR_MPI) naming the peer when MPI reports an error.
@@ -31,14 +34,18 @@ public:
   [[nodiscard]] const RankPlan &plan() const { return plan_; }
   [[nodiscard]] std::size_t element_size() const { return element_size_; }
   [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
-  /// Bytes of message buffers execute() holds (allocated at the first call, then reused).
+  /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() holds,
+  /// allocated at the first call, then reused.
   [[nodiscard]] std::size_t buffer_bytes() const;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
   /// Tests lower it to exercise the splitting.
   static void set_max_message_bytes(std::size_t bytes);
 
+  static constexpr int kTag = 7411;
+
 private:
+  void execute_two_phases(const std::byte *a, std::byte *b);
   void execute_all_at_once(const std::byte *a, std::byte *b);
   void execute_steps(const std::byte *a, std::byte *b);
   /// Post a non-blocking send or receive of `bytes`, in several messages when larger than
@@ -58,6 +65,7 @@ private:
   void check(int mpi_code, const char *what, int peer) const;
 
   MPI_Comm comm_;
+  int tag_;
   RankPlan plan_;
   ScheduleChoice schedule_;
   std::size_t element_size_;
@@ -74,6 +82,8 @@ private:
   std::vector<int> pieces_pending_;                // per receive peer
   std::vector<std::vector<RowGroup>> send_groups_; // by row slot (full regions only)
   std::vector<std::vector<RowGroup>> recv_groups_;
+  std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
+  std::vector<std::byte> mid_;                      // their intermediate array
 };
 
 } // namespace redist

@@ -16,6 +16,17 @@ Index ceil_div(Index a, Index b) {
   return (a + b - 1) / b;
 }
 
+// Communicator size implied by the grids: one more than the largest rank in either.
+int comm_size_of(const Transfer &t) {
+  int size = 0;
+  for (const auto *grid : {&t.src.grid, &t.dst.grid}) {
+    for (const int r : grid->ranks) {
+      size = std::max(size, r + 1);
+    }
+  }
+  return size;
+}
+
 // A 2-D schedule either as the product of a row and a column schedule (Desprez et al.
 // Sec. 6: never materialised, so its size grows with the 1-D problems only) or as an
 // explicit schedule over the grid positions.
@@ -157,12 +168,6 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
                  (o.max_concurrent > 0 ? std::to_string(o.max_concurrent) : "unlimited") +
                  ", step setup = " + std::to_string(setup) + " elements";
     return {};
-  }
-  if (s == Strategy::multiphase) {
-    // The two phases are planned and costed (multiphase_intermediates, multiphase_cost), but
-    // plans do not execute through an intermediate layout yet: refused, never replaced.
-    return "schedule 'multiphase' cannot be executed yet (two-phase plans through an "
-           "intermediate layout are not built); choose another schedule";
   }
   std::string row_how;
   std::string col_how;
@@ -328,64 +333,86 @@ ScheduleInputs all_at_once_local(const RankPlan &plan, const CostModel &model,
   return local;
 }
 
-std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
-                            std::size_t element_bytes, Schedule &out, std::string &detail) {
-  Index chunk = 0;
-  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
-    return why;
-  }
-  ScheduleOptions resolved = options;
-  if (options.strategy == Strategy::automatic) {
-    // The choice every rank would make: from the maxima over all ranks of the transfer.
-    int comm_size = 0;
-    for (const auto *grid : {&t.src.grid, &t.dst.grid}) {
-      for (const int r : grid->ranks) {
-        comm_size = std::max(comm_size, r + 1);
-      }
+ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
+                                    std::size_t element_bytes) {
+  struct NodeTotals {
+    std::vector<Index> messages;
+    std::vector<Index> elements;
+  };
+  const auto totals = [](const VolumeGraph &g, bool as_sender) {
+    const int nodes = as_sender ? g.senders : g.receivers;
+    NodeTotals out{std::vector<Index>(static_cast<std::size_t>(nodes), 0),
+                   std::vector<Index>(static_cast<std::size_t>(nodes), 0)};
+    for (const Message &msg : g.messages) {
+      const auto node = static_cast<std::size_t>(as_sender ? msg.src : msg.dst);
+      ++out.messages[node];
+      out.elements[node] += msg.volume;
     }
-    ScheduleInputs inputs;
-    for (int r = 0; r < comm_size; ++r) {
-      const ScheduleInputs local =
-          all_at_once_local(make_rank_plan(t, r, comm_size), options.model, element_bytes);
-      inputs.all_at_once_buffer_max =
-          std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
-      inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
+    return out;
+  };
+  const VolumeGraph rows = volume_graph(t.rows());
+  const VolumeGraph cols = volume_graph(t.cols());
+  const NodeTotals send_rows = totals(rows, true);
+  const NodeTotals send_cols = totals(cols, true);
+  const NodeTotals recv_rows = totals(rows, false);
+  const NodeTotals recv_cols = totals(cols, false);
+  struct RankTotals {
+    Index sent_messages = 0;
+    Index sent = 0;
+    Index received_messages = 0;
+    Index received = 0;
+  };
+  std::vector<RankTotals> ranks(static_cast<std::size_t>(comm_size_of(t)));
+  // What a rank keeps: its source position's part of its destination position's data.
+  const auto kept = [&](int rank, int pr, int pc) {
+    int qr = -1;
+    int qc = -1;
+    return t.dst.grid.find(rank, qr, qc) ? rows.volume(pr, qr) * cols.volume(pc, qc) : Index{0};
+  };
+  // A grid node's messages and elements: products of its row and column totals.
+  const auto add = [](const NodeTotals &by_row, const NodeTotals &by_col, int row, int col,
+                      Index self, Index &messages, Index &elements) {
+    const auto r = static_cast<std::size_t>(row);
+    const auto c = static_cast<std::size_t>(col);
+    messages += by_row.messages[r] * by_col.messages[c] - (self > 0 ? 1 : 0);
+    elements += by_row.elements[r] * by_col.elements[c] - self;
+  };
+  for (int pc = 0; pc < t.src.grid.npcol; ++pc) {
+    for (int pr = 0; pr < t.src.grid.nprow; ++pr) {
+      const int rank = t.src.grid.rank_at(pr, pc);
+      const Index self = kept(rank, pr, pc);
+      RankTotals &r = ranks[static_cast<std::size_t>(rank)];
+      add(send_rows, send_cols, pr, pc, self, r.sent_messages, r.sent);
     }
-    ScheduleChoice choice;
-    if (std::string why = choose_schedule(t, make_rank_plan(t, 0, comm_size), options, inputs,
-                                          element_bytes, choice);
-        !why.empty()) {
-      return why;
+  }
+  for (int qc = 0; qc < t.dst.grid.npcol; ++qc) {
+    for (int qr = 0; qr < t.dst.grid.nprow; ++qr) {
+      const int rank = t.dst.grid.rank_at(qr, qc);
+      int pr = -1;
+      int pc = -1;
+      const Index self = t.src.grid.find(rank, pr, pc) ? kept(rank, pr, pc) : 0;
+      RankTotals &r = ranks[static_cast<std::size_t>(rank)];
+      add(recv_rows, recv_cols, qr, qc, self, r.received_messages, r.received);
     }
-    resolved.strategy = choice.strategy;
   }
-  std::optional<VolumeGraph> graph_storage{volume_graph(t)};
-  const VolumeGraph &graph = *graph_storage;
-  if (resolved.strategy == Strategy::all_at_once) {
-    out = without_self(t, schedule_all_at_once(graph), false);
-    detail = "all messages at once";
-    return {};
+  const auto es = static_cast<Index>(element_bytes);
+  ScheduleInputs out;
+  for (const RankTotals &r : ranks) {
+    out.all_at_once_buffer_max = std::max(out.all_at_once_buffer_max, (r.sent + r.received) * es);
+    out.all_at_once_seconds =
+        std::max(out.all_at_once_seconds,
+                 model.alpha * static_cast<double>(std::max(r.sent_messages, r.received_messages)) +
+                     model.beta * static_cast<double>(std::max(r.sent, r.received) * es));
   }
-  TwoDimensional two;
-  if (std::string why = build_two_dimensional(t, resolved, element_bytes, graph_storage, two);
-      !why.empty()) {
-    return why;
-  }
-  const bool caterpillar = resolved.strategy == Strategy::caterpillar;
-  Schedule s = two.product ? product_schedule(graph, two.rows, two.cols, t.src.grid.nprow,
-                                              t.dst.grid.nprow, caterpillar)
-                           : two.direct;
-  s = without_self(t, s, caterpillar);
-  assign_offsets(s);
-  out = cut_pieces(limit_concurrency(s, options.max_concurrent), chunk);
-  detail = (options.strategy == Strategy::automatic ? "auto: " : "") +
-           std::string(strategy_name(resolved.strategy)) + ", " + two.detail;
-  return {};
+  return out;
 }
 
-std::string choose_schedule(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
-                            const ScheduleInputs &inputs, std::size_t element_bytes,
-                            ScheduleChoice &choice) {
+namespace {
+
+// One phase: `options.strategy` is neither multiphase nor, for auto's candidates, two-phase.
+std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
+                             const ScheduleOptions &options, const ScheduleInputs &inputs,
+                             std::size_t element_bytes, ScheduleChoice &choice) {
   choice = ScheduleChoice{};
   Index chunk = 0;
   if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
@@ -411,7 +438,7 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
       for (const Strategy candidate : candidates) {
         explicit_options.strategy = candidate;
         ScheduleChoice trial;
-        if (choose_schedule(t, plan, explicit_options, inputs, element_bytes, trial).empty() &&
+        if (choose_one_phase(t, plan, explicit_options, inputs, element_bytes, trial).empty() &&
             (!found || trial.stats.seconds < choice.stats.seconds)) {
           choice = std::move(trial);
           found = true;
@@ -463,6 +490,262 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
   }
   choice.steps = rank_steps_of_schedule(t, plan, s);
   choice.stats = schedule_stats(s, options.model, element_bytes);
+  return {};
+}
+
+// One dimension of an intermediate layout: a window of `length` starting at `start`.
+struct MidDimension {
+  BlockCyclic layout;
+  Index start = 0;
+  bool intermediate = false; ///< CYCLIC(lcm) / CYCLIC(gcd), not an end's own distribution
+};
+
+// The choices for one dimension of an intermediate layout on a grid with `nprocs` processes
+// along it: the end's own distribution (`own`, window moved into the first period: same
+// owners, smaller arrays) and Kaushik et al.'s intermediates with that process count.
+std::vector<MidDimension> mid_dimensions(const Transfer1D &t, const BlockCyclic &own,
+                                         Index own_start) {
+  std::vector<MidDimension> out;
+  const Index start = own_start % own.period();
+  out.push_back({BlockCyclic{start + t.length, own.block, own.nprocs, own.src}, start, false});
+  if (own.nprocs > 1) {
+    for (const BlockCyclic &mid : multiphase_intermediates(t)) {
+      if (mid.nprocs == own.nprocs) {
+        out.push_back({mid, 0, true});
+      }
+    }
+  }
+  return out;
+}
+
+// The intermediate layouts to try: on the source grid and on the destination grid, every
+// combination of dimension choices with at least one intermediate.
+std::vector<Layout> mid_layouts(const Transfer &t) {
+  std::vector<Layout> out;
+  for (const Layout *end : {&t.src, &t.dst}) {
+    const std::vector<MidDimension> rows = mid_dimensions(t.rows(), end->rows, end->i);
+    const std::vector<MidDimension> cols = mid_dimensions(t.cols(), end->cols, end->j);
+    for (const MidDimension &r : rows) {
+      for (const MidDimension &c : cols) {
+        if (r.intermediate || c.intermediate) {
+          out.push_back(Layout{r.layout, c.layout, end->grid, r.start, c.start});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Bytes of the largest intermediate array of `mid` over its grid.
+Index mid_bytes_max(const Layout &mid, std::size_t element_bytes) {
+  Index rows = 0;
+  Index cols = 0;
+  for (int p = 0; p < mid.grid.nprow; ++p)
+    rows = std::max(rows, mid.rows.local_extent(p));
+  for (int p = 0; p < mid.grid.npcol; ++p)
+    cols = std::max(cols, mid.cols.local_extent(p));
+  return rows * cols * static_cast<Index>(element_bytes);
+}
+
+// Kaushik et al.'s two phases through the intermediate layout the model finds cheapest, each
+// phase chosen as `automatic` would under the options' limits (the intermediate array counted
+// against max_memory). False when no intermediate layout applies or fits.
+bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
+                      std::size_t element_bytes, ScheduleChoice &choice) {
+  const int comm_size = std::max(comm_size_of(t), plan.rank + 1);
+  std::shared_ptr<TwoPhase> best;
+  for (const Layout &mid : mid_layouts(t)) {
+    ScheduleOptions phase_options = options;
+    phase_options.strategy = Strategy::automatic;
+    if (options.max_memory > 0) {
+      // The intermediate array and both phases' buffers are held together.
+      phase_options.max_memory = (options.max_memory - mid_bytes_max(mid, element_bytes)) / 2;
+      if (phase_options.max_memory < static_cast<Index>(2 * element_bytes)) {
+        continue;
+      }
+    }
+    auto two = std::make_shared<TwoPhase>();
+    two->mid = mid;
+    two->transfers = {Transfer{t.src, mid, t.m, t.n, t.region},
+                      Transfer{mid, t.dst, t.m, t.n, t.region}};
+    bool feasible = true;
+    for (std::size_t phase = 0; phase < 2 && feasible; ++phase) {
+      const Transfer &pt = two->transfers[phase];
+      two->plans[phase] = make_rank_plan(pt, plan.rank, comm_size);
+      feasible = choose_one_phase(pt, two->plans[phase], phase_options,
+                                  all_at_once_estimate(pt, options.model, element_bytes),
+                                  element_bytes, two->choices[phase])
+                     .empty();
+    }
+    const auto seconds = [](const TwoPhase &p) {
+      return p.choices[0].stats.seconds + p.choices[1].stats.seconds;
+    };
+    if (feasible && (!best || seconds(*two) < seconds(*best))) {
+      two->phase_options = phase_options;
+      best = std::move(two);
+    }
+  }
+  if (!best) {
+    return false;
+  }
+  int pr = -1;
+  int pc = -1;
+  if (best->mid.grid.find(plan.rank, pr, pc)) {
+    best->mid_lld = std::max<Index>(1, best->mid.rows.local_extent(pr));
+    best->mid_elements = best->mid_lld * best->mid.cols.local_extent(pc);
+  }
+  choice = ScheduleChoice{};
+  choice.strategy = Strategy::multiphase;
+  const auto side = [&](const Layout &mid) {
+    return mid.grid.ranks == t.src.grid.ranks && mid.grid.nprow == t.src.grid.nprow ? "source"
+                                                                                    : "destination";
+  };
+  const auto dimension = [](const BlockCyclic &d) {
+    return "CYCLIC(" + std::to_string(d.block) + ")";
+  };
+  choice.detail = "two phases through " + dimension(best->mid.rows) + " x " +
+                  dimension(best->mid.cols) + " on the " + side(best->mid) +
+                  " grid: " + std::string(strategy_name(best->choices[0].strategy)) + " then " +
+                  std::string(strategy_name(best->choices[1].strategy));
+  for (const ScheduleChoice &phase : best->choices) {
+    const ScheduleStats &p = phase.stats;
+    ScheduleStats &st = choice.stats;
+    st.steps += p.steps;
+    st.pieces += p.pieces;
+    st.elements += p.elements;
+    st.sum_step_max += p.sum_step_max;
+    st.largest_piece = std::max(st.largest_piece, p.largest_piece);
+    st.max_node_pieces = std::max(st.max_node_pieces, p.max_node_pieces);
+    st.seconds += p.seconds;
+  }
+  choice.phases = std::move(best);
+  return true;
+}
+
+// The choice every rank makes for `t`, from the maxima over all ranks of the transfer.
+std::string whole_transfer_choice(const Transfer &t, const ScheduleOptions &options,
+                                  std::size_t element_bytes, ScheduleChoice &choice) {
+  const int comm_size = comm_size_of(t);
+  ScheduleInputs inputs;
+  for (int r = 0; r < comm_size; ++r) {
+    const ScheduleInputs local =
+        all_at_once_local(make_rank_plan(t, r, comm_size), options.model, element_bytes);
+    inputs.all_at_once_buffer_max =
+        std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
+    inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
+  }
+  return choose_schedule(t, make_rank_plan(t, 0, comm_size), options, inputs, element_bytes,
+                         choice);
+}
+
+} // namespace
+
+std::string choose_schedule(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
+                            const ScheduleInputs &inputs, std::size_t element_bytes,
+                            ScheduleChoice &choice) {
+  if (options.strategy == Strategy::multiphase) {
+    Index chunk = 0;
+    if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
+      return why;
+    }
+    if (choose_two_phase(t, plan, options, element_bytes, choice)) {
+      return {};
+    }
+    ScheduleOptions one = options;
+    one.strategy = Strategy::automatic;
+    std::string why = choose_one_phase(t, plan, one, inputs, element_bytes, choice);
+    choice.detail = "multiphase: no intermediate layout applies, one phase: " + choice.detail;
+    return why;
+  }
+  if (std::string why = choose_one_phase(t, plan, options, inputs, element_bytes, choice);
+      !why.empty() || options.strategy != Strategy::automatic) {
+    return why;
+  }
+  // Two phases pay when the messages they save cost more start-ups than the second copy of
+  // the data costs bandwidth (Kaushik et al.). All-at-once is compared on the estimate the
+  // phases are costed with.
+  ScheduleChoice two;
+  if (choose_two_phase(t, plan, options, element_bytes, two)) {
+    const double one_phase =
+        choice.strategy == Strategy::all_at_once
+            ? all_at_once_estimate(t, options.model, element_bytes).all_at_once_seconds
+            : choice.stats.seconds;
+    if (two.stats.seconds < one_phase) {
+      choice = std::move(two);
+      choice.detail = "auto: " + choice.detail;
+    }
+  }
+  return {};
+}
+
+std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
+                            std::size_t element_bytes, Schedule &out, std::string &detail) {
+  Index chunk = 0;
+  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
+    return why;
+  }
+  ScheduleOptions resolved = options;
+  if (options.strategy == Strategy::automatic || options.strategy == Strategy::multiphase) {
+    ScheduleChoice choice;
+    if (std::string why = whole_transfer_choice(t, options, element_bytes, choice); !why.empty()) {
+      return why;
+    }
+    if (choice.phases) {
+      return "the plan runs in two phases (" + choice.detail + "); each phase has its own schedule";
+    }
+    resolved.strategy = choice.strategy;
+  }
+  std::optional<VolumeGraph> graph_storage{volume_graph(t)};
+  const VolumeGraph &graph = *graph_storage;
+  if (resolved.strategy == Strategy::all_at_once) {
+    out = without_self(t, schedule_all_at_once(graph), false);
+    detail = "all messages at once";
+    return {};
+  }
+  TwoDimensional two;
+  if (std::string why = build_two_dimensional(t, resolved, element_bytes, graph_storage, two);
+      !why.empty()) {
+    return why;
+  }
+  const bool caterpillar = resolved.strategy == Strategy::caterpillar;
+  Schedule s = two.product ? product_schedule(graph, two.rows, two.cols, t.src.grid.nprow,
+                                              t.dst.grid.nprow, caterpillar)
+                           : two.direct;
+  s = without_self(t, s, caterpillar);
+  assign_offsets(s);
+  out = cut_pieces(limit_concurrency(s, options.max_concurrent), chunk);
+  detail = (options.strategy == Strategy::automatic ? "auto: " : "") +
+           std::string(strategy_name(resolved.strategy)) + ", " + two.detail;
+  return {};
+}
+
+std::string global_phases(const Transfer &t, const ScheduleOptions &options,
+                          std::size_t element_bytes, std::vector<GlobalPhase> &phases,
+                          std::string &detail) {
+  phases.clear();
+  ScheduleChoice choice;
+  if (std::string why = whole_transfer_choice(t, options, element_bytes, choice); !why.empty()) {
+    return why;
+  }
+  if (!choice.phases) {
+    GlobalPhase one{t, {}, {}};
+    std::string why = global_schedule(t, options, element_bytes, one.schedule, one.detail);
+    detail = one.detail;
+    phases.push_back(std::move(one));
+    return why;
+  }
+  detail = choice.detail;
+  for (std::size_t i = 0; i < 2; ++i) {
+    ScheduleOptions phase_options = choice.phases->phase_options;
+    phase_options.strategy = choice.phases->choices[i].strategy;
+    GlobalPhase phase{choice.phases->transfers[i], {}, {}};
+    if (std::string why = global_schedule(phase.transfer, phase_options, element_bytes,
+                                          phase.schedule, phase.detail);
+        !why.empty()) {
+      return why;
+    }
+    phases.push_back(std::move(phase));
+  }
   return {};
 }
 

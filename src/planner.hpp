@@ -5,7 +5,9 @@
 #include "plan.hpp"
 #include "schedule.hpp"
 
+#include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,8 @@ struct RankStep {
   Index recv_count = 0;
 };
 
+struct TwoPhase;
+
 /// The schedule chosen for a transfer, its predicted cost, and this rank's steps.
 struct ScheduleChoice {
   Strategy strategy = Strategy::all_at_once; ///< never `automatic`
@@ -37,6 +41,22 @@ struct ScheduleChoice {
   ScheduleStats stats;                       ///< whole transfer, all ranks
   Index chunk_elements = 0;                  ///< largest piece the executor sends; 0 = no cut
   std::vector<RankStep> steps;               ///< this rank's steps; empty for all-at-once
+  std::shared_ptr<const TwoPhase> phases;    ///< multiphase: the two phases; else null
+};
+
+/// Kaushik et al.'s two-phase redistribution (review Secs. 4.2.1-4.2.2) as one rank runs it:
+/// the source is copied into an intermediate layout on the source or the destination grid,
+/// then from there into the destination. The intermediate's rows and columns are
+/// CYCLIC(lcm) / CYCLIC(gcd) of the two ends' block sizes (multiphase_intermediates) or one
+/// end's own distribution of that dimension; its window starts within the first period.
+struct TwoPhase {
+  Layout mid;
+  std::array<Transfer, 2> transfers; ///< source -> mid, mid -> destination
+  std::array<RankPlan, 2> plans;     ///< this rank's part of each
+  std::array<ScheduleChoice, 2> choices;
+  ScheduleOptions phase_options; ///< the limits each phase honours (strategy: its choice's)
+  Index mid_lld = 1;             ///< leading dimension of this rank's intermediate array
+  Index mid_elements = 0; ///< size of this rank's intermediate array (0 outside the mid grid)
 };
 
 /// The global facts a choice needs beyond the transfer, as maxima over the ranks of
@@ -51,9 +71,21 @@ struct ScheduleInputs {
 ScheduleInputs all_at_once_local(const RankPlan &plan, const CostModel &model,
                                  std::size_t element_bytes);
 
+/// The all-at-once inputs of a transfer estimated without rank plans, from its row and column
+/// volume graphs: a node's messages and elements are the products of its 1-D degrees and
+/// sums, less the part it keeps (exact for full windows, an upper bound for trapezoids).
+/// O(grid nodes + 1-D volume graphs).
+ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
+                                    std::size_t element_bytes);
+
 /// Choose the schedule for `t` under `options` and lay out the steps of the rank whose plan
 /// is `plan` (made by make_rank_plan for this transfer). Returns an empty string on success,
 /// else why the options cannot be honoured (the same on every rank).
+/// `multiphase` runs two phases through the cheapest intermediate layout by the model (each
+/// phase scheduled as `automatic` would under the same limits, the intermediate array
+/// counted against max_memory); when no intermediate layout applies, one phase as
+/// `automatic` (choice.strategy then says which). `automatic` takes two phases when the model
+/// predicts they are faster than its one-phase choice.
 std::string choose_schedule(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
                             const ScheduleInputs &inputs, std::size_t element_bytes,
                             ScheduleChoice &choice);
@@ -62,7 +94,20 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
 /// Transfer&)), for tools and tests: `automatic` resolved as every rank would (from rank
 /// plans of all ranks), self messages (same rank on both sides) removed, the concurrency and
 /// memory limits applied. Returns an empty string on success, else why not.
+/// A plan that runs in two phases has no single schedule: global_schedule then says so, and
+/// global_phases gives each phase's transfer and schedule.
 std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
                             std::size_t element_bytes, Schedule &out, std::string &detail);
+
+struct GlobalPhase {
+  Transfer transfer;
+  Schedule schedule; ///< over the phase's grid positions, as global_schedule
+  std::string detail;
+};
+/// The phases of the plan every rank would make: two for a two-phase plan, else one (the
+/// transfer itself and its global_schedule). Returns an empty string on success, else why not.
+std::string global_phases(const Transfer &t, const ScheduleOptions &options,
+                          std::size_t element_bytes, std::vector<GlobalPhase> &phases,
+                          std::string &detail);
 
 } // namespace redist

@@ -192,14 +192,14 @@ contains
     call fill_codes(c)
   end subroutine draw_case
 
-  !> Plan options for half the cases: a schedule this build implements (auto .. oggp; not
-  !> multiphase) and, except for all-at-once, a concurrency limit and a memory cap that it must
+  !> Plan options for half the cases: any schedule (auto .. multiphase) and, except for
+  !> all-at-once, a concurrency limit and a memory cap that it must
   !> honour (at least one 16-byte element sent and one received).
   subroutine draw_options(rng, c)
     type(rng_t), intent(inout) :: rng
     type(case_t), intent(inout) :: c
     c%with_options = rng%coin(50)
-    c%options%schedule = rng%uniform(REDIST_SCHEDULE_AUTO, REDIST_SCHEDULE_OGGP)
+    c%options%schedule = rng%uniform(REDIST_SCHEDULE_AUTO, REDIST_SCHEDULE_MULTIPHASE)
     if (c%options%schedule == REDIST_SCHEDULE_ALL_AT_ONCE) return
     c%options%max_concurrent = rng%uniform(0, 3)
     if (rng%coin(50)) c%options%max_memory = rng%uniform(32, 4096)
@@ -273,7 +273,7 @@ contains
 
   !> A plan for case c: from descriptors, or (every third case each) from layouts with an integer
   !> communicator or a type(MPI_Comm); with the case's options if it has some, and then the
-  !> plan must use the schedule asked for.
+  !> plan must use the schedule asked for (multiphase: or its one-phase fallback).
   subroutine create_plan(c, element_type, plan, status, failures)
     type(case_t), intent(in) :: c
     integer, intent(in) :: element_type
@@ -309,6 +309,7 @@ contains
     call check(c, 'schedule of a plan with options', info%schedule /= REDIST_SCHEDULE_AUTO .and. &
                len(schedule_name) > 0 .and. &
                (c%options%schedule == REDIST_SCHEDULE_AUTO .or. &
+                c%options%schedule == REDIST_SCHEDULE_MULTIPHASE .or. &
                 info%schedule == c%options%schedule), failures)
   end subroutine create_plan
 

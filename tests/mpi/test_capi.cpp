@@ -22,7 +22,10 @@ namespace mpitest {
 namespace {
 
 // The schedules this build implements, REDIST_SCHEDULE_AUTO .. kLastSchedule.
-constexpr int kLastSchedule = REDIST_SCHEDULE_OGGP;
+constexpr int kLastSchedule = REDIST_SCHEDULE_MULTIPHASE;
+
+// Plans that reported running in two phases (redist_plan_get_info), on this rank.
+int g_two_phase_plans = 0;
 
 const char *type_name(redist_type t) {
   switch (t) {
@@ -224,8 +227,13 @@ std::string run_plan_case(const PlanCase &c, MPI_Comm comm, redist_plan *keep = 
       fail += "  plan info: buffer_bytes " + std::to_string(info.buffer_bytes) +
               " above max_memory " + std::to_string(c.options.max_memory) + "\n";
     }
+    // multiphase runs one phase, as auto would, when no intermediate layout applies.
+    const bool as_requested = c.options.schedule == REDIST_SCHEDULE_AUTO ||
+                              info.schedule == c.options.schedule ||
+                              c.options.schedule == REDIST_SCHEDULE_MULTIPHASE;
+    if (info.schedule == REDIST_SCHEDULE_MULTIPHASE) ++g_two_phase_plans;
     if (info.schedule == REDIST_SCHEDULE_AUTO || redist_schedule_name(info.schedule) == nullptr ||
-        (c.options.schedule != REDIST_SCHEDULE_AUTO && info.schedule != c.options.schedule)) {
+        !as_requested) {
       fail += "  plan info: schedule " + std::to_string(info.schedule) + " for requested " +
               std::to_string(c.options.schedule) + "\n";
     }
@@ -264,6 +272,29 @@ std::string run_plan_typed(const PlanCase &c, MPI_Comm comm) {
   return "unknown type";
 }
 
+// Runs case c on its communicator under the watchdog; 1 when it failed on any world rank (a
+// failure is reported where it happened). With `two_phases`, the plan must run in two phases.
+int run_case_everywhere(const PlanCase &c, std::uint64_t seed, bool two_phases) {
+  const int np = world_size();
+  watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " + c.describe());
+  // Every world rank takes part in the split (a subset communicator needs it).
+  MPI_Comm comm = make_comm(c);
+  std::string fail;
+  if (comm != MPI_COMM_NULL) {
+    const int before = g_two_phase_plans;
+    fail = run_plan_typed(c, comm);
+    if (two_phases && fail.empty() && g_two_phase_plans != before + 1)
+      fail = "  the plan did not run in two phases\n";
+  }
+  free_comm(comm);
+  watchdog_disarm();
+  if (!fail.empty())
+    ADD_FAILURE() << "seed " << seed << " np " << np << ", " << c.describe() << fail;
+  int bad = fail.empty() ? 0 : 1, any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any;
+}
+
 TEST(CApi, RandomPlansExecutedRepeatedly) {
   const int np = world_size();
   const std::uint64_t seed =
@@ -275,21 +306,38 @@ TEST(CApi, RandomPlansExecutedRepeatedly) {
     if (options().only_case >= 0 && options().only_case != index) continue;
     if (options().verbose) print0(c.describe());
     ++run;
-    watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " +
-                 c.describe());
-    // Every world rank takes part in the split (a subset communicator needs it).
-    MPI_Comm comm = make_comm(c);
-    std::string fail;
-    if (comm != MPI_COMM_NULL) fail = run_plan_typed(c, comm);
-    free_comm(comm);
-    watchdog_disarm();
-    if (!fail.empty())
-      ADD_FAILURE() << "seed " << seed << " np " << np << ", " << c.describe() << fail;
-    int bad = fail.empty() ? 0 : 1, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    failed += any;
+    failed += run_case_everywhere(c, seed, false);
   }
   print0("[  CASES   ] " + std::to_string(run) + " plan cases on " + std::to_string(np) +
+         " ranks, " + std::to_string(failed) + " failed\n");
+  EXPECT_EQ(failed, 0);
+}
+
+// Block sizes with Kaushik et al.'s intermediates (CYCLIC(lcm) and CYCLIC(gcd)) on equal row
+// grids: multiphase must run two phases, and give the oracle's result.
+TEST(CApi, MultiphaseRunsInTwoPhases) {
+  const int np = world_size();
+  if (np < 2) GTEST_SKIP() << "a row grid of one process needs no redistribution of rows";
+  const std::uint64_t seed =
+      shared_seed("CApi.MultiphaseRunsInTwoPhases", 778000ULL + static_cast<unsigned>(np));
+  Rng rng(seed);
+  constexpr std::int64_t kBlockPairs[][2] = {{2, 3}, {3, 2}, {4, 6}, {6, 4}, {2, 5}, {3, 4}};
+  int failed = 0;
+  int run = 0;
+  for (int index = 0; run < std::max(1, options().cases / 10); ++index) {
+    PlanCase c = draw_plan_case(rng, np, index);
+    if (c.a.grid.nprow < 2 || c.a.grid.nprow != c.b.grid.nprow) continue;
+    const auto &blocks = kBlockPairs[rng.uniform(0, std::size(kBlockPairs) - 1)];
+    c.a.mb = blocks[0];
+    c.b.mb = blocks[1];
+    c.with_options = true;
+    redist_options_init(&c.options);
+    c.options.schedule = REDIST_SCHEDULE_MULTIPHASE;
+    if (rng.coin(0.3)) c.options.max_concurrent = static_cast<int>(rng.uniform(1, 4));
+    ++run;
+    failed += run_case_everywhere(c, seed, true);
+  }
+  print0("[  CASES   ] " + std::to_string(run) + " multiphase plan cases on " + std::to_string(np) +
          " ranks, " + std::to_string(failed) + " failed\n");
   EXPECT_EQ(failed, 0);
 }

@@ -90,24 +90,14 @@ bool simulate(const std::vector<RankView> &views) {
   return true;
 }
 
-std::string check_rank_steps(const Transfer &t, int comm_size, const ScheduleOptions &options,
-                             std::size_t es) {
-  std::vector<RankView> views(static_cast<std::size_t>(comm_size));
-  ScheduleInputs inputs;
-  for (int r = 0; r < comm_size; ++r) {
-    views[static_cast<std::size_t>(r)].plan = make_rank_plan(t, r, comm_size);
-    const ScheduleInputs local =
-        all_at_once_local(views[static_cast<std::size_t>(r)].plan, options.model, es);
-    inputs.all_at_once_buffer_max =
-        std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
-    inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
-  }
+// Every rank's steps of one phase: each message covered in order, sender and receiver
+// agreeing chunk by chunk, each step within `max_memory`, and no deadlock.
+std::string check_views(const std::vector<RankView> &views, Index max_memory, std::size_t es) {
+  const int comm_size = static_cast<int>(views.size());
   std::vector<Chunks> sends(views.size());
   std::vector<Chunks> recvs(views.size());
   for (int r = 0; r < comm_size; ++r) {
-    RankView &v = views[static_cast<std::size_t>(r)];
-    const std::string why = choose_schedule(t, v.plan, options, inputs, es, v.choice);
-    if (!why.empty()) return "rank " + std::to_string(r) + ": " + why;
+    const RankView &v = views[static_cast<std::size_t>(r)];
     if (v.choice.strategy == Strategy::all_at_once) continue;
     // Coverage: the ranges of each message tile it exactly.
     std::map<int, Index> send_next;
@@ -146,10 +136,10 @@ std::string check_rank_steps(const Transfer &t, int comm_size, const ScheduleOpt
                std::to_string(recv_next[static_cast<int>(i)]) + " of " +
                std::to_string(v.plan.recvs[i].elements);
     }
-    const Index cap_elements = options.max_memory / static_cast<Index>(es);
+    const Index cap_elements = max_memory / static_cast<Index>(es);
     for (const RankStep &s : v.choice.steps) {
       const Index chunk = v.choice.chunk_elements > 0 ? v.choice.chunk_elements : INT64_MAX;
-      if (options.max_memory > 0 &&
+      if (max_memory > 0 &&
           std::min(s.send_count, chunk) + std::min(s.recv_count, chunk) > cap_elements)
         return "rank " + std::to_string(r) + ": a step buffers more than max_memory";
     }
@@ -167,6 +157,90 @@ std::string check_rank_steps(const Transfer &t, int comm_size, const ScheduleOpt
   return {};
 }
 
+bool same_layout(const Layout &a, const Layout &b) {
+  const auto same = [](const BlockCyclic &x, const BlockCyclic &y) {
+    return x.extent == y.extent && x.block == y.block && x.nprocs == y.nprocs && x.src == y.src;
+  };
+  return same(a.rows, b.rows) && same(a.cols, b.cols) && a.grid.nprow == b.grid.nprow &&
+         a.grid.npcol == b.grid.npcol && a.grid.ranks == b.grid.ranks && a.i == b.i && a.j == b.j;
+}
+
+// A two-phase plan: the phases chain the transfer's ends through one intermediate layout on the
+// source or the destination grid, every rank agrees on it, each rank's phase plans are its
+// plans of the phase transfers, and each phase passes check_views.
+int g_two_phase_plans_checked = 0;
+
+std::string check_two_phases(const Transfer &t, const std::vector<RankView> &views,
+                             const ScheduleOptions &options, std::size_t es) {
+  ++g_two_phase_plans_checked;
+  const TwoPhase &first = *views.front().choice.phases;
+  const Layout &mid = first.mid;
+  if (!same_layout(first.transfers[0].src, t.src) || !same_layout(first.transfers[1].dst, t.dst) ||
+      !same_layout(first.transfers[0].dst, mid) || !same_layout(first.transfers[1].src, mid))
+    return "the phases do not chain source -> intermediate -> destination";
+  if (mid.grid.ranks != t.src.grid.ranks && mid.grid.ranks != t.dst.grid.ranks)
+    return "the intermediate grid is neither the source nor the destination grid";
+  if (mid.rows.extent < mid.i + t.m || mid.cols.extent < mid.j + t.n)
+    return "the intermediate layout does not hold the window";
+  const Index mid_bytes = [&] {
+    Index most = 0;
+    for (int pr = 0; pr < mid.grid.nprow; ++pr)
+      for (int pc = 0; pc < mid.grid.npcol; ++pc)
+        most = std::max(most, mid.rows.local_extent(pr) * mid.cols.local_extent(pc));
+    return most * static_cast<Index>(es);
+  }();
+  if (options.max_memory > 0 && mid_bytes + 2 * first.phase_options.max_memory > options.max_memory)
+    return "the intermediate array and the phases' buffers exceed max_memory";
+  for (std::size_t phase = 0; phase < 2; ++phase) {
+    std::vector<RankView> phase_views;
+    for (std::size_t r = 0; r < views.size(); ++r) {
+      const ScheduleChoice &c = views[r].choice;
+      if (!c.phases || !same_layout(c.phases->mid, mid))
+        return "rank " + std::to_string(r) + " chose another intermediate layout";
+      const RankPlan expected = make_rank_plan(c.phases->transfers[phase], static_cast<int>(r),
+                                               static_cast<int>(views.size()));
+      const RankPlan &plan = c.phases->plans[phase];
+      if (plan.sends.size() != expected.sends.size() ||
+          plan.recvs.size() != expected.recvs.size() ||
+          plan.self.elements != expected.self.elements)
+        return "rank " + std::to_string(r) + ": phase " + std::to_string(phase + 1) +
+               " plan differs from make_rank_plan";
+      if (c.phases->choices[phase].strategy != views.front().choice.phases->choices[phase].strategy)
+        return "ranks disagree on phase " + std::to_string(phase + 1) + "'s schedule";
+      phase_views.push_back({plan, c.phases->choices[phase]});
+    }
+    if (std::string why = check_views(phase_views, first.phase_options.max_memory, es);
+        !why.empty())
+      return "phase " + std::to_string(phase + 1) + ": " + why;
+  }
+  return {};
+}
+
+std::string check_rank_steps(const Transfer &t, int comm_size, const ScheduleOptions &options,
+                             std::size_t es) {
+  std::vector<RankView> views(static_cast<std::size_t>(comm_size));
+  ScheduleInputs inputs;
+  for (int r = 0; r < comm_size; ++r) {
+    views[static_cast<std::size_t>(r)].plan = make_rank_plan(t, r, comm_size);
+    const ScheduleInputs local =
+        all_at_once_local(views[static_cast<std::size_t>(r)].plan, options.model, es);
+    inputs.all_at_once_buffer_max =
+        std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
+    inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
+  }
+  for (int r = 0; r < comm_size; ++r) {
+    RankView &v = views[static_cast<std::size_t>(r)];
+    const std::string why = choose_schedule(t, v.plan, options, inputs, es, v.choice);
+    if (!why.empty()) return "rank " + std::to_string(r) + ": " + why;
+    if ((v.choice.strategy == Strategy::multiphase) != (v.choice.phases != nullptr))
+      return "rank " + std::to_string(r) + ": multiphase reported without two phases or back";
+    if ((v.choice.phases != nullptr) != (views.front().choice.phases != nullptr))
+      return "ranks disagree on running two phases";
+  }
+  if (views.front().choice.phases) return check_two_phases(t, views, options, es);
+  return check_views(views, options.max_memory, es);
+}
+
 std::string describe_transfer(const Transfer &t, int comm_size) {
   std::ostringstream os;
   os << "rows " << describe(t.rows()) << " cols " << describe(t.cols()) << " region "
@@ -182,8 +256,10 @@ std::string describe_transfer(const Transfer &t, int comm_size) {
 TEST(Planner, RankStepsCoverAgreeAndComplete) {
   Random rng(test_seed(21));
   const std::vector<Strategy> strategies = {
-      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar, Strategy::stepwise,
-      Strategy::greedy,    Strategy::circulant,   Strategy::ggp,         Strategy::oggp};
+      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar,
+      Strategy::stepwise,  Strategy::greedy,      Strategy::circulant,
+      Strategy::ggp,       Strategy::oggp,        Strategy::multiphase};
+  const int two_phase_before = g_two_phase_plans_checked;
   for (int trial = 0; trial < 1500; ++trial) {
     int comm_size = 0;
     const Transfer t = random_transfer_2d(rng, 60, 6, 4, comm_size);
@@ -198,6 +274,19 @@ TEST(Planner, RankStepsCoverAgreeAndComplete) {
     ASSERT_EQ(why, "") << "trial " << trial << " " << strategy_name(o.strategy) << " "
                        << describe_transfer(t, comm_size);
   }
+  EXPECT_GT(g_two_phase_plans_checked, two_phase_before + 20); // multiphase and auto engaged
+}
+
+// The schedule of one phase is valid for the messages between distinct ranks of its transfer.
+std::string valid_phase_schedule(const GlobalPhase &phase, int max_concurrent) {
+  const Transfer &t = phase.transfer;
+  VolumeGraph remote = volume_graph(t);
+  std::erase_if(remote.messages, [&](const Message &m) {
+    return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
+           t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
+  });
+  const bool matching = phase.detail.find("all messages at once") == std::string::npos;
+  return check_schedule(remote, phase.schedule, {matching, max_concurrent});
 }
 
 // The whole schedule of every strategy is valid for the graph of messages between distinct
@@ -208,26 +297,73 @@ TEST(Planner, GlobalSchedulesAreValid) {
     int comm_size = 0;
     const Transfer t = random_transfer_2d(rng, 50, 6, 4, comm_size);
     ScheduleOptions o;
-    o.strategy = static_cast<Strategy>(rng.uniform_int(0, static_cast<int>(Strategy::oggp)));
+    o.strategy = static_cast<Strategy>(rng.uniform_int(0, static_cast<int>(Strategy::multiphase)));
     if (o.strategy != Strategy::all_at_once && o.strategy != Strategy::automatic) {
       if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
       if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
     }
-    VolumeGraph remote = volume_graph(t);
-    std::erase_if(remote.messages, [&](const Message &m) {
-      return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
-             t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
-    });
-    Schedule s;
+    std::vector<GlobalPhase> phases;
     std::string detail;
-    ASSERT_EQ(global_schedule(t, o, 8, s, detail), "") << describe_transfer(t, comm_size);
-    const bool matching = detail.find("all messages at once") == std::string::npos;
-    ASSERT_TRUE(valid_schedule(remote, s, {matching, o.max_concurrent}))
-        << "trial " << trial << " " << detail << " " << describe_transfer(t, comm_size);
-    if (o.max_memory > 0) {
-      for (const Step &step : s.steps)
-        ASSERT_LE(step.largest() * 2 * 8, o.max_memory);
+    ASSERT_EQ(global_phases(t, o, 8, phases, detail), "") << describe_transfer(t, comm_size);
+    for (const GlobalPhase &phase : phases) {
+      ASSERT_EQ(valid_phase_schedule(phase, o.max_concurrent), "")
+          << "trial " << trial << " " << detail << " " << describe_transfer(t, comm_size);
+      if (o.max_memory > 0) {
+        for (const Step &step : phase.schedule.steps)
+          ASSERT_LE(step.largest() * 2 * 8, o.max_memory);
+      }
     }
+  }
+}
+
+// Kaushik et al.'s worked shape: CYCLIC(2) -> CYCLIC(3) rows on equal grids go through
+// CYCLIC(6) or CYCLIC(1) rows; every phase's global schedule is valid for its own graph.
+TEST(Planner, MultiphaseThroughLcmOrGcd) {
+  Transfer t;
+  t.m = 48;
+  t.n = 10;
+  t.src = Layout{{48, 2, 4, 0}, {10, 5, 2, 0}, Grid{4, 2, {0, 1, 2, 3, 4, 5, 6, 7}}, 0, 0};
+  t.dst = Layout{{48, 3, 4, 1}, {10, 2, 2, 1}, Grid{4, 2, {7, 6, 5, 4, 3, 2, 1, 0}}, 0, 0};
+  ScheduleOptions o;
+  o.strategy = Strategy::multiphase;
+  for (const int k : {0, 2}) {
+    o.max_concurrent = k;
+    std::vector<GlobalPhase> phases;
+    std::string detail;
+    ASSERT_EQ(global_phases(t, o, 8, phases, detail), "");
+    ASSERT_EQ(phases.size(), 2U) << detail;
+    const Layout &mid = phases[0].transfer.dst;
+    EXPECT_TRUE(mid.rows.block == 6 || mid.rows.block == 1 || mid.cols.block == 10 ||
+                mid.cols.block == 1)
+        << detail;
+    for (const GlobalPhase &phase : phases)
+      EXPECT_EQ(valid_phase_schedule(phase, k), "") << phase.detail;
+    Schedule single;
+    EXPECT_NE(global_schedule(t, o, 8, single, detail).find("two phases"), std::string::npos);
+    EXPECT_EQ(check_rank_steps(t, 8, o, 8), "");
+  }
+  // Blocks that divide each other on equal grids: no intermediate, one phase.
+  t.dst.rows.block = 4;
+  t.dst.cols.block = 5;
+  std::vector<GlobalPhase> phases;
+  std::string detail;
+  ASSERT_EQ(global_phases(t, o, 8, phases, detail), "");
+  EXPECT_EQ(phases.size(), 1U) << detail;
+}
+
+// auto takes two phases exactly when the model predicts them cheaper than one: with start-ups
+// free they never are (the data moves twice).
+TEST(Planner, AutoTakesTwoPhasesOnlyWhenTheyPay) {
+  Random rng(test_seed(24));
+  ScheduleOptions o;
+  o.model.alpha = 0.0;
+  for (int trial = 0; trial < 300; ++trial) {
+    int comm_size = 0;
+    const Transfer t = random_transfer_2d(rng, 60, 6, 4, comm_size);
+    std::vector<GlobalPhase> phases;
+    std::string detail;
+    ASSERT_EQ(global_phases(t, o, 8, phases, detail), "");
+    ASSERT_EQ(phases.size(), 1U) << detail << " " << describe_transfer(t, comm_size);
   }
 }
 
@@ -252,10 +388,6 @@ TEST(Planner, RefusesOptionsItCannotHonour) {
   o.strategy = Strategy::caterpillar;
   o.max_memory = 15;
   EXPECT_NE(choose_schedule(t, plan, o, {}, 8, choice).find("below one element"),
-            std::string::npos);
-  o.max_memory = 0;
-  o.strategy = Strategy::multiphase;
-  EXPECT_NE(choose_schedule(t, plan, o, {}, 8, choice).find("cannot be executed yet"),
             std::string::npos);
   o.strategy = Strategy::caterpillar;
   o.max_memory = -1;
