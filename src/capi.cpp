@@ -19,6 +19,11 @@ void validate_layout(const std::string &call, const std::string &name, const red
   if (l.nb < 1) throw_argument(call, arg("nb"), l.nb, "block size must be >= 1");
   if (l.nprow < 1) throw_argument(call, arg("nprow"), l.nprow, "grid rows must be >= 1");
   if (l.npcol < 1) throw_argument(call, arg("npcol"), l.npcol, "grid columns must be >= 1");
+  // The distribution's period, block size times processes, must be an Index.
+  if (l.mb > INT64_MAX / l.nprow)
+    throw_argument(call, arg("mb"), l.mb, "block size times grid rows must be below 2^63");
+  if (l.nb > INT64_MAX / l.npcol)
+    throw_argument(call, arg("nb"), l.nb, "block size times grid columns must be below 2^63");
   if (static_cast<long long>(l.nprow) * l.npcol > comm_size) {
     throw_argument(call, arg("nprow*npcol"), static_cast<long long>(l.nprow) * l.npcol,
                    "grid has more positions than the communicator has processes (" +

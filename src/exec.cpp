@@ -30,6 +30,7 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
                                             two->mid_lld, two->choices[0], tag + 1);
     phases_[1] = std::make_unique<Executor>(comm, two->plans[1], element_size, two->mid_lld,
                                             lld_dst, two->choices[1], tag + 2);
+    mid_.resize(static_cast<std::size_t>(two->mid_elements) * element_size_);
     return;
   }
   for (const RankStep &step : schedule_.steps) {
@@ -55,6 +56,11 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   recv_offsets_.push_back(offset);
   send_groups_ = group_rows(plan_.send_rows, plan_.sends, &plan_.self);
   recv_groups_ = group_rows(plan_.recv_rows, plan_.recvs, nullptr);
+  // Allocated with the plan, where running out of memory is agreed between the processes,
+  // never in the middle of an execution.
+  const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
+  send_buffer_.resize(all_at_once ? send_offsets_.back() : step_send_bytes_);
+  recv_buffer_.resize(all_at_once ? recv_offsets_.back() : step_recv_bytes_);
 }
 
 void Executor::record(int mpi_code, const char *what, int peer) {

@@ -38,8 +38,8 @@ public:
   [[nodiscard]] const RankPlan &plan() const { return plan_; }
   [[nodiscard]] std::size_t element_size() const { return element_size_; }
   [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
-  /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() holds,
-  /// allocated at the first call, then reused.
+  /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() uses,
+  /// allocated by the constructor (std::bad_alloc there), then reused.
   [[nodiscard]] std::size_t buffer_bytes() const;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.

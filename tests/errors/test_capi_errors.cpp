@@ -128,6 +128,51 @@ TEST(CApiErrors, BlockSizeNotPositive) {
   }
 }
 
+TEST(CApiErrors, BlockSizeTimesGridOverflows) {
+  // mb * nprow is the period of the row distribution: past INT64_MAX it cannot be computed.
+  const Scenario s = errtest::standard_scenario();
+  const int nprow = s.a.grid.nprow;
+  const int npcol = s.b.grid.npcol;
+  if (nprow > 1) {
+    const std::int64_t mb = INT64_MAX / nprow + 1;
+    create_case(
+        "a->mb * nprow > INT64_MAX everywhere", [=](CArgs &x, int) { x.a.mb = mb; },
+        create_invalid(-1, "a->mb", mb, "block size times grid rows must be below 2^63"));
+  }
+  if (npcol > 1) {
+    const std::int64_t nb = INT64_MAX / npcol + 1;
+    create_case(
+        "b->nb * npcol > INT64_MAX on the last rank",
+        [=](CArgs &x, int rank) {
+          if (rank == errtest::last_rank()) x.b.nb = nb;
+        },
+        create_invalid(errtest::last_rank(), "b->nb", nb,
+                       "block size times grid columns must be below 2^63"));
+  }
+  // The largest blocks that fit: one block holds all of A's rows / B's columns; the copy
+  // must match the oracle.
+  Scenario big = s;
+  big.a.mb = INT64_MAX / nprow;
+  big.b.nb = INT64_MAX / npcol;
+  CArgs x(big);
+  redist_plan plan = nullptr;
+  EXPECT_EQ(redist_plan_create(MPI_COMM_WORLD, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
+                               REDIST_REGION_FULL, 0, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  if (everywhere(plan != nullptr)) {
+    Data<double> d(big, 1, 2);
+    EXPECT_EQ(redist_plan_execute(plan, d.a.data(), d.b.data()), REDIST_SUCCESS)
+        << redist_last_error();
+    mpitest::CopySpec c;
+    c.m = big.m;
+    c.n = big.n;
+    std::string report;
+    EXPECT_EQ(mpitest::check_b(c, big.a, big.b, d.lb, d.b.data(), 1, 2, report), 0) << report;
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+}
+
 TEST(CApiErrors, GlobalExtentNegative) {
   const int bad = errtest::last_rank();
   create_case(

@@ -297,4 +297,64 @@ TEST(Faults, ScalapackEntry) {
   mpitest::free_context(ictxt);
 }
 
+// Running out of memory while planning: the buffers of a 2^24 x 2^24 window of doubles sent
+// from one process to another (2^51 bytes each way) cannot be allocated. The processes that
+// fail and the others learn it before any data moves; nothing hangs; the library works after.
+// The local arrays are never touched (planning fails first), so small stand-ins are passed.
+TEST(Faults, OutOfMemoryWhilePlanningIsAgreed) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  constexpr std::int64_t kSide = std::int64_t{1} << 24;
+  const int me = world_rank();
+  const bool involved = me <= 1; // A on process 0, B on process 1
+  {
+    const int rank_a = 0;
+    const int rank_b = 1;
+    const redist_layout a{kSide, kSide, kSide, kSide, 1, 1, 0, 0, &rank_a, 0, 0, kSide};
+    const redist_layout b{kSide, kSide, kSide, kSide, 1, 1, 0, 0, &rank_b, 0, 0, kSide};
+    const redist_options options = with_schedule(REDIST_SCHEDULE_ALL_AT_ONCE);
+    redist_plan plan = nullptr;
+    mpitest::watchdog_arm("[C API] out of memory while planning");
+    const int status = redist_plan_create_opt(MPI_COMM_WORLD, kSide, kSide, REDIST_DOUBLE, &a, &b,
+                                              REDIST_REGION_FULL, 0, &options, &plan);
+    mpitest::watchdog_disarm();
+    const std::string message = redist_last_error();
+    if (involved) {
+      EXPECT_EQ(status, REDIST_ERR_NO_MEMORY) << redist_status_name(status) << ": " << message;
+      EXPECT_EQ(message, "redist_plan_create_opt: out of memory while planning");
+    } else {
+      EXPECT_EQ(status, REDIST_ERR_REMOTE) << redist_status_name(status) << ": " << message;
+    }
+    EXPECT_EQ(plan, nullptr);
+    capitest::valid_plan_works("[after running out of memory] ");
+  }
+  {
+    std::string error;
+    const int ctxt_a = mpitest::create_context(errtest::map_grid(1, 1, {0}), error);
+    const int ctxt_b = mpitest::create_context(errtest::map_grid(1, 1, {1}), error);
+    const int ictxt = mpitest::create_context(errtest::init_grid('R', 1, world_size()), error);
+    ASSERT_EQ(error, "");
+    const int side = static_cast<int>(kSide);
+    const int one = 1;
+    const int desca[9] = {1, ctxt_a, side, side, side, side, 0, 0, me == 0 ? side : 1};
+    const int descb[9] = {1, ctxt_b, side, side, side, side, 0, 0, me == 1 ? side : 1};
+    std::vector<double> a(16, 1.0);
+    std::vector<double> b(16, -1.0);
+    const std::vector<double> b_before = b;
+    errtest::StderrCapture capture;
+    mpitest::watchdog_arm("[PDGEMR2D] out of memory while planning");
+    redist_pdgemr2d_(&side, &side, a.data(), &one, &one, desca, b.data(), &one, &one, descb,
+                     &ictxt);
+    mpitest::watchdog_disarm();
+    const std::string printed = capture.finish();
+    EXPECT_EQ(redist_scalapack_last_status(), REDIST_ERR_NO_MEMORY) << printed;
+    const std::string expected = std::string("{ redist } PDGEMR2D: out of memory while planning") +
+                                 (involved ? "" : " on another process") + "; nothing was copied\n";
+    EXPECT_EQ(printed, expected);
+    EXPECT_EQ(errtest::byte_diff(b_before, b), "") << "B was modified";
+    mpitest::free_context(ctxt_a);
+    mpitest::free_context(ctxt_b);
+    mpitest::free_context(ictxt);
+  }
+}
+
 } // namespace
