@@ -204,7 +204,10 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_options *options, redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
-    const auto [rank, size] = comm_position(call, comm);
+    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
     ScheduleOptions schedule_opts;
     agree(comm, call, "m, n, type, region, unit_diag, options or layouts (all but lld must agree)",
           [&] {
@@ -383,7 +386,10 @@ double ping_pong(MPI_Comm comm, int rank, std::vector<char> &buffer, int bytes, 
 extern "C" int redist_calibrate(MPI_Comm comm, double *alpha, double *beta) {
   static const char *call = "redist_calibrate";
   return c_barrier(call, [&] {
-    const auto [rank, size] = comm_position(call, comm);
+    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
     agree(comm, call, "", [&] {
       if (alpha == nullptr) throw_argument(call, "alpha", 0, "NULL output pointer");
       if (beta == nullptr) throw_argument(call, "beta", 0, "NULL output pointer");
