@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -242,17 +243,6 @@ TEST(Faults, ScalapackEntry) {
   const int ctxt_b = mpitest::create_context(s.b.grid, error);
   const int ictxt = mpitest::create_context(s.ictxt, error);
   ASSERT_EQ(error, "");
-  const auto desc = [](const MatSpec &spec, int ctxt, const mpitest::LocalBuf &lb) {
-    return std::vector<int>{1,
-                            ctxt,
-                            static_cast<int>(spec.mg),
-                            static_cast<int>(spec.ng),
-                            static_cast<int>(spec.mb),
-                            static_cast<int>(spec.nb),
-                            spec.rsrc,
-                            spec.csrc,
-                            static_cast<int>(lb.lld)};
-  };
   const int m = static_cast<int>(s.m);
   const int n = static_cast<int>(s.n);
   const auto ia = static_cast<int>(s.a.ia);
@@ -264,8 +254,8 @@ TEST(Faults, ScalapackEntry) {
     const std::string where = std::string("[PDGEMR2D, ") + mode_name(mode) + "] ";
     for (const bool faulty : {false, true, false}) { // cached plan, then the fault, then reuse
       Data<double> d(s, faulty ? 5 : 6, 7);
-      const std::vector<int> desca = desc(s.a, ctxt_a, d.la);
-      const std::vector<int> descb = desc(s.b, ctxt_b, d.lb);
+      const std::array<int, 9> desca = mpitest::descriptor(s.a, ctxt_a, d.la);
+      const std::array<int, 9> descb = mpitest::descriptor(s.b, ctxt_b, d.lb);
       const int peer = faulty ? l.failing_peer() : -1;
       if (peer >= 0) faults::arm(peer, mode, kTagLo, kTagHi);
       errtest::StderrCapture capture;

@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <complex>
 #include <cstdio>
 #include <string>
@@ -72,21 +73,8 @@ bool everywhere(bool ok) {
 }
 
 void fill_desc(redist_int *d, const MatSpec &s, int ctxt, const mpitest::LocalBuf &lb) {
-  if (!lb.member) {
-    const redist_int outside[9] = {1, -1, 0, 0, 1, 1, 0, 0, 1};
-    std::copy(outside, outside + 9, d);
-    return;
-  }
-  const redist_int v[9] = {1,
-                           ctxt,
-                           static_cast<redist_int>(s.mg),
-                           static_cast<redist_int>(s.ng),
-                           static_cast<redist_int>(s.mb),
-                           static_cast<redist_int>(s.nb),
-                           s.rsrc,
-                           s.csrc,
-                           static_cast<redist_int>(lb.lld)};
-  std::copy(v, v + 9, d);
+  const std::array<int, 9> desc = mpitest::descriptor(s, ctxt, lb);
+  std::copy(desc.begin(), desc.end(), d);
 }
 
 struct Call {

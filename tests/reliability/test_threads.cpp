@@ -24,6 +24,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <complex>
@@ -224,16 +225,8 @@ TEST(ThreadsScalapack, CacheClearedConcurrentlyWhileCalling) {
     mpitest::fill_a(a, la, 1, abuf);
     mpitest::fill_sentinel(lb, 2, bbuf);
     const auto desc = [](const MatSpec &s, int handle, const mpitest::LocalBuf &l, redist_int *d) {
-      const redist_int v[9] = {1,
-                               l.member ? handle : -1,
-                               static_cast<redist_int>(s.mg),
-                               static_cast<redist_int>(s.ng),
-                               static_cast<redist_int>(s.mb),
-                               static_cast<redist_int>(s.nb),
-                               s.rsrc,
-                               s.csrc,
-                               static_cast<redist_int>(l.lld)};
-      std::copy(v, v + 9, d);
+      const std::array<int, 9> v = mpitest::descriptor(s, handle, l);
+      std::copy(v.begin(), v.end(), d);
     };
     redist_int desca[9];
     redist_int descb[9];
