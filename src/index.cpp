@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace redist {
 namespace {
@@ -124,37 +125,72 @@ PeriodInfo period_info(const Transfer1D &t) {
 
 namespace {
 
-// Runs between `proc` on one side (the source when as_source) and every process of the other.
-std::vector<RunPattern> runs_of_process(const Transfer1D &t, int proc, bool as_source) {
+// Runs between `proc` on one side (the source when as_source) and the processes of the other
+// side it exchanges data with: the pieces of one period gathered per peer (stable, so each
+// peer's pieces stay in increasing k and merge into runs as they are appended).
+std::vector<PeerRuns> runs_of_process(const Transfer1D &t, int proc, bool as_source) {
+  std::vector<PeerRuns> result;
+  if (t.length <= 0) {
+    return result;
+  }
   const PeriodInfo info = period_info(t);
   const BlockCyclic &fixed = as_source ? t.src : t.dst;
   const BlockCyclic &other = as_source ? t.dst : t.src;
-  std::vector<RunPattern> result(
-      static_cast<std::size_t>(other.nprocs),
-      RunPattern(t.length, info.period, info.src_stride, info.dst_stride));
-  if (t.length > 0) {
-    enumerate_pieces(fixed, as_source ? t.src_start : t.dst_start, other,
-                     as_source ? t.dst_start : t.src_start, info.period, proc,
-                     [&](int peer, Index k, Index fixed_local, Index other_local, Index len) {
-                       result[static_cast<std::size_t>(peer)].append(
-                           as_source ? Run{k, len, fixed_local, other_local}
-                                     : Run{k, len, other_local, fixed_local});
-                     });
+  std::vector<std::pair<int, Run>> pieces;
+  enumerate_pieces(fixed, as_source ? t.src_start : t.dst_start, other,
+                   as_source ? t.dst_start : t.src_start, info.period, proc,
+                   [&](int peer, Index k, Index fixed_local, Index other_local, Index len) {
+                     pieces.emplace_back(peer, as_source ? Run{k, len, fixed_local, other_local}
+                                                         : Run{k, len, other_local, fixed_local});
+                   });
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (const auto &[peer, piece] : pieces) {
+    if (result.empty() || result.back().peer != peer) {
+      result.push_back({peer, RunPattern(t.length, info.period, info.src_stride, info.dst_stride)});
+    }
+    result.back().runs.append(piece);
   }
-  for (auto &pattern : result) {
-    pattern.finish();
+  for (PeerRuns &r : result) {
+    r.runs.finish();
+  }
+  result.shrink_to_fit();
+  return result;
+}
+
+// One pattern per process of the other side, empty for those without data.
+std::vector<RunPattern> dense(const Transfer1D &t, std::vector<PeerRuns> sparse, int nprocs) {
+  const PeriodInfo info = period_info(t);
+  std::vector<RunPattern> result(
+      static_cast<std::size_t>(nprocs),
+      RunPattern(t.length, info.period, info.src_stride, info.dst_stride));
+  for (PeerRuns &r : sparse) {
+    result[static_cast<std::size_t>(r.peer)] = std::move(r.runs);
+  }
+  for (RunPattern &pattern : result) {
+    if (pattern.empty()) {
+      pattern.finish();
+    }
   }
   return result;
 }
 
 } // namespace
 
-std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p) {
+std::vector<PeerRuns> peer_runs_from_source(const Transfer1D &t, int p) {
   return runs_of_process(t, p, true);
 }
 
-std::vector<RunPattern> runs_to_destination(const Transfer1D &t, int q) {
+std::vector<PeerRuns> peer_runs_to_destination(const Transfer1D &t, int q) {
   return runs_of_process(t, q, false);
+}
+
+std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p) {
+  return dense(t, runs_of_process(t, p, true), t.dst.nprocs);
+}
+
+std::vector<RunPattern> runs_to_destination(const Transfer1D &t, int q) {
+  return dense(t, runs_of_process(t, q, false), t.src.nprocs);
 }
 
 } // namespace redist

@@ -82,7 +82,21 @@ struct PeriodInfo {
 };
 PeriodInfo period_info(const Transfer1D &t);
 
-/// Runs from source process p to every destination process: result[q], q < dst.nprocs.
+/// The runs between one process and one process of the other side.
+struct PeerRuns {
+  int peer = 0;
+  RunPattern runs;
+};
+
+/// Runs from source process p to the destination processes it sends to, by increasing peer;
+/// peers without data are absent. Time and memory grow with the pieces of one period of p, not
+/// with the number of destination processes.
+std::vector<PeerRuns> peer_runs_from_source(const Transfer1D &t, int p);
+/// Runs to destination process q from the source processes that send to it, by increasing peer.
+std::vector<PeerRuns> peer_runs_to_destination(const Transfer1D &t, int q);
+
+/// Runs from source process p to every destination process: result[q], q < dst.nprocs (empty
+/// patterns for the peers without data).
 std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p);
 /// Runs from every source process to destination process q: result[p], p < src.nprocs.
 std::vector<RunPattern> runs_to_destination(const Transfer1D &t, int q);

@@ -16,6 +16,26 @@ namespace redist {
 
 using Index = std::int64_t;
 
+/// a mod m in [0, m), for m >= 1 and any sign of a.
+[[nodiscard]] inline Index floor_mod(Index a, Index m) {
+  const Index r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+/// The inverse of a modulo m for gcd(a, m) = 1 (extended Euclid); 0 when m == 1.
+[[nodiscard]] inline Index mod_inverse(Index a, Index m) {
+  Index old_r = floor_mod(a, m);
+  Index r = m;
+  Index old_s = 1;
+  Index s = 0;
+  while (r != 0) {
+    const Index q = old_r / r;
+    old_r = std::exchange(r, old_r - q * r);
+    old_s = std::exchange(s, old_s - q * s);
+  }
+  return floor_mod(old_s, m);
+}
+
 /// One dimension of a block-cyclic distribution (ScaLAPACK's M_/MB_/nprow/RSRC_).
 struct BlockCyclic {
   Index extent = 0; ///< global extent of the dimension

@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace redist {
 
@@ -23,6 +24,22 @@ Index message_elements(const RunPattern &rows, const RunPattern &cols, const Reg
   });
   return count;
 }
+
+namespace {
+
+// Splits per-peer runs into the patterns (kept in `patterns`) and their peers' grid indices.
+std::vector<int> take_patterns(std::vector<PeerRuns> runs, std::vector<RunPattern> &patterns) {
+  std::vector<int> peers;
+  peers.reserve(runs.size());
+  patterns.reserve(runs.size());
+  for (PeerRuns &r : runs) {
+    peers.push_back(r.peer);
+    patterns.push_back(std::move(r.runs));
+  }
+  return peers;
+}
+
+} // namespace
 
 RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   RankPlan plan;
@@ -49,20 +66,21 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   };
 
   if (plan.in_src) {
-    plan.send_rows = runs_from_source(rows, spr);
-    plan.send_cols = runs_from_source(cols, spc);
-    for (int qc = 0; qc < t.dst.grid.npcol; ++qc) {
-      if (plan.send_cols[static_cast<std::size_t>(qc)].empty()) {
-        continue;
-      }
-      for (int qr = 0; qr < t.dst.grid.nprow; ++qr) {
+    const std::vector<int> qrs = take_patterns(peer_runs_from_source(rows, spr), plan.send_rows);
+    const std::vector<int> qcs = take_patterns(peer_runs_from_source(cols, spc), plan.send_cols);
+    for (std::size_t c = 0; c < qcs.size(); ++c) {
+      for (std::size_t r = 0; r < qrs.size(); ++r) {
         const Index count =
-            message_elements(plan.send_rows[static_cast<std::size_t>(qr)],
-                             plan.send_cols[static_cast<std::size_t>(qc)], t.region, t.m, t.n);
+            message_elements(plan.send_rows[r], plan.send_cols[c], t.region, t.m, t.n);
         if (count == 0) {
           continue;
         }
-        const Peer peer{t.dst.grid.rank_at(qr, qc), qr, qc, count};
+        const Peer peer{t.dst.grid.rank_at(qrs[r], qcs[c]),
+                        static_cast<int>(r),
+                        static_cast<int>(c),
+                        count,
+                        qrs[r],
+                        qcs[c]};
         if (peer.rank == rank) {
           plan.self = peer;
         } else {
@@ -75,22 +93,19 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
     });
   }
   if (plan.in_dst) {
-    plan.recv_rows = runs_to_destination(rows, dpr);
-    plan.recv_cols = runs_to_destination(cols, dpc);
-    for (int pc = 0; pc < t.src.grid.npcol; ++pc) {
-      if (plan.recv_cols[static_cast<std::size_t>(pc)].empty()) {
-        continue;
-      }
-      for (int pr = 0; pr < t.src.grid.nprow; ++pr) {
-        const int peer_rank = t.src.grid.rank_at(pr, pc);
+    const std::vector<int> prs = take_patterns(peer_runs_to_destination(rows, dpr), plan.recv_rows);
+    const std::vector<int> pcs = take_patterns(peer_runs_to_destination(cols, dpc), plan.recv_cols);
+    for (std::size_t c = 0; c < pcs.size(); ++c) {
+      for (std::size_t r = 0; r < prs.size(); ++r) {
+        const int peer_rank = t.src.grid.rank_at(prs[r], pcs[c]);
         if (peer_rank == rank) {
           continue; // the local copy is planned from the sending side
         }
         const Index count =
-            message_elements(plan.recv_rows[static_cast<std::size_t>(pr)],
-                             plan.recv_cols[static_cast<std::size_t>(pc)], t.region, t.m, t.n);
+            message_elements(plan.recv_rows[r], plan.recv_cols[c], t.region, t.m, t.n);
         if (count > 0) {
-          plan.recvs.push_back({peer_rank, pr, pc, count});
+          plan.recvs.push_back(
+              {peer_rank, static_cast<int>(r), static_cast<int>(c), count, prs[r], pcs[c]});
         }
       }
     }

@@ -26,20 +26,24 @@ struct Transfer {
 /// A message between this rank and one remote peer (or itself).
 struct Peer {
   int rank = -1;      ///< the peer's rank in the communicator
-  int row_slot = 0;   ///< index into the rank plan's row patterns (the peer's grid row)
+  int row_slot = 0;   ///< index into the rank plan's row patterns
   int col_slot = 0;   ///< index into the rank plan's column patterns
   Index elements = 0; ///< elements in the message
+  int grid_row = 0;   ///< the peer's position in its grid
+  int grid_col = 0;
 };
 
-/// One rank's part of a Transfer.
+/// One rank's part of a Transfer. Only the grid rows and columns this rank exchanges data with
+/// have patterns, so the plan's size grows with the rank's peers, not with the grids.
 struct RankPlan {
   int rank = -1;
   bool in_src = false;
   bool in_dst = false;
-  // As a source: runs to each destination grid row / column.
+  // As a source: runs to the destination grid rows / columns it sends to, by increasing grid
+  // index (Peer::grid_row / grid_col name them).
   std::vector<RunPattern> send_rows;
   std::vector<RunPattern> send_cols;
-  // As a destination: runs from each source grid row / column.
+  // As a destination: runs from the source grid rows / columns it receives from.
   std::vector<RunPattern> recv_rows;
   std::vector<RunPattern> recv_cols;
   std::vector<Peer> sends; ///< remote destinations with data, in the order to send

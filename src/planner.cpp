@@ -4,6 +4,7 @@
 #include "schedule_matching.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -153,6 +154,16 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
     if (!graph) graph = volume_graph(t);
     return *graph;
   };
+  // Direct 2-D schedules see only the messages between distinct ranks: what a rank sends to
+  // itself is copied locally and must not cost a step.
+  const auto remote_graph = [&] {
+    VolumeGraph remote = graph_2d();
+    std::erase_if(remote.messages, [&](const Message &m) {
+      return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
+             t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
+    });
+    return remote;
+  };
   const auto pairs =
       static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow * t.dst.grid.npcol;
   if (s == Strategy::ggp || s == Strategy::oggp) {
@@ -160,7 +171,7 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
     const double per_element = o.model.beta * static_cast<double>(element_bytes);
     const auto setup = static_cast<Index>(std::max(
         1.0, std::round((o.model.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
-    const VolumeGraph &g = graph_2d();
+    const VolumeGraph g = remote_graph();
     out.product = false;
     out.direct = s == Strategy::ggp ? schedule_ggp(g, o.max_concurrent, setup)
                                     : schedule_oggp(g, o.max_concurrent, setup);
@@ -178,12 +189,14 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
   // Stepwise and Greedy also run on the full 2-D graph when it is small; the cheaper wins
   // (the product is step-optimal for full windows, but trapezoids are not products).
   if ((s == Strategy::stepwise || s == Strategy::greedy) && pairs <= kDirectPairs) {
-    const VolumeGraph &g = graph_2d();
-    Schedule direct = s == Strategy::stepwise ? schedule_stepwise(g) : schedule_greedy(g);
+    const VolumeGraph remote = remote_graph();
+    Schedule direct = s == Strategy::stepwise ? schedule_stepwise(remote) : schedule_greedy(remote);
     const ScheduleStats direct_stats = schedule_stats(direct, o.model, element_bytes);
-    const ScheduleStats product =
-        schedule_stats(product_schedule(g, out.rows, out.cols, t.src.grid.nprow, t.dst.grid.nprow),
-                       o.model, element_bytes);
+    const ScheduleStats product = schedule_stats(
+        without_self(
+            t, product_schedule(graph_2d(), out.rows, out.cols, t.src.grid.nprow, t.dst.grid.nprow),
+            false),
+        o.model, element_bytes);
     if (direct_stats.seconds < product.seconds) {
       out.product = false;
       out.direct = std::move(direct);
@@ -193,22 +206,22 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
   return {};
 }
 
-// The product's statistics from the 1-D step maxima, without materialising it: step (a, b)
+// The product's statistics from the 1-D step sizes, without materialising it: step (a, b)
 // is at most max_a * max_b elements (exact for full windows; an upper bound for trapezoids).
-ScheduleStats product_stats(const TwoDimensional &two, const CostModel &model, Index chunk,
-                            std::size_t element_bytes) {
+ScheduleStats product_stats(const std::vector<StepSize> &rows, const std::vector<StepSize> &cols,
+                            const CostModel &model, Index chunk, std::size_t element_bytes) {
   ScheduleStats st;
   const auto bytes = static_cast<double>(element_bytes);
-  for (const Step &a : two.rows.steps) {
-    for (const Step &b : two.cols.steps) {
-      const Index largest = a.largest() * b.largest();
+  for (const StepSize &a : rows) {
+    for (const StepSize &b : cols) {
+      const Index largest = a.largest * b.largest;
       const Index parts = chunk > 0 ? std::max<Index>(1, ceil_div(largest, chunk)) : 1;
       st.steps += parts;
-      st.pieces += static_cast<Index>(a.pieces.size() * b.pieces.size()) * parts;
+      st.pieces += a.pieces * b.pieces * parts;
       st.sum_step_max += largest;
       st.largest_piece = std::max(st.largest_piece, chunk > 0 ? std::min(largest, chunk) : largest);
       st.max_node_pieces =
-          std::max<Index>(st.max_node_pieces, a.pieces.empty() || b.pieces.empty() ? 0 : 1);
+          std::max<Index>(st.max_node_pieces, a.pieces == 0 || b.pieces == 0 ? 0 : 1);
       st.seconds += static_cast<double>(parts) * (model.alpha + model.step_setup) +
                     model.beta * bytes * static_cast<double>(largest);
     }
@@ -216,15 +229,40 @@ ScheduleStats product_stats(const TwoDimensional &two, const CostModel &model, I
   return st;
 }
 
-// Index of a message in this rank's plan by the peer's grid position.
-int find_peer(const std::vector<Peer> &peers, int row_slot, int col_slot) {
-  for (std::size_t i = 0; i < peers.size(); ++i) {
-    if (peers[i].row_slot == row_slot && peers[i].col_slot == col_slot) {
-      return static_cast<int>(i);
-    }
+std::vector<StepSize> step_sizes(const Schedule &s) {
+  std::vector<StepSize> sizes;
+  sizes.reserve(s.steps.size());
+  for (const Step &step : s.steps) {
+    sizes.push_back({step.largest(), static_cast<Index>(step.pieces.size())});
   }
-  return -1;
+  return sizes;
 }
+
+ScheduleStats product_stats(const TwoDimensional &two, const CostModel &model, Index chunk,
+                            std::size_t element_bytes) {
+  return product_stats(step_sizes(two.rows), step_sizes(two.cols), model, chunk, element_bytes);
+}
+
+// A rank's messages by the peer's grid position: O(log peers) lookups.
+class PeerIndex {
+public:
+  explicit PeerIndex(const std::vector<Peer> &peers) {
+    keys_.reserve(peers.size());
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      keys_.push_back({peers[i].grid_row, peers[i].grid_col, static_cast<int>(i)});
+    }
+    std::sort(keys_.begin(), keys_.end());
+  }
+  /// Index into the peers, -1 when there is no message with that peer.
+  [[nodiscard]] int find(int grid_row, int grid_col) const {
+    const auto it =
+        std::lower_bound(keys_.begin(), keys_.end(), std::array<int, 3>{grid_row, grid_col, -1});
+    return it != keys_.end() && (*it)[0] == grid_row && (*it)[1] == grid_col ? (*it)[2] : -1;
+  }
+
+private:
+  std::vector<std::array<int, 3>> keys_;
+};
 
 // For each step of a 1-D schedule, the partner of `node` as sender (its receiver) and as
 // receiver (its sender); -1 when idle.
@@ -239,27 +277,40 @@ std::vector<std::pair<int, int>> partners(const Schedule &s, int src_node, int d
   return out;
 }
 
-std::vector<RankStep> rank_steps_of_product(const Transfer &t, const RankPlan &plan,
-                                            const TwoDimensional &two) {
+// The rank's grid positions, -1 where it is not in a grid.
+struct GridPosition {
   int spr = -1;
   int spc = -1;
   int dpr = -1;
   int dpc = -1;
-  if (plan.in_src) t.src.grid.find(plan.rank, spr, spc);
-  if (plan.in_dst) t.dst.grid.find(plan.rank, dpr, dpc);
-  const auto row_partner = partners(two.rows, spr, dpr);
-  const auto col_partner = partners(two.cols, spc, dpc);
+};
+
+GridPosition grid_position(const Transfer &t, const RankPlan &plan) {
+  GridPosition at;
+  if (plan.in_src) t.src.grid.find(plan.rank, at.spr, at.spc);
+  if (plan.in_dst) t.dst.grid.find(plan.rank, at.dpr, at.dpc);
+  return at;
+}
+
+// The rank's steps of a product schedule, from its partners in each row and column step:
+// product step (a, b) pairs it with (row partner in a, column partner in b).
+std::vector<RankStep> rank_steps_of_product(const RankPlan &plan,
+                                            const std::vector<std::pair<int, int>> &row_partner,
+                                            const std::vector<std::pair<int, int>> &col_partner) {
+  const PeerIndex sends(plan.sends);
+  const PeerIndex recvs(plan.recvs);
   std::vector<RankStep> steps;
   for (const auto &[row_to, row_from] : row_partner) {
+    if (row_to < 0 && row_from < 0) continue;
     for (const auto &[col_to, col_from] : col_partner) {
       RankStep step;
       if (row_to >= 0 && col_to >= 0) {
-        step.send = find_peer(plan.sends, row_to, col_to);
+        step.send = sends.find(row_to, col_to);
         if (step.send >= 0)
           step.send_count = plan.sends[static_cast<std::size_t>(step.send)].elements;
       }
       if (row_from >= 0 && col_from >= 0) {
-        step.recv = find_peer(plan.recvs, row_from, col_from);
+        step.recv = recvs.find(row_from, col_from);
         if (step.recv >= 0)
           step.recv_count = plan.recvs[static_cast<std::size_t>(step.recv)].elements;
       }
@@ -269,6 +320,80 @@ std::vector<RankStep> rank_steps_of_product(const Transfer &t, const RankPlan &p
     }
   }
   return steps;
+}
+
+std::vector<RankStep> rank_steps_of_product(const Transfer &t, const RankPlan &plan,
+                                            const TwoDimensional &two) {
+  const GridPosition at = grid_position(t, plan);
+  return rank_steps_of_product(plan, partners(two.rows, at.spr, at.dpr),
+                               partners(two.cols, at.spc, at.dpc));
+}
+
+// The stepwise (or circulant) product when both dimensions have a closed form, laid out for
+// one rank without building the 1-D schedules: the choice the product path of
+// build_two_dimensional yields (same 1-D schedules, statistics and steps), in time and memory
+// that grow with the steps and the rank's peers instead of the processes (a 1-D schedule of
+// 65,536 processes has millions of pieces). False when it does not apply: other strategies,
+// limits on concurrency, trapezoids (not products), small grids where stepwise may take the
+// direct 2-D schedule, and closed forms that split messages across steps.
+bool closed_form_product_choice(const Transfer &t, const RankPlan &plan, const ScheduleOptions &o,
+                                std::size_t element_bytes, ScheduleChoice &choice) {
+  if ((o.strategy != Strategy::stepwise && o.strategy != Strategy::circulant) ||
+      o.max_concurrent != 0 || t.region.kind != Region::Kind::full) {
+    return false;
+  }
+  const auto pairs =
+      static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow * t.dst.grid.npcol;
+  if (o.strategy == Strategy::stepwise && pairs <= kDirectPairs) {
+    return false;
+  }
+  // As one_dimension: the circulant when asked for and applicable, else the step-optimal
+  // closed form.
+  const auto form_of = [&](const Transfer1D &d, std::string &how) {
+    if (o.strategy == Strategy::circulant) {
+      if (auto circulant = ClosedFormSchedule::make(ClosedFormKind::circulant, d)) {
+        how = "circulant";
+        return circulant;
+      }
+    }
+    how = "closed form";
+    return best_closed_form(d, o.model, element_bytes);
+  };
+  std::string row_how;
+  std::string col_how;
+  const std::optional<ClosedFormSchedule> rows = form_of(t.rows(), row_how);
+  const std::optional<ClosedFormSchedule> cols = form_of(t.cols(), col_how);
+  if (!rows || !cols || rows->splits_messages() || cols->splits_messages()) {
+    return false;
+  }
+  const auto nonempty = [](std::vector<StepSize> sizes) {
+    std::erase_if(sizes, [](const StepSize &s) { return s.pieces == 0; });
+    return sizes;
+  };
+  choice.detail = "rows: " + row_how + " x columns: " + col_how;
+  choice.stats = product_stats(nonempty(rows->step_sizes()), nonempty(cols->step_sizes()), o.model,
+                               choice.chunk_elements, element_bytes);
+  choice.stats.elements = plan.m * plan.n;
+  // The partners the formulas do not give directly are searched among the grid rows and
+  // columns of the rank's messages (self messages are never laid out, so they need none).
+  const auto grid_lines = [](const std::vector<Peer> &peers, int Peer::*line) {
+    std::vector<int> lines;
+    lines.reserve(peers.size());
+    for (const Peer &p : peers) {
+      lines.push_back(p.*line);
+    }
+    std::sort(lines.begin(), lines.end());
+    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+    return lines;
+  };
+  const GridPosition at = grid_position(t, plan);
+  choice.steps =
+      rank_steps_of_product(plan,
+                            rows->partners(at.spr, at.dpr, grid_lines(plan.sends, &Peer::grid_row),
+                                           grid_lines(plan.recvs, &Peer::grid_row)),
+                            cols->partners(at.spc, at.dpc, grid_lines(plan.sends, &Peer::grid_col),
+                                           grid_lines(plan.recvs, &Peer::grid_col)));
+  return true;
 }
 
 std::vector<RankStep> rank_steps_of_schedule(const Transfer &t, const RankPlan &plan,
@@ -281,17 +406,19 @@ std::vector<RankStep> rank_steps_of_schedule(const Transfer &t, const RankPlan &
       plan.in_src && t.src.grid.find(plan.rank, spr, spc) ? spr + spc * t.src.grid.nprow : -1;
   const int dst_node =
       plan.in_dst && t.dst.grid.find(plan.rank, dpr, dpc) ? dpr + dpc * t.dst.grid.nprow : -1;
+  const PeerIndex sends(plan.sends);
+  const PeerIndex recvs(plan.recvs);
   std::vector<RankStep> steps;
   for (const Step &step : s.steps) {
     RankStep mine;
     for (const Piece &p : step.pieces) {
       if (p.src == src_node) {
-        mine.send = find_peer(plan.sends, p.dst % t.dst.grid.nprow, p.dst / t.dst.grid.nprow);
+        mine.send = sends.find(p.dst % t.dst.grid.nprow, p.dst / t.dst.grid.nprow);
         mine.send_offset = p.offset;
         mine.send_count = p.volume;
       }
       if (p.dst == dst_node) {
-        mine.recv = find_peer(plan.recvs, p.src % t.src.grid.nprow, p.src / t.src.grid.nprow);
+        mine.recv = recvs.find(p.src % t.src.grid.nprow, p.src / t.src.grid.nprow);
         mine.recv_offset = p.offset;
         mine.recv_count = p.volume;
       }
@@ -469,6 +596,10 @@ std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
     choice.stats.seconds = inputs.all_at_once_seconds;
     return {};
   }
+  choice.chunk_elements = chunk;
+  if (closed_form_product_choice(t, plan, resolved, element_bytes, choice)) {
+    return {};
+  }
   TwoDimensional two;
   std::optional<VolumeGraph> graph;
   if (std::string why = build_two_dimensional(t, resolved, element_bytes, graph, two);
@@ -476,7 +607,6 @@ std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
     return why;
   }
   choice.detail = two.detail;
-  choice.chunk_elements = chunk;
   if (two.product && options.max_concurrent == 0) {
     choice.stats = product_stats(two, options.model, chunk, element_bytes);
     choice.stats.elements = plan.m * plan.n;
@@ -695,11 +825,14 @@ std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
     }
     resolved.strategy = choice.strategy;
   }
+  const std::string one_phase = options.strategy == Strategy::multiphase
+                                    ? "multiphase: no intermediate layout applies, one phase: "
+                                    : "";
   std::optional<VolumeGraph> graph_storage{volume_graph(t)};
   const VolumeGraph &graph = *graph_storage;
   if (resolved.strategy == Strategy::all_at_once) {
     out = without_self(t, schedule_all_at_once(graph), false);
-    detail = "all messages at once";
+    detail = one_phase + "all messages at once";
     return {};
   }
   TwoDimensional two;
@@ -714,7 +847,7 @@ std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
   s = without_self(t, s, caterpillar);
   assign_offsets(s);
   out = cut_pieces(limit_concurrency(s, options.max_concurrent), chunk);
-  detail = (options.strategy == Strategy::automatic ? "auto: " : "") +
+  detail = one_phase + (options.strategy == Strategy::automatic ? "auto: " : "") +
            std::string(strategy_name(resolved.strategy)) + ", " + two.detail;
   return {};
 }

@@ -194,37 +194,44 @@ std::string check_schedule(const VolumeGraph &graph, const Schedule &schedule,
   return {};
 }
 
+StepPortTime step_port_time(const Step &step, const CostModel &model, std::size_t element_bytes) {
+  const auto bytes = static_cast<double>(element_bytes);
+  std::map<int, std::pair<Index, Index>> out; // node -> (pieces, elements)
+  std::map<int, std::pair<Index, Index>> in;
+  for (const Piece &p : step.pieces) {
+    auto &o = out[p.src];
+    ++o.first;
+    o.second += p.volume;
+    auto &i = in[p.dst];
+    ++i.first;
+    i.second += p.volume;
+  }
+  StepPortTime t;
+  t.seconds = step.pieces.empty() ? model.alpha : 0.0; // an empty step still synchronises
+  for (const auto *side : {&out, &in}) {
+    for (const auto &[node, load] : *side) {
+      t.max_node_pieces = std::max(t.max_node_pieces, load.first);
+      t.seconds = std::max(t.seconds, model.alpha * static_cast<double>(load.first) +
+                                          model.beta * bytes * static_cast<double>(load.second));
+    }
+  }
+  return t;
+}
+
 ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &model,
                              std::size_t element_bytes) {
   ScheduleStats st;
   st.steps = static_cast<Index>(schedule.steps.size());
-  const auto bytes = static_cast<double>(element_bytes);
-  std::map<int, std::pair<Index, Index>> out; // node -> (pieces, elements), reused per step
-  std::map<int, std::pair<Index, Index>> in;
   for (const Step &step : schedule.steps) {
-    out.clear();
-    in.clear();
     for (const Piece &p : step.pieces) {
       ++st.pieces;
       st.elements += p.volume;
       st.largest_piece = std::max(st.largest_piece, p.volume);
-      auto &o = out[p.src];
-      ++o.first;
-      o.second += p.volume;
-      auto &i = in[p.dst];
-      ++i.first;
-      i.second += p.volume;
     }
     st.sum_step_max += step.largest();
-    double busiest = step.pieces.empty() ? model.alpha : 0.0; // an empty step still synchronises
-    for (const auto *side : {&out, &in}) {
-      for (const auto &[node, load] : *side) {
-        st.max_node_pieces = std::max(st.max_node_pieces, load.first);
-        busiest = std::max(busiest, model.alpha * static_cast<double>(load.first) +
-                                        model.beta * bytes * static_cast<double>(load.second));
-      }
-    }
-    st.seconds += busiest + model.step_setup;
+    const StepPortTime port = step_port_time(step, model, element_bytes);
+    st.max_node_pieces = std::max(st.max_node_pieces, port.max_node_pieces);
+    st.seconds += port.seconds + model.step_setup;
   }
   return st;
 }

@@ -116,6 +116,14 @@ struct ScheduleStats {
 [[nodiscard]] ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &model,
                                            std::size_t element_bytes);
 
+/// One step at its busiest node, the per-step term of schedule_stats without step_setup.
+struct StepPortTime {
+  double seconds = 0.0;      ///< alpha per piece + beta per byte; alpha for an empty step
+  Index max_node_pieces = 0; ///< most pieces one node sends or receives in the step
+};
+[[nodiscard]] StepPortTime step_port_time(const Step &step, const CostModel &model,
+                                          std::size_t element_bytes);
+
 /// Volume graph of a 1-D transfer: senders are the source processes, receivers the
 /// destination processes. One sweep over at most one period of the window: O(W/r + W/s + P +
 /// M log M) time for W = min(length, lcm(P r, Q s)) and M messages, no O(P * Q) table

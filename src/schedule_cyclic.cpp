@@ -9,27 +9,8 @@
 namespace redist {
 namespace {
 
-Index floor_mod(Index a, Index m) {
-  const Index r = a % m;
-  return r < 0 ? r + m : r;
-}
-
 Index ceil_div(Index a, Index b) {
   return (a + b - 1) / b;
-}
-
-// Inverse of a modulo m for gcd(a, m) = 1 (extended Euclid); 0 when m == 1.
-Index mod_inverse(Index a, Index m) {
-  Index old_r = floor_mod(a, m);
-  Index r = m;
-  Index old_s = 1;
-  Index s = 0;
-  while (r != 0) {
-    const Index q = old_r / r;
-    old_r = std::exchange(r, old_r - q * r);
-    old_s = std::exchange(s, old_s - q * s);
-  }
-  return floor_mod(old_s, m);
 }
 
 // lcm(a, b), or nullopt when it does not fit in an Index.
@@ -210,46 +191,6 @@ Index class_volume(const ClassParams &c, Index k) {
   return v;
 }
 
-// --- Walker & Otto 1996 (review Sec. 4.2.3) ---
-
-// CYCLIC(x) to CYCLIC(kx) on P processes, aligned. Reduced system (Eq. 4.17): with g =
-// gcd(k, P), k1 = k/g, P1 = P/g, process p1 sends in step n1 its block B1 = p1 mod P1,
-// B1 = n1 mod k1 (unique by the Chinese remainder theorem, the diagonal fill of Table 4.7).
-// Expansion (Eq. 4.19): B = g B1 + P k1 beta + alpha with alpha = p mod g, beta = (alpha - n)
-// mod g, p1 = p / g, n1 = n / g (Tables 4.9 and 4.10).
-Schedule walker_otto_forward(const Aligned &a) {
-  const Index P = a.P;
-  const Index x = a.r;
-  const Index k = a.s / a.r;
-  const Index g = std::gcd(k, P);
-  const Index k1 = k / g;
-  const Index P1 = P / g;
-  const Index k1_inv = mod_inverse(k1, P1);
-  Schedule out;
-  for (Index n = 0; n < k; ++n) {
-    Step step;
-    const Index n1 = n / g;
-    for (Index p = 0; p < P; ++p) {
-      const Index p1 = p / g;
-      const Index alpha = p % g;
-      const Index beta = floor_mod(alpha - n % g, g);
-      const Index b1 = n1 + k1 * floor_mod(k1_inv * floor_mod(p1 - n1, P1), P1);
-      const Index b = g * b1 + P * k1 * beta + alpha;
-      const Index v = blocks_volume(b, k * P, x, a.length);
-      if (v > 0) {
-        step.pieces.push_back({a.src_of(p), a.dst_of(b / k), 0, v});
-      }
-    }
-    if (!step.pieces.empty()) {
-      out.steps.push_back(std::move(step));
-    }
-  }
-  if (k > P) { // a pair meets in several steps only then
-    assign_offsets(out);
-  }
-  return out;
-}
-
 // --- Park, Prasanna & Raghavendra 1999 (review Sec. 4.2.6) ---
 
 struct CirculantParams {
@@ -280,39 +221,6 @@ CirculantParams circulant_params(const Aligned &a) {
 
 bool circulant_forward_applies(const Aligned &a) {
   return a.s % a.r == 0 && a.P <= a.Q;
-}
-
-// CYCLIC(x) on P to CYCLIC(kx) on Q, P <= Q, aligned (Eq. 4.23).
-Schedule circulant_forward(const Aligned &a, const VolumeGraph &graph) {
-  const CirculantParams c = circulant_params(a);
-  StepTable table(graph, c.rows);
-  for (Index j = 0; j < a.P; ++j) {
-    if (!table.sends(a.src_of(j))) {
-      continue;
-    }
-    const Index j1 = j / c.G1;
-    const Index j2 = j % c.G1;
-    for (Index i = 0; i < c.rows; ++i) {
-      const Index i1 = i / c.Q1;
-      const Index i2 = i % c.Q1;
-      const Index dst =
-          (floor_mod(c.n * floor_mod(j1 - i1, c.P1), c.P1) + floor_mod(j2 - i2, c.Q1) * c.P1) % a.Q;
-      table.add(i, a.src_of(j), a.dst_of(dst));
-    }
-  }
-  return table.finish();
-}
-
-std::optional<Schedule> best_of(std::optional<Schedule> best, std::optional<Schedule> other,
-                                const CostModel &model, std::size_t element_bytes) {
-  if (!other) {
-    return best;
-  }
-  if (!best || schedule_stats(*other, model, element_bytes).seconds <
-                   schedule_stats(*best, model, element_bytes).seconds) {
-    return other;
-  }
-  return best;
 }
 
 // One-divides-the-other with a closed form: Walker & Otto on equal process counts, Park et al.
@@ -353,7 +261,89 @@ CyclicCounts cyclic_counts(const Transfer1D &t) {
   return cyclic_counts(effective_block(t.src), effective_block(t.dst), t.src.nprocs, t.dst.nprocs);
 }
 
-// One sweep over at most one period L = lcm(P r, Q s) of the window.
+namespace {
+
+// The volumes one source process sends to each destination process, from one sweep over its
+// blocks in at most one period L = lcm(P r, Q s) of the window: O(L / (P r) + L / (Q s)) per
+// process, O(Q) memory.
+class SenderSweep {
+public:
+  explicit SenderSweep(const Transfer1D &t)
+      : t_(t), acc_(static_cast<std::size_t>(t.dst.nprocs), 0), sweep_(t.length), rest_(t.length) {
+    const Index P = t.src.nprocs;
+    const Index Q = t.dst.nprocs;
+    // The owner pattern in window indices repeats every lcm(P r, Q s) (1 for a single process).
+    const std::optional<Index> period =
+        checked_lcm(P == 1 ? 1 : P * t.src.block, Q == 1 ? 1 : Q * t.dst.block);
+    if (period && *period <= t.length) {
+      sweep_ = *period;
+      whole_ = t.length / *period;
+      rest_ = t.length % *period;
+    }
+  }
+
+  /// Adds the volumes of source process p; every destination is left at 0 by clear().
+  void run(Index p) {
+    if (t_.length <= 0) {
+      return;
+    }
+    const Index P = t_.src.nprocs;
+    const Index rb = t_.src.block;
+    if (P == 1) {
+      visit(0, sweep_);
+      return;
+    }
+    const Index first = t_.src_start / rb;
+    for (Index b = first + floor_mod(p - t_.src.src - first, P); b * rb < t_.src_start + sweep_;
+         b += P) {
+      visit(std::max(b * rb, t_.src_start) - t_.src_start,
+            std::min((b + 1) * rb, t_.src_start + sweep_) - t_.src_start);
+    }
+  }
+  [[nodiscard]] Index volume(int q) const { return acc_[static_cast<std::size_t>(q)]; }
+  /// The destinations with data since the last clear(), in no particular order.
+  [[nodiscard]] std::vector<int> &touched() { return touched_; }
+  void clear() {
+    for (const int q : touched_) {
+      acc_[static_cast<std::size_t>(q)] = 0;
+    }
+    touched_.clear();
+  }
+
+private:
+  // Window indices [lo, hi) of the current sender, split at destination block boundaries.
+  void visit(Index lo, Index hi) {
+    const Index Q = t_.dst.nprocs;
+    const Index sb = t_.dst.block;
+    Index k = lo;
+    while (k < hi) {
+      Index q = 0;
+      Index end = hi;
+      if (Q > 1) {
+        const Index gd = t_.dst_start + k;
+        q = (gd / sb + t_.dst.src) % Q;
+        end = std::min(hi, (gd / sb + 1) * sb - t_.dst_start);
+      }
+      Index &slot = acc_[static_cast<std::size_t>(q)];
+      if (slot == 0) {
+        touched_.push_back(static_cast<int>(q));
+      }
+      // The piece's elements in each whole period plus in the rest.
+      slot += whole_ * (end - k) + std::max(Index{0}, std::min(end, rest_) - k);
+      k = end;
+    }
+  }
+
+  Transfer1D t_;
+  std::vector<Index> acc_;
+  std::vector<int> touched_;
+  Index sweep_ = 0;
+  Index whole_ = 0;
+  Index rest_ = 0;
+};
+
+} // namespace
+
 VolumeGraph volume_graph(const Transfer1D &t) {
   VolumeGraph graph;
   graph.senders = t.src.nprocs;
@@ -361,157 +351,431 @@ VolumeGraph volume_graph(const Transfer1D &t) {
   if (t.length <= 0) {
     return graph;
   }
-  const Index P = t.src.nprocs;
-  const Index Q = t.dst.nprocs;
-  const Index rb = t.src.block;
-  const Index sb = t.dst.block;
-  // The owner pattern in window indices repeats every lcm(P r, Q s) (1 for a single process).
-  const std::optional<Index> period = checked_lcm(P == 1 ? 1 : P * rb, Q == 1 ? 1 : Q * sb);
-  Index sweep = t.length;
-  Index whole = 0;
-  Index rest = t.length;
-  if (period && *period <= t.length) {
-    sweep = *period;
-    whole = t.length / *period;
-    rest = t.length % *period;
-  }
-  // Volume of one sweep piece [k, end): its elements in each whole period plus in the rest.
-  const auto piece = [&](Index k, Index end) {
-    return whole * (end - k) + std::max(Index{0}, std::min(end, rest) - k);
-  };
-  std::vector<Index> acc(static_cast<std::size_t>(Q), 0);
-  std::vector<int> touched;
-  for (Index p = 0; p < P; ++p) {
-    const auto visit = [&](Index lo, Index hi) { // window indices of sender p
-      Index k = lo;
-      while (k < hi) {
-        Index q = 0;
-        Index end = hi;
-        if (Q > 1) {
-          const Index gd = t.dst_start + k;
-          q = (gd / sb + t.dst.src) % Q;
-          end = std::min(hi, (gd / sb + 1) * sb - t.dst_start);
-        }
-        Index &slot = acc[static_cast<std::size_t>(q)];
-        if (slot == 0) {
-          touched.push_back(static_cast<int>(q));
-        }
-        slot += piece(k, end);
-        k = end;
+  SenderSweep sweep(t);
+  for (int p = 0; p < t.src.nprocs; ++p) {
+    sweep.run(p);
+    std::vector<int> &touched = sweep.touched();
+    const auto emit = [&](int q) {
+      if (const Index v = sweep.volume(q); v > 0) {
+        graph.messages.push_back({p, q, v});
       }
     };
-    if (P == 1) {
-      visit(0, sweep);
-    } else {
-      const Index first = t.src_start / rb;
-      for (Index b = first + floor_mod(p - t.src.src - first, P); b * rb < t.src_start + sweep;
-           b += P) {
-        visit(std::max(b * rb, t.src_start) - t.src_start,
-              std::min((b + 1) * rb, t.src_start + sweep) - t.src_start);
-      }
-    }
-    const auto flush = [&](int q) {
-      Index &slot = acc[static_cast<std::size_t>(q)];
-      if (slot > 0) {
-        graph.messages.push_back({static_cast<int>(p), q, slot});
-      }
-      slot = 0;
-    };
-    if (static_cast<Index>(touched.size()) * 16 >= Q) { // dense: scan instead of sorting
-      for (int q = 0; q < static_cast<int>(Q); ++q) {
-        flush(q);
+    if (static_cast<Index>(touched.size()) * 16 >= t.dst.nprocs) { // dense: scan, don't sort
+      for (int q = 0; q < t.dst.nprocs; ++q) {
+        emit(q);
       }
     } else {
       std::sort(touched.begin(), touched.end());
-      std::for_each(touched.begin(), touched.end(), flush);
+      std::for_each(touched.begin(), touched.end(), emit);
     }
-    touched.clear();
+    sweep.clear();
   }
   return graph;
 }
 
-// Desprez et al. 1998, Sec. 4.3.2: in class k, sender p = a g + p1 sends to every receiver
-// q = b g + q1 with q1 = s1^-1 (p1 r1 - k) mod g. The g complete bipartite blocks
-// (P/g senders x Q/g receivers) are disjoint; step t pairs a with b = (a + t) mod max(P,Q)/g.
-std::optional<Schedule> schedule_class_based(const Transfer1D &t) {
-  const std::optional<Aligned> a = aligned(t);
+// The formulas of the three closed forms on the aligned pattern of `built` (the transfer, or
+// its swap when the form schedules the transposed problem): which receiver each sender has in
+// each step. Schedules, step sizes and one process's partners are all read from
+// for_each_target().
+struct ClosedFormSchedule::Impl {
+  ClosedFormKind kind = ClosedFormKind::class_based;
+  Transfer1D built;
+  bool transposed = false;
+  Aligned a;
+  Index steps = 0;
+  // Desprez et al.: classes in schedule order, each in M = max(A, B) steps.
+  ClassParams cls;
+  std::vector<Index> classes;
+  Index s1_inv = 0;
+  Index A = 1;
+  Index B = 1;
+  Index M = 1;
+  // Walker & Otto: CYCLIC(x) -> CYCLIC(k x), x = a.r.
+  Index k = 1;
+  Index g = 1;
+  Index k1 = 1;
+  Index P1 = 1;
+  Index k1_inv = 0;
+  // Park et al.
+  CirculantParams circ;
+
+  // f(step, receiver, block) for each formula step in which aligned sender p is busy, in step
+  // order: receiver aligned, block the Walker & Otto block sent (-1 for the other forms). The
+  // per-sender quantities are computed once, the per-step ones incrementally.
+  template <class F> void for_each_target(Index p, F &&f) const {
+    switch (kind) {
+    case ClosedFormKind::class_based: {
+      // Desprez et al. 1998, Sec. 4.3.2: in class k, sender p = a g + p1 sends to every
+      // receiver q = b g + q1 with q1 = s1^-1 (p1 r1 - k) mod g; the g complete bipartite
+      // blocks (P/g senders x Q/g receivers) are disjoint; step t pairs a with
+      // b = (a + t) mod max(P,Q)/g.
+      const Index p1_r1 = (p % cls.g) * cls.r1;
+      for (std::size_t ci = 0; ci < classes.size(); ++ci) {
+        const Index q1 = floor_mod(s1_inv * floor_mod(p1_r1 - classes[ci], cls.g), cls.g);
+        const Index first = static_cast<Index>(ci) * M;
+        Index b = p / cls.g;
+        for (Index t = 0; t < M; ++t) {
+          if (b < B) {
+            f(first + t, b * cls.g + q1, Index{-1});
+          }
+          if (++b == M) {
+            b = 0;
+          }
+        }
+      }
+      break;
+    }
+    case ClosedFormKind::walker_otto: {
+      // Walker & Otto 1996 (review Sec. 4.2.3). Reduced system (Eq. 4.17): with g = gcd(k, P),
+      // k1 = k/g, P1 = P/g, process p1 sends in step n1 its block B1 = p1 mod P1,
+      // B1 = n1 mod k1 (unique by the Chinese remainder theorem, the diagonal fill of Table
+      // 4.7). Expansion (Eq. 4.19): B = g B1 + P k1 beta + alpha with alpha = p mod g,
+      // beta = (alpha - n) mod g, p1 = p / g, n1 = n / g (Tables 4.9 and 4.10).
+      const Index alpha = p % g;
+      const Index p1 = p / g;
+      Index n = 0;
+      for (Index n1 = 0; n < k; ++n1) {
+        const Index b1 = n1 + k1 * floor_mod(k1_inv * floor_mod(p1 - n1, P1), P1);
+        for (Index n0 = 0; n0 < g; ++n0, ++n) {
+          const Index beta = alpha >= n0 ? alpha - n0 : alpha - n0 + g;
+          const Index block = g * b1 + a.P * k1 * beta + alpha;
+          f(n, block / k, block);
+        }
+      }
+      break;
+    }
+    case ClosedFormKind::circulant: {
+      // Park, Prasanna & Raghavendra 1999 (review Sec. 4.2.6, Eq. 4.23): step
+      // i = i1 Q1 + i2 sends from j = j1 G1 + j2 to
+      // (n (j1 - i1) mod P1 + ((j2 - i2) mod Q1) P1) mod Q.
+      const CirculantParams &c = circ;
+      const Index j1 = p / c.G1;
+      const Index j2 = p % c.G1;
+      for (Index i1 = 0; i1 * c.Q1 < steps; ++i1) {
+        const Index x = floor_mod(c.n * floor_mod(j1 - i1, c.P1), c.P1);
+        Index y = floor_mod(j2, c.Q1);
+        for (Index i2 = 0; i2 < c.Q1; ++i2) {
+          f(i1 * c.Q1 + i2, (x + y * c.P1) % a.Q, Index{-1});
+          y = y == 0 ? c.Q1 - 1 : y - 1;
+        }
+      }
+      break;
+    }
+    }
+  }
+
+  // Elements of a Walker & Otto piece: its block in every superblock of k P blocks.
+  [[nodiscard]] Index block_volume(Index block) const {
+    return blocks_volume(block, k * a.P, a.r, a.length);
+  }
+
+  // Each formula step's size for a window of whole periods (`periods` of them), from the
+  // papers' message lengths: one class per step (Prop. 4), one block per Walker & Otto step,
+  // and for Park et al. the block rows i1 + j G2 < k1 folded into step row i1.
+  [[nodiscard]] std::vector<StepSize> whole_period_sizes(Index periods) const {
+    std::vector<StepSize> sizes(static_cast<std::size_t>(steps));
+    if (periods == 0) {
+      return sizes;
+    }
+    for (Index i = 0; i < steps; ++i) {
+      StepSize &size = sizes[static_cast<std::size_t>(i)];
+      switch (kind) {
+      case ClosedFormKind::class_based:
+        size = {periods * cls.D * class_volume(cls, classes[static_cast<std::size_t>(i / M)]),
+                std::min(a.P, a.Q)};
+        break;
+      case ClosedFormKind::walker_otto:
+        size = {periods * a.r, a.P};
+        break;
+      case ClosedFormKind::circulant:
+        size = {periods * a.r * ceil_div(circ.k1 - i / circ.Q1, circ.G2), a.P};
+        break;
+      }
+    }
+    return sizes;
+  }
+};
+
+std::optional<ClosedFormSchedule> ClosedFormSchedule::make(ClosedFormKind kind,
+                                                           const Transfer1D &t) {
+  std::optional<Aligned> a = aligned(t);
   if (!a) {
     return std::nullopt;
   }
-  const std::optional<ClassParams> c = class_params(*a);
-  if (!c) {
-    return std::nullopt;
+  auto m = std::make_shared<Impl>();
+  m->kind = kind;
+  m->built = t;
+  // The transposed problem when the form applies to it instead.
+  const auto transpose_if = [&](bool forward, bool backward) {
+    if (forward) {
+      return true;
+    }
+    if (!backward) {
+      return false;
+    }
+    m->built = swapped(t);
+    m->transposed = true;
+    a = aligned(m->built);
+    return true;
+  };
+  switch (kind) {
+  case ClosedFormKind::class_based: {
+    const std::optional<ClassParams> c = class_params(*a);
+    if (!c) {
+      return std::nullopt;
+    }
+    m->cls = *c;
+    m->classes = communicating_classes(*c);
+    m->s1_inv = mod_inverse(c->s1, c->g);
+    m->A = a->P / c->g;
+    m->B = a->Q / c->g;
+    m->M = std::max(m->A, m->B);
+    m->steps = static_cast<Index>(m->classes.size()) * m->M;
+    break;
   }
-  const VolumeGraph graph = volume_graph(t);
-  const Index s1_inv = mod_inverse(c->s1, c->g);
-  const Index A = a->P / c->g;
-  const Index B = a->Q / c->g;
-  const Index M = std::max(A, B);
-  const std::vector<Index> classes = communicating_classes(*c);
-  StepTable table(graph, static_cast<Index>(classes.size()) * M);
-  for (Index p = 0; p < a->P; ++p) {
-    if (!table.sends(a->src_of(p))) {
+  case ClosedFormKind::walker_otto:
+    if (t.src.nprocs != t.dst.nprocs || !transpose_if(a->s % a->r == 0, a->r % a->s == 0)) {
+      return std::nullopt;
+    }
+    m->k = a->s / a->r;
+    m->g = std::gcd(m->k, a->P);
+    m->k1 = m->k / m->g;
+    m->P1 = a->P / m->g;
+    m->k1_inv = mod_inverse(m->k1, m->P1);
+    m->steps = m->k;
+    break;
+  case ClosedFormKind::circulant:
+    if (!transpose_if(circulant_forward_applies(*a),
+                      circulant_forward_applies(*aligned(swapped(t))))) {
+      return std::nullopt;
+    }
+    m->circ = circulant_params(*a);
+    m->steps = m->circ.rows;
+    break;
+  }
+  m->a = *a;
+  ClosedFormSchedule out;
+  out.impl_ = std::move(m);
+  return out;
+}
+
+ClosedFormKind ClosedFormSchedule::kind() const {
+  return impl_->kind;
+}
+
+Index ClosedFormSchedule::formula_steps() const {
+  return impl_->steps;
+}
+
+bool ClosedFormSchedule::splits_messages() const {
+  return impl_->kind == ClosedFormKind::walker_otto && impl_->k > impl_->a.P;
+}
+
+Schedule ClosedFormSchedule::build() const {
+  const Impl &m = *impl_;
+  const Aligned &a = m.a;
+  Schedule out;
+  if (m.kind == ClosedFormKind::walker_otto) {
+    out.steps.resize(static_cast<std::size_t>(m.steps));
+    for (Index p = 0; p < a.P; ++p) {
+      m.for_each_target(p, [&](Index n, Index receiver, Index block) {
+        if (const Index v = m.block_volume(block); v > 0) {
+          out.steps[static_cast<std::size_t>(n)].pieces.push_back(
+              {a.src_of(p), a.dst_of(receiver), 0, v});
+        }
+      });
+    }
+    std::erase_if(out.steps, [](const Step &s) { return s.pieces.empty(); });
+    if (splits_messages()) {
+      assign_offsets(out);
+    }
+  } else {
+    const VolumeGraph graph = volume_graph(m.built);
+    StepTable table(graph, m.steps);
+    for (Index p = 0; p < a.P; ++p) {
+      if (!table.sends(a.src_of(p))) {
+        continue;
+      }
+      m.for_each_target(p, [&](Index i, Index receiver, Index /*block*/) {
+        table.add(i, a.src_of(p), a.dst_of(receiver));
+      });
+    }
+    out = table.finish();
+  }
+  if (m.transposed) {
+    transpose(out);
+  }
+  return out;
+}
+
+std::vector<StepSize> ClosedFormSchedule::step_sizes() const {
+  const Impl &m = *impl_;
+  const Aligned &a = m.a;
+  if (const std::optional<Index> periods = a.whole_periods()) {
+    return m.whole_period_sizes(*periods);
+  }
+  std::vector<StepSize> sizes(static_cast<std::size_t>(m.steps));
+  const auto add = [&](Index step, Index volume) {
+    if (volume > 0) {
+      StepSize &size = sizes[static_cast<std::size_t>(step)];
+      size.largest = std::max(size.largest, volume);
+      ++size.pieces;
+    }
+  };
+  if (m.kind == ClosedFormKind::walker_otto) {
+    for (Index p = 0; p < a.P; ++p) {
+      m.for_each_target(
+          p, [&](Index n, Index /*receiver*/, Index block) { add(n, m.block_volume(block)); });
+    }
+    return sizes;
+  }
+  SenderSweep sweep(m.built);
+  for (Index p = 0; p < a.P; ++p) {
+    sweep.run(a.src_of(p));
+    if (!sweep.touched().empty()) {
+      m.for_each_target(p, [&](Index i, Index receiver, Index /*block*/) {
+        add(i, sweep.volume(a.dst_of(receiver)));
+      });
+    }
+    sweep.clear();
+  }
+  return sizes;
+}
+
+ScheduleStats ClosedFormSchedule::stats(const CostModel &model, std::size_t element_bytes) const {
+  return matching_step_stats(step_sizes(), impl_->a.length, model, element_bytes);
+}
+
+std::vector<std::pair<int, int>>
+ClosedFormSchedule::partners(int src, int dst, const std::vector<int> &receivers_of_src,
+                             const std::vector<int> &senders_of_dst) const {
+  const Impl &m = *impl_;
+  const Aligned &a = m.a;
+  std::vector<std::pair<int, int>> out(static_cast<std::size_t>(m.steps), {-1, -1});
+  // f(step, receiver) for every step in which `sender` (of the built problem) is busy.
+  const auto each_target = [&](int sender, auto &&f) {
+    m.for_each_target(floor_mod(sender - a.src_shift, a.P),
+                      [&](Index i, Index receiver, Index /*block*/) {
+                        f(static_cast<std::size_t>(i), a.dst_of(receiver));
+                      });
+  };
+  // The formula gives a sender of the built problem its receiver; a receiver of the built
+  // problem finds its sender among the candidates it exchanges data with. A built sender is a
+  // receiver of t when the form schedules the transposed problem.
+  const auto slot = [&](std::size_t i, bool of_built_sender) -> int & {
+    return of_built_sender != m.transposed ? out[i].first : out[i].second;
+  };
+  const int built_sender = m.transposed ? dst : src;
+  const int built_receiver = m.transposed ? src : dst;
+  if (built_sender >= 0) {
+    each_target(built_sender, [&](std::size_t i, int q) { slot(i, true) = q; });
+  }
+  if (built_receiver >= 0) {
+    for (const int c : m.transposed ? receivers_of_src : senders_of_dst) {
+      each_target(c, [&](std::size_t i, int q) {
+        if (q == built_receiver) {
+          slot(i, false) = c;
+        }
+      });
+    }
+  }
+  return out;
+}
+
+ScheduleStats matching_step_stats(const std::vector<StepSize> &steps, Index elements,
+                                  const CostModel &model, std::size_t element_bytes) {
+  ScheduleStats st;
+  st.elements = elements;
+  const auto bytes = static_cast<double>(element_bytes);
+  for (const StepSize &step : steps) {
+    if (step.pieces == 0) {
       continue;
     }
-    const Index ab = p / c->g;
-    const Index p1 = p % c->g;
-    for (std::size_t ci = 0; ci < classes.size(); ++ci) {
-      const Index q1 = floor_mod(s1_inv * floor_mod(p1 * c->r1 - classes[ci], c->g), c->g);
-      for (Index step = 0; step < M; ++step) {
-        const Index b = (ab + step) % M;
-        if (b < B) {
-          table.add(static_cast<Index>(ci) * M + step, a->src_of(p), a->dst_of(b * c->g + q1));
-        }
-      }
-    }
+    ++st.steps;
+    st.pieces += step.pieces;
+    st.sum_step_max += step.largest;
+    st.largest_piece = std::max(st.largest_piece, step.largest);
+    st.max_node_pieces = 1;
+    // As schedule_stats: the busiest node of a matching step sends its one piece.
+    st.seconds += model.alpha * 1.0 + model.beta * bytes * static_cast<double>(step.largest) +
+                  model.step_setup;
   }
-  return table.finish();
+  return st;
+}
+
+std::optional<Schedule> schedule_class_based(const Transfer1D &t) {
+  const auto form = ClosedFormSchedule::make(ClosedFormKind::class_based, t);
+  return form ? std::optional<Schedule>(form->build()) : std::nullopt;
 }
 
 std::optional<Schedule> schedule_walker_otto(const Transfer1D &t) {
-  if (t.src.nprocs != t.dst.nprocs) {
-    return std::nullopt;
-  }
-  const std::optional<Aligned> a = aligned(t);
-  if (!a) {
-    return std::nullopt;
-  }
-  if (a->s % a->r == 0) {
-    return walker_otto_forward(*a);
-  }
-  if (a->r % a->s == 0) {
-    const std::optional<Aligned> b = aligned(swapped(t));
-    Schedule out = walker_otto_forward(*b);
-    transpose(out);
-    return out;
-  }
-  return std::nullopt;
+  const auto form = ClosedFormSchedule::make(ClosedFormKind::walker_otto, t);
+  return form ? std::optional<Schedule>(form->build()) : std::nullopt;
 }
 
 std::optional<Schedule> schedule_circulant(const Transfer1D &t) {
-  const std::optional<Aligned> a = aligned(t);
-  if (!a) {
-    return std::nullopt;
+  const auto form = ClosedFormSchedule::make(ClosedFormKind::circulant, t);
+  return form ? std::optional<Schedule>(form->build()) : std::nullopt;
+}
+
+std::optional<ClosedFormSchedule> best_closed_form(const Transfer1D &t, const CostModel &model,
+                                                   std::size_t element_bytes) {
+  std::optional<ClosedFormSchedule> best;
+  double best_seconds = 0.0;
+  for (const ClosedFormKind kind :
+       {ClosedFormKind::class_based, ClosedFormKind::walker_otto, ClosedFormKind::circulant}) {
+    std::optional<ClosedFormSchedule> form = ClosedFormSchedule::make(kind, t);
+    if (!form) {
+      continue;
+    }
+    const double seconds = form->stats(model, element_bytes).seconds;
+    if (!best || seconds < best_seconds) {
+      best = std::move(form);
+      best_seconds = seconds;
+    }
   }
-  if (circulant_forward_applies(*a)) {
-    return circulant_forward(*a, volume_graph(t));
-  }
-  const Transfer1D back = swapped(t);
-  const std::optional<Aligned> b = aligned(back);
-  if (circulant_forward_applies(*b)) {
-    Schedule out = circulant_forward(*b, volume_graph(back));
-    transpose(out);
-    return out;
-  }
-  return std::nullopt;
+  return best;
 }
 
 std::optional<Schedule> schedule_closed_form(const Transfer1D &t, const CostModel &model,
                                              std::size_t element_bytes) {
-  std::optional<Schedule> best = schedule_class_based(t);
-  best = best_of(std::move(best), schedule_walker_otto(t), model, element_bytes);
-  best = best_of(std::move(best), schedule_circulant(t), model, element_bytes);
-  return best;
+  const std::optional<ClosedFormSchedule> best = best_closed_form(t, model, element_bytes);
+  return best ? std::optional<Schedule>(best->build()) : std::nullopt;
+}
+
+// The product of a row schedule R and a column schedule C of a full window (product_schedule):
+// step (a, b) holds the pieces (r, c) for r in R_a and c in C_b, of r.volume * c.volume
+// elements (message_elements of a full window is the product of the 1-D counts). So
+//  - its largest piece is max_a * max_b (all volumes are positive), hence
+//    T = sum_a sum_b max_a max_b = T_R * T_C and the largest piece is L_R * L_C;
+//  - it holds |R_a| |C_b| pieces, none empty, so no step is empty: N = N_R * N_C and the
+//    pieces add up to pieces_R * pieces_C, the elements to elements_R * elements_C;
+//  - two of its pieces share a 2-D sender (pr, pc) only if they share the row sender pr and
+//    the column sender pc, i.e. are the same piece, as R_a and C_b are matchings; receivers
+//    alike. Each step is a matching, whose busiest node costs alpha + beta * bytes * max.
+std::optional<ScheduleStats> product_closed_form_stats(const Transfer &t, const CostModel &model,
+                                                       std::size_t element_bytes) {
+  if (t.region.kind != Region::Kind::full) {
+    return std::nullopt;
+  }
+  const std::optional<ClosedFormSchedule> rows = best_closed_form(t.rows(), model, element_bytes);
+  const std::optional<ClosedFormSchedule> cols = best_closed_form(t.cols(), model, element_bytes);
+  if (!rows || !cols) {
+    return std::nullopt;
+  }
+  const ScheduleStats r = rows->stats(model, element_bytes);
+  const ScheduleStats c = cols->stats(model, element_bytes);
+  ScheduleStats st;
+  st.steps = r.steps * c.steps;
+  st.pieces = r.pieces * c.pieces;
+  st.elements = r.elements * c.elements;
+  st.sum_step_max = r.sum_step_max * c.sum_step_max;
+  st.largest_piece = r.largest_piece * c.largest_piece;
+  st.max_node_pieces = st.steps > 0 ? 1 : 0;
+  st.seconds =
+      static_cast<double>(st.steps) * (model.alpha + model.step_setup) +
+      model.beta * static_cast<double>(element_bytes) * static_cast<double>(st.sum_step_max);
+  return st;
 }
 
 std::optional<ScheduleStats> class_based_stats(const Transfer1D &t, const CostModel &model,

@@ -19,13 +19,17 @@
 // data skipped), each with an O(log) lookup among its sender's messages, plus the volumes from
 // volume_graph(Transfer1D) (one sweep of at most one period); nothing is O(P * Q) unless the
 // messages are. The *_stats functions give N, T and the predicted time of whole-period transfers in
-// O(1) to O(r + s).
+// O(1) to O(r + s). ClosedFormSchedule evaluates a form without building it: one process's
+// partners in O(steps), the step sizes in O(steps) for whole periods, and
+// product_closed_form_stats the statistics of a 2-D product from those of its dimensions.
 
 #include "schedule.hpp"
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace redist {
@@ -75,6 +79,70 @@ struct CyclicCounts {
 /// The cheapest (by `model`) of the three closed forms that apply, or nullopt when none does.
 [[nodiscard]] std::optional<Schedule>
 schedule_closed_form(const Transfer1D &t, const CostModel &model, std::size_t element_bytes);
+
+enum class ClosedFormKind { class_based, walker_otto, circulant };
+
+/// One step of a matching schedule: its largest piece and its number of pieces.
+struct StepSize {
+  Index largest = 0;
+  Index pieces = 0;
+};
+
+/// schedule_stats of a schedule of matching steps with these sizes (steps without pieces
+/// skipped), computed the same way, step by step.
+[[nodiscard]] ScheduleStats matching_step_stats(const std::vector<StepSize> &steps, Index elements,
+                                                const CostModel &model, std::size_t element_bytes);
+
+/// One of the closed forms above, evaluated on demand instead of built: the formula tells each
+/// sender its receiver in each step, so nothing of size processes x steps is stored.
+/// build() is the schedule the schedule_* function of the same stem returns.
+class ClosedFormSchedule {
+public:
+  /// nullopt unless the form's conditions (documented with its schedule_* function) hold.
+  [[nodiscard]] static std::optional<ClosedFormSchedule> make(ClosedFormKind kind,
+                                                              const Transfer1D &t);
+
+  [[nodiscard]] ClosedFormKind kind() const;
+  /// Steps of the formula. A window that is not whole periods may leave some empty; build()
+  /// drops those.
+  [[nodiscard]] Index formula_steps() const;
+  /// Whether a sender can send to one receiver in several steps (Walker & Otto with k > P).
+  [[nodiscard]] bool splits_messages() const;
+
+  [[nodiscard]] Schedule build() const;
+  /// The size of each formula step: O(steps) for aligned whole periods, else one sweep of
+  /// volume_graph's per sender plus O(senders x steps) formula evaluations, in O(receivers +
+  /// steps) memory.
+  [[nodiscard]] std::vector<StepSize> step_sizes() const;
+  /// schedule_stats(build()), from step_sizes().
+  [[nodiscard]] ScheduleStats stats(const CostModel &model, std::size_t element_bytes) const;
+
+  /// For each formula step, the receiver source process `src` sends to (first) and the sender
+  /// destination process `dst` receives from (second); -1 when idle or when `src` / `dst` is -1.
+  /// Pairs without data may be named on partial windows. One of the two comes from the formula
+  /// in O(steps); the other is searched among the candidates, in O(steps x candidates):
+  /// `receivers_of_src` must hold every destination process src has data for, `senders_of_dst`
+  /// every source process with data for dst.
+  [[nodiscard]] std::vector<std::pair<int, int>>
+  partners(int src, int dst, const std::vector<int> &receivers_of_src,
+           const std::vector<int> &senders_of_dst) const;
+
+private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// The closed form schedule_closed_form builds, without building it.
+[[nodiscard]] std::optional<ClosedFormSchedule>
+best_closed_form(const Transfer1D &t, const CostModel &model, std::size_t element_bytes);
+
+/// Statistics of the product (product_schedule) of the row and the column schedules that
+/// schedule_closed_form picks for a 2-D transfer with a full window: N = N_R N_C,
+/// T = T_R T_C, largest piece L_R L_C (derivation in schedule_cyclic.cpp). O(steps) for
+/// whole periods in both dimensions (see ClosedFormSchedule::step_sizes otherwise); nullopt
+/// when a dimension has no closed form or the region is a trapezoid.
+[[nodiscard]] std::optional<ScheduleStats>
+product_closed_form_stats(const Transfer &t, const CostModel &model, std::size_t element_bytes);
 
 /// Statistics of the schedule the function of the same stem would return, in O(1) to
 /// O(r + s) time without building it, for aligned transfers of whole periods (length a multiple

@@ -2,17 +2,21 @@
 // MPI): the volume graph, the steps of a strategy, N, T and the predicted time; or a ring
 // rebalance (--ring): flows, timed moves, bounds, optionally drawn as SVG.
 
+#include "plan_svg.hpp"
 #include "planner.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
+#include "schedule_matching.hpp"
+#include "svg.hpp"
+#include "torus.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -65,6 +69,9 @@ Cost model
 Output
   --steps               list every step's pieces (sender->receiver:elements)
   --json                machine-readable output
+  --svg FILE            draw the plan: source and destination ownership maps, the volume
+                        matrix as a heat map, the schedule as steps x senders (each phase of
+                        a two-phase plan, one below the other)
   --help                this text
 
 Nodes are numbered as grid positions, pr + pc * nprow. Pieces a process sends to itself are
@@ -154,6 +161,54 @@ std::string json_string(const std::string &s) {
   return out + "\"";
 }
 
+// Kaushik et al.'s two phases: each phase's transfer layouts, schedule and statistics; the
+// predicted time is their sum. phase_network[i]: what --topology adds to phase i (text lines,
+// or a JSON member), empty for the crossbar.
+int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::string &detail,
+                     const redist::CostModel &model, std::size_t element_bytes, bool json,
+                     bool list_steps, const std::vector<std::string> &phase_network) {
+  const auto block_sizes = [](const redist::Layout &l) {
+    return std::to_string(l.rows.block) + "x" + std::to_string(l.cols.block) + " on " +
+           std::to_string(l.grid.nprow) + "x" + std::to_string(l.grid.npcol);
+  };
+  double seconds = 0.0;
+  if (json) std::cout << "{\"schedule\":" << json_string(detail) << ",\"phases\":[";
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const redist::GlobalPhase &phase = phases[i];
+    const redist::ScheduleStats st = redist::schedule_stats(phase.schedule, model, element_bytes);
+    seconds += st.seconds;
+    if (json) {
+      std::cout << (i ? "," : "") << "{\"from\":" << json_string(block_sizes(phase.transfer.src))
+                << ",\"to\":" << json_string(block_sizes(phase.transfer.dst))
+                << ",\"schedule\":" << json_string(phase.detail) << ",\"steps\":" << st.steps
+                << ",\"pieces\":" << st.pieces << ",\"sum_step_max\":" << st.sum_step_max
+                << ",\"largest_piece\":" << st.largest_piece
+                << ",\"predicted_seconds\":" << st.seconds << phase_network[i] << "}";
+      continue;
+    }
+    std::cout << "phase " << i + 1 << ":      blocks " << block_sizes(phase.transfer.src) << " -> "
+              << block_sizes(phase.transfer.dst) << "; " << phase.detail << "\n";
+    std::cout << "  N (steps):  " << st.steps << ", T (sum of step maxima): " << st.sum_step_max
+              << " elements, pieces " << st.pieces << ", largest " << st.largest_piece
+              << ", predicted " << st.seconds << " s\n";
+    if (list_steps) {
+      for (std::size_t k = 0; k < phase.schedule.steps.size(); ++k) {
+        std::cout << "  step " << k << ":";
+        for (const redist::Piece &p : phase.schedule.steps[k].pieces)
+          std::cout << " " << p.src << "->" << p.dst << ":" << p.volume;
+        std::cout << "\n";
+      }
+    }
+    std::cout << phase_network[i];
+  }
+  if (json) {
+    std::cout << "],\"predicted_seconds\":" << seconds << "}\n";
+  } else {
+    std::cout << "schedule:     " << detail << "\npredicted:    " << seconds << " s in all\n";
+  }
+  return 0;
+}
+
 struct RingArgs {
   std::vector<Index> loads;
   std::optional<std::vector<Index>> targets;
@@ -239,13 +294,9 @@ std::string ring_svg(const redist::ring::Problem &p, const redist::ring::Plan &p
   const double height = std::max(480.0, 110 + row * static_cast<double>(n));
   const double time = plan.time > 0 ? plan.time : 1.0;
   std::ostringstream s;
-  s << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"" << num(height)
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-    << "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" "
+  s << "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" "
        "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c0392b\"/>"
        "</marker></defs>\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"20\" y=\"24\" font-size=\"15\">ring rebalance: "
     << (p.direction == redist::ring::Direction::bidirectional ? "bidirectional" : "unidirectional")
     << ", " << redist::ring::algorithm_name(plan.algorithm) << ", time " << num(plan.time)
@@ -327,9 +378,10 @@ std::string ring_svg(const redist::ring::Problem &p, const redist::ring::Plan &p
     << "<text x=\"" << num(gx + gw) << "\" y=\"" << num(axis)
     << "\" text-anchor=\"end\">t = " << num(plan.time) << "</text>\n"
     << "<text x=\"" << num(gx) << "\" y=\"" << num(axis + 20)
-    << "\" fill=\"#555\">blue: to P k+1, orange: to P k-1</text>\n"
-    << "</svg>\n";
-  return s.str();
+    << "\" fill=\"#555\">blue: to P k+1, orange: to P k-1</text>";
+  redist::svg::Document doc;
+  doc.raw(s.str());
+  return doc.finish(900, static_cast<int>(std::ceil(height)));
 }
 
 /// The planner names arrays of the problem; the command names options.
@@ -393,10 +445,8 @@ int run_ring(const RingArgs &a, bool json) {
                            (equal_costs ? ", equal costs" : ", unequal costs");
   const auto index = [](Index v) { return std::to_string(v); };
   if (!a.svg.empty()) {
-    std::ofstream out(a.svg);
-    out << ring_svg(p, plan);
-    if (!out) {
-      std::cerr << "redist-plan: --svg " << a.svg << ": cannot write the file\n";
+    if (const std::string why = redist::svg::write_file(a.svg, ring_svg(p, plan)); !why.empty()) {
+      std::cerr << "redist-plan: --svg " << a.svg << ": " << why << "\n";
       return 1;
     }
   }
@@ -457,6 +507,261 @@ int run_ring(const RingArgs &a, bool json) {
   return 0;
 }
 
+// --- Network topology (--topology, --routing, --link-bandwidth, --step-setup): the torus
+// link-load model (src/torus.hpp, docs/torus.md) and the backbone bound (schedule_matching.hpp).
+
+constexpr const char *kHelpNetwork = R"(
+Network topology (with --1d, --2d; docs/torus.md)
+  --topology crossbar|torus:K^D|torus:K^D:linear[:c1,...,cD,c]|backbone:K
+                        crossbar (default): each process has its own port, nothing more.
+                        torus:K^D: ranks on the nodes of a D-dimensional K-torus (K >= 2), rank
+                        r at the node whose coordinates are the base-K digits of r, first
+                        coordinate least significant. :linear: on Azizoglu & Egecioglu's linear
+                        placement c1 p1 + ... + cD pD = c (mod K), at most K^(D-1) ranks
+                        (default every ci = 1, c = 0; each in [0, K), c1 and cD coprime to K).
+                        Prints each step's largest link load, the total, their lower bounds and
+                        the time predicted on the torus.
+                        backbone:K: senders on one cluster, receivers on another (2-D: implies
+                        --disjoint), joined by a backbone carrying at most K transfers per step:
+                        sets --max-concurrent K and prints Jeannot & Wagner's lower bound.
+  --routing odr|udr     torus: ordered dimensional routing, the dimensions in order (default),
+                        or unordered, the average over all orders; each dimension is crossed
+                        the shorter way round, at a tie (K/2 hops) in the + direction
+  --link-bandwidth B    torus: bytes per second of one directed link (default 1/beta)
+  --step-setup SECONDS  fixed cost of every step (the backbone's setup beta; default 0)
+Ranks: --1d: sources 0..P-1, destinations P..P+Q-1; --2d: position pr + pc * nprow of either
+grid is that rank (--disjoint: --b's ranks follow --a's).
+)";
+
+struct Network {
+  enum class Kind { crossbar, torus, backbone };
+  Kind kind = Kind::crossbar;
+  std::string topology = "crossbar"; ///< the --topology value, for messages
+  redist::torus::Spec torus;
+  redist::torus::Routing routing = redist::torus::Routing::ordered;
+  bool routing_given = false;
+  int backbone_k = 0;
+  std::optional<double> link_bandwidth;
+  std::optional<double> step_setup;
+};
+
+/// One non-negative integer of a --topology value, else a usage error naming the value.
+int topology_integer(const std::string &topology, const std::string &item, const char *what,
+                     const char *form) {
+  char *end = nullptr;
+  const long long v = std::strtoll(item.c_str(), &end, 10);
+  if (item.empty() || *end != '\0' || v < 0 || v > 1 << 30)
+    usage_error("--topology " + topology + ": " + what + " '" + item +
+                "' is not a non-negative integer (expected " + form + ")");
+  return static_cast<int>(v);
+}
+
+void parse_topology(const std::string &value, Network &net) {
+  net.topology = value;
+  std::vector<std::string> parts;
+  std::stringstream in(value);
+  for (std::string part; std::getline(in, part, ':');)
+    parts.push_back(part);
+  if (!value.empty() && value.back() == ':') parts.emplace_back();
+  const std::string kind = parts.empty() ? "" : parts[0];
+  if (kind == "crossbar" && parts.size() == 1) {
+    net.kind = Network::Kind::crossbar;
+  } else if (kind == "backbone") {
+    const char *form = "backbone:K";
+    if (parts.size() != 2) usage_error("--topology " + value + ": expected " + form);
+    net.kind = Network::Kind::backbone;
+    net.backbone_k = topology_integer(value, parts[1], "K", form);
+    if (net.backbone_k < 1) usage_error("--topology " + value + ": K must be >= 1");
+  } else if (kind == "torus") {
+    const char *form = "torus:K^D[:linear[:c1,...,cD,c]]";
+    const std::size_t caret = parts.size() > 1 ? parts[1].find('^') : std::string::npos;
+    if (parts.size() < 2 || parts.size() > 4 || caret == std::string::npos ||
+        (parts.size() > 2 && parts[2] != "linear"))
+      usage_error("--topology " + value + ": expected " + form);
+    net.kind = Network::Kind::torus;
+    net.torus.k = topology_integer(value, parts[1].substr(0, caret), "K", form);
+    net.torus.d = topology_integer(value, parts[1].substr(caret + 1), "D", form);
+    if (net.torus.k < 2) usage_error("--topology " + value + ": K must be >= 2");
+    if (net.torus.d < 1) usage_error("--topology " + value + ": D must be >= 1");
+    if (parts.size() > 2) net.torus.placement = redist::torus::Placement::linear;
+    if (parts.size() == 4) {
+      std::vector<int> c;
+      std::stringstream list(parts[3]);
+      for (std::string item; std::getline(list, item, ',');)
+        c.push_back(topology_integer(value, item, "coefficient", form));
+      if (c.size() != static_cast<std::size_t>(net.torus.d) + 1)
+        usage_error("--topology " + value +
+                    ": the linear placement takes D + 1 = " + std::to_string(net.torus.d + 1) +
+                    " numbers c1,...,cD,c, not " + std::to_string(c.size()));
+      net.torus.constant = c.back();
+      c.pop_back();
+      net.torus.coefficients = c;
+    }
+  } else {
+    usage_error("--topology " + value +
+                ": unknown topology (known: crossbar, torus:K^D, torus:K^D:linear[:c1,...,cD,c], "
+                "backbone:K)");
+  }
+}
+
+/// Checks the network options against each other and applies them to the schedule options.
+void apply_network(const Network &net, bool max_concurrent_given, bool two_d,
+                   redist::ScheduleOptions &options, bool &disjoint) {
+  if (net.kind != Network::Kind::torus && (net.link_bandwidth || net.routing_given))
+    usage_error("--link-bandwidth and --routing need --topology torus:K^D");
+  if (net.link_bandwidth && !(*net.link_bandwidth > 0.0))
+    usage_error("--link-bandwidth must be > 0 bytes per second");
+  if (net.step_setup) options.model.step_setup = *net.step_setup;
+  if (net.kind != Network::Kind::backbone) return;
+  if (max_concurrent_given && options.max_concurrent != net.backbone_k)
+    usage_error("--max-concurrent " + std::to_string(options.max_concurrent) +
+                " contradicts --topology " + net.topology + " (at most " +
+                std::to_string(net.backbone_k) + " transfers per step)");
+  options.max_concurrent = net.backbone_k;
+  if (two_d) disjoint = true;
+}
+
+std::string link_name(const redist::torus::Torus &t, Index id) {
+  const redist::torus::Link l = t.link(id);
+  return "(" + joined(t.coordinates(l.node), ",", [](int x) { return std::to_string(x); }) +
+         ") dim " + std::to_string(l.dim) + (l.direction > 0 ? " +" : " -");
+}
+
+std::string slab_name(const redist::torus::LoadBounds &b) {
+  return "dim " + std::to_string(b.slab_dim) + " [" + std::to_string(b.slab_start) + ", " +
+         std::to_string(b.slab_start + b.slab_width) + ")";
+}
+
+std::string bounds_json(const redist::torus::LoadBounds &b) {
+  return "{\"distance\":" + num(b.distance) + ",\"node\":" + num(b.node) +
+         ",\"slab\":" + num(b.slab) + ",\"slab_dim\":" + std::to_string(b.slab_dim) +
+         ",\"slab_start\":" + std::to_string(b.slab_start) +
+         ",\"slab_width\":" + std::to_string(b.slab_width) + ",\"best\":" + num(b.best()) + "}";
+}
+
+/// What --topology adds to the output: text lines, or a JSON member (",\"topology\":{...}").
+/// Empty for the crossbar.
+std::string network_report(const Network &net, const redist::Transfer &t,
+                           const redist::VolumeGraph &graph, const redist::Schedule &schedule,
+                           const redist::CostModel &model, std::size_t element_bytes, bool json);
+
+/// network_report of each phase of a two-phase plan (a torus routes each phase on its own
+/// grids' ranks). The backbone models one transfer between two clusters: a two-phase plan,
+/// whose intermediate layout lives on one of them, is refused.
+std::vector<std::string> two_phase_network_reports(const Network &net,
+                                                   const std::vector<redist::GlobalPhase> &phases,
+                                                   const redist::CostModel &model,
+                                                   std::size_t element_bytes, bool json) {
+  if (net.kind == Network::Kind::backbone)
+    usage_error("--topology " + net.topology +
+                ": the plan runs in two phases (multiphase), which the backbone model does not "
+                "cover; give a one-phase --schedule (e.g. ggp or oggp)");
+  std::vector<std::string> out;
+  for (const redist::GlobalPhase &p : phases) {
+    out.push_back(network_report(net, p.transfer, redist::volume_graph(p.transfer), p.schedule,
+                                 model, element_bytes, json));
+  }
+  return out;
+}
+
+/// What --topology adds to the output: text lines, or a JSON member (",\"topology\":{...}").
+/// Empty for the crossbar.
+std::string network_report(const Network &net, const redist::Transfer &t,
+                           const redist::VolumeGraph &graph, const redist::Schedule &schedule,
+                           const redist::CostModel &model, std::size_t element_bytes, bool json) {
+  namespace torus = redist::torus;
+  std::ostringstream os;
+  const auto bytes = static_cast<double>(element_bytes);
+  if (net.kind == Network::Kind::backbone) {
+    // backbone_lower_bound is beta * steps + volume in elements: split it into its two terms
+    // so each gets its own unit (setup seconds per step, beta seconds per byte).
+    const double volume = redist::backbone_lower_bound(graph, net.backbone_k, 0.0);
+    const double steps = redist::backbone_lower_bound(graph, net.backbone_k, 1.0) - volume;
+    const double seconds = model.step_setup * steps + model.beta * bytes * volume;
+    if (json) {
+      os << ",\"topology\":{\"kind\":\"backbone\",\"k\":" << net.backbone_k
+         << ",\"step_setup\":" << num(model.step_setup) << ",\"lower_bound_steps\":" << num(steps)
+         << ",\"lower_bound_elements\":" << num(volume)
+         << ",\"lower_bound_seconds\":" << num(seconds) << "}";
+    } else {
+      os << "topology:     backbone, at most " << net.backbone_k
+         << (net.backbone_k == 1 ? " transfer" : " transfers") << " per step, "
+         << num(model.step_setup) << " s setup per step\n"
+         << "lower bound:  " << num(seconds) << " s = " << num(model.step_setup) << " s x "
+         << num(steps) << " steps + beta x " << element_bytes << " bytes x " << num(volume)
+         << " elements (Jeannot & Wagner: setup max(Delta, ceil(m/k)) + max(W, P/k))\n";
+    }
+    return os.str();
+  }
+  if (net.kind != Network::Kind::torus) return "";
+  const std::vector<int> &src_ranks = t.src.grid.ranks;
+  const std::vector<int> &dst_ranks = t.dst.grid.ranks;
+  int ranks = 0;
+  for (const auto *side : {&src_ranks, &dst_ranks})
+    for (const int r : *side)
+      ranks = std::max(ranks, r + 1);
+  std::optional<torus::Torus> tor;
+  try {
+    tor.emplace(net.torus, ranks);
+  } catch (const std::invalid_argument &e) {
+    usage_error("--topology " + net.topology + ": " + e.what());
+  }
+  const double bandwidth =
+      net.link_bandwidth
+          ? *net.link_bandwidth
+          : (model.beta > 0 ? 1.0 / model.beta : std::numeric_limits<double>::infinity());
+  const torus::ScheduleLoads loads =
+      torus::schedule_loads(*tor, schedule, src_ranks, dst_ranks, element_bytes, net.routing);
+  const std::vector<double> seconds =
+      torus::step_seconds(schedule, loads, model, element_bytes, bandwidth);
+  const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
+  const torus::Spec &spec = tor->spec();
+  const auto coefficients = joined(spec.coefficients, ",", [](int c) { return std::to_string(c); });
+  if (json) {
+    os << ",\"topology\":{\"kind\":\"torus\",\"k\":" << spec.k << ",\"d\":" << spec.d
+       << ",\"placement\":\"" << torus::placement_name(spec.placement) << "\"";
+    if (spec.placement == torus::Placement::linear)
+      os << ",\"coefficients\":[" << coefficients << "],\"constant\":" << spec.constant;
+    os << ",\"routing\":\"" << torus::routing_name(net.routing) << "\",\"ranks\":" << ranks
+       << ",\"nodes\":" << tor->nodes() << ",\"links\":" << tor->links()
+       << ",\"link_bandwidth\":" << json_num(bandwidth) << ",\"step_max_link_bytes\":["
+       << joined(loads.step_max, ",", num) << "],\"step_bounds\":["
+       << joined(loads.step_bounds, ",", bounds_json) << "],\"step_seconds\":["
+       << joined(seconds, ",", num) << "],\"sum_step_max_link_bytes\":" << num(loads.sum_step_max)
+       << ",\"sum_step_bounds\":" << num(loads.sum_step_bounds)
+       << ",\"total_max_link_bytes\":" << num(loads.total.max)
+       << ",\"total_bounds\":" << bounds_json(loads.total_bounds)
+       << ",\"predicted_seconds\":" << num(total_seconds) << "}";
+    return os.str();
+  }
+  os << "topology:     torus " << spec.k << "^" << spec.d << " (" << tor->nodes() << " nodes, "
+     << tor->links() << " directed links), " << torus::placement_name(spec.placement)
+     << " placement";
+  if (spec.placement == torus::Placement::linear)
+    os << " (c = " << coefficients << "; " << spec.constant << ")";
+  os << ", " << torus::routing_name(net.routing) << " routing, " << ranks << " ranks\n";
+  constexpr std::size_t shown = 32;
+  std::vector<double> first(
+      loads.step_max.begin(),
+      loads.step_max.begin() + static_cast<std::ptrdiff_t>(std::min(shown, loads.step_max.size())));
+  os << "link load per step (bytes on the busiest link): " << joined(first, " ", num);
+  if (loads.step_max.size() > shown)
+    os << " ... (" << loads.step_max.size() - shown << " more: --json lists all)";
+  os << "\nsum of step maxima: " << num(loads.sum_step_max)
+     << " bytes (lower bound: sum of step bounds " << num(loads.sum_step_bounds) << ")\n";
+  os << "total link load:    " << num(loads.total.max) << " bytes";
+  if (loads.total.busiest >= 0) os << " on link " << link_name(*tor, loads.total.busiest);
+  os << "\n";
+  const torus::LoadBounds &b = loads.total_bounds;
+  os << "bounds (total):     " << num(b.best()) << " bytes = max(distance " << num(b.distance)
+     << ", node " << num(b.node) << ", slab " << num(b.slab);
+  if (b.slab_dim >= 0) os << " at " << slab_name(b);
+  os << ")\n";
+  os << "torus predicted:    " << num(total_seconds) << " s (link bandwidth " << num(bandwidth)
+     << " bytes/s; a step takes max(busiest port, busiest link) + setup)\n";
+  return os.str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -477,6 +782,9 @@ int main(int argc, char **argv) {
   redist::ScheduleOptions options;
   bool ring = false;
   RingArgs ring_options;
+  Network network;
+  bool max_concurrent_given = false;
+  std::string svg_file;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string &opt = args[k];
     const auto value = [&]() -> const std::string & {
@@ -485,7 +793,7 @@ int main(int argc, char **argv) {
     };
     const auto integer = [&]() { return numbers(opt, value(), 1, 1)[0]; };
     if (opt == "--help" || opt == "-h") {
-      std::cout << kHelp << redist::strategy_names() << kHelpTail;
+      std::cout << kHelp << redist::strategy_names() << kHelpTail << kHelpNetwork;
       return 0;
     } else if (opt == "--1d") {
       one_d = numbers(opt, value(), 5, 5);
@@ -526,6 +834,7 @@ int main(int argc, char **argv) {
       const Index v = integer();
       if (v < 0 || v > 1 << 30) usage_error("--max-concurrent must be >= 0");
       options.max_concurrent = static_cast<int>(v);
+      max_concurrent_given = true;
     } else if (opt == "--max-memory") {
       options.max_memory = integer();
       if (options.max_memory < 0) usage_error("--max-memory must be >= 0");
@@ -561,20 +870,37 @@ int main(int argc, char **argv) {
       else
         usage_error("--direction must be uni or bi");
     } else if (opt == "--svg") {
-      ring_options.svg = value();
+      svg_file = value();
+      if (svg_file.empty()) usage_error("--svg needs a file name");
+    } else if (opt == "--topology") {
+      parse_topology(value(), network);
+    } else if (opt == "--routing") {
+      const std::string &r = value();
+      if (r != "odr" && r != "udr") usage_error("--routing must be odr or udr");
+      network.routing =
+          r == "udr" ? redist::torus::Routing::unordered : redist::torus::Routing::ordered;
+      network.routing_given = true;
+    } else if (opt == "--link-bandwidth") {
+      network.link_bandwidth = real_number(opt, value());
+    } else if (opt == "--step-setup") {
+      network.step_setup = real_number(opt, value());
     } else {
       usage_error("unknown option '" + opt + "'");
     }
   }
   if (ring) {
     if (one_d || two_d) usage_error("--ring cannot be combined with --1d or --2d");
+    if (network.kind != Network::Kind::crossbar || network.routing_given ||
+        network.link_bandwidth || network.step_setup)
+      usage_error("--topology, --routing, --link-bandwidth and --step-setup need --1d or --2d");
+    ring_options.svg = svg_file;
     return run_ring(ring_options, json);
   }
-  if (ring_options.targets || ring_options.weights || ring_options.c_next || ring_options.c_prev ||
-      !ring_options.svg.empty())
-    usage_error("--targets, --weights, --cost-next, --cost-prev and --svg need --ring");
+  if (ring_options.targets || ring_options.weights || ring_options.c_next || ring_options.c_prev)
+    usage_error("--targets, --weights, --cost-next and --cost-prev need --ring");
   if (one_d.has_value() == two_d.has_value())
     usage_error("give exactly one of --1d, --2d and --ring");
+  apply_network(network, max_concurrent_given, two_d.has_value(), options, disjoint);
 
   redist::Transfer t;
   if (one_d) {
@@ -611,15 +937,31 @@ int main(int argc, char **argv) {
     t.dst = layout_2d("--b", *b_spec, m, n, disjoint ? t.src.grid.nprow * t.src.grid.npcol : 0);
   }
 
-  const redist::VolumeGraph graph = redist::volume_graph(t);
-  redist::Schedule schedule;
+  std::vector<redist::GlobalPhase> phases;
   std::string detail;
-  if (const std::string why = redist::global_schedule(t, options, element_bytes, schedule, detail);
+  if (const std::string why = redist::global_phases(t, options, element_bytes, phases, detail);
       !why.empty()) {
     std::cerr << "redist-plan: " << why << "\n";
     return 1;
   }
+  if (!svg_file.empty()) {
+    const std::string picture = redist::plan_svg::plan_svg(phases, one_d.has_value(), detail);
+    if (const std::string why = redist::svg::write_file(svg_file, picture); !why.empty()) {
+      std::cerr << "redist-plan: --svg " << svg_file << ": " << why << "\n";
+      return 1;
+    }
+  }
+  if (phases.size() == 2) {
+    const std::vector<std::string> phase_network =
+        two_phase_network_reports(network, phases, options.model, element_bytes, json);
+    return print_two_phases(phases, detail, options.model, element_bytes, json, list_steps,
+                            phase_network);
+  }
+  const redist::VolumeGraph graph = redist::volume_graph(t);
+  const redist::Schedule &schedule = phases.front().schedule;
   const redist::ScheduleStats st = redist::schedule_stats(schedule, options.model, element_bytes);
+  const std::string network_lines =
+      network_report(network, t, graph, schedule, options.model, element_bytes, json);
   if (json) {
     std::cout << R"({"graph":{"senders":)" << graph.senders << ",\"receivers\":" << graph.receivers
               << ",\"messages\":" << graph.messages.size() << ",\"elements\":" << graph.total()
@@ -640,7 +982,7 @@ int main(int argc, char **argv) {
       }
       std::cout << "]}";
     }
-    std::cout << "]}\n";
+    std::cout << "]" << network_lines << "}\n";
     return 0;
   }
   std::cout << "volume graph: " << graph.senders << " senders, " << graph.receivers
@@ -663,5 +1005,6 @@ int main(int argc, char **argv) {
       std::cout << "\n";
     }
   }
+  std::cout << network_lines;
   return 0;
 }

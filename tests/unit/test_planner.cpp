@@ -2,9 +2,11 @@
 // rank's messages exactly, agree pairwise with its peers' steps, and complete when executed
 // by a step-by-step simulation of the non-blocking exchange (no deadlock).
 #include "planner.hpp"
+#include "schedule_cyclic.hpp"
 #include "schedule_support.hpp"
 
 #include <map>
+#include <numeric>
 #include <tuple>
 
 namespace redist::test {
@@ -316,6 +318,32 @@ TEST(Planner, GlobalSchedulesAreValid) {
   }
 }
 
+// Stepwise on the 2-D graph takes exactly Delta steps of the graph of messages between
+// distinct ranks (Desprez et al. Thm. 1): local copies cost no step.
+TEST(Planner, DirectStepwiseIsOptimalOnTheRemoteGraph) {
+  Random rng(test_seed(25));
+  int direct = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    int comm_size = 0;
+    const Transfer t = random_transfer_2d(rng, 40, 6, 4, comm_size);
+    ScheduleOptions o;
+    o.strategy = Strategy::stepwise;
+    Schedule s;
+    std::string detail;
+    ASSERT_EQ(global_schedule(t, o, 8, s, detail), "");
+    if (detail.find("on the 2-D graph") == std::string::npos) continue;
+    ++direct;
+    VolumeGraph remote = volume_graph(t);
+    std::erase_if(remote.messages, [&](const Message &m) {
+      return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
+             t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
+    });
+    ASSERT_EQ(static_cast<Index>(s.steps.size()), remote.max_degree())
+        << describe_transfer(t, comm_size);
+  }
+  EXPECT_GT(direct, 20);
+}
+
 // Kaushik et al.'s worked shape: CYCLIC(2) -> CYCLIC(3) rows on equal grids go through
 // CYCLIC(6) or CYCLIC(1) rows; every phase's global schedule is valid for its own graph.
 TEST(Planner, MultiphaseThroughLcmOrGcd) {
@@ -399,6 +427,82 @@ TEST(Planner, RefusesOptionsItCannotHonour) {
   EXPECT_NE(choice.strategy, Strategy::all_at_once);
   EXPECT_EQ(choose_schedule(t, plan, o, {100, 0.0}, 8, choice), "");
   EXPECT_EQ(choice.strategy, Strategy::all_at_once);
+}
+
+// On grids with more than 4,096 sender-receiver pairs, stepwise (and the circulant) lay out
+// each rank's steps straight from the closed forms. They must be the rank's part of the
+// product schedule built from the materialised 1-D closed forms (what the planner builds on
+// smaller grids), with its statistics; the steps also pass the coverage, agreement and
+// deadlock checks, with and without a memory cap.
+TEST(Planner, ClosedFormRankStepsAreTheBuiltProduct) {
+  Random rng(test_seed(24));
+  const CostModel model;
+  for (int trial = 0; trial < 16; ++trial) {
+    const Transfer1D rows = closed_form_dimension(rng, 9, 11, 4);
+    const Transfer1D cols = closed_form_dimension(rng, 9, 11, 4);
+    Transfer t = transfer_2d(rows, cols);
+    const int src_size = rows.src.nprocs * cols.src.nprocs;
+    const int dst_size = rows.dst.nprocs * cols.dst.nprocs;
+    const int comm_size = std::max(src_size, dst_size);
+    std::vector<int> ranks(static_cast<std::size_t>(comm_size));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    std::mt19937 shuffle(static_cast<unsigned>(rng.uniform(0, 1 << 30)));
+    std::shuffle(ranks.begin(), ranks.end(), shuffle);
+    t.src.grid.ranks.assign(ranks.begin(), ranks.begin() + src_size);
+    std::shuffle(ranks.begin(), ranks.end(), shuffle);
+    t.dst.grid.ranks.assign(ranks.begin(), ranks.begin() + dst_size);
+    ASSERT_GT(src_size * dst_size, 4096);
+
+    ScheduleOptions o;
+    o.strategy = rng.chance(70) ? Strategy::stepwise : Strategy::circulant;
+    const auto one_dimension = [&](const Transfer1D &d) {
+      std::optional<Schedule> s;
+      if (o.strategy == Strategy::circulant) s = schedule_circulant(d);
+      return s ? *s : *schedule_closed_form(d, model, 8);
+    };
+    const VolumeGraph graph = volume_graph(t);
+    const Schedule product = product_schedule(
+        graph, one_dimension(t.rows()), one_dimension(t.cols()), rows.src.nprocs, rows.dst.nprocs);
+    const ScheduleStats expected_stats = schedule_stats(product, model, 8);
+    const std::string what = std::string(strategy_name(o.strategy)) + " rows " +
+                             describe(t.rows()) + " cols " + describe(t.cols());
+    for (int r = 0; r < comm_size; ++r) {
+      const RankPlan plan = make_rank_plan(t, r, comm_size);
+      ScheduleChoice choice;
+      ASSERT_EQ(choose_schedule(t, plan, o, {}, 8, choice), "") << what;
+      EXPECT_EQ(choice.stats.steps, expected_stats.steps) << what;
+      EXPECT_EQ(choice.stats.sum_step_max, expected_stats.sum_step_max) << what;
+      EXPECT_EQ(choice.stats.largest_piece, expected_stats.largest_piece) << what;
+      EXPECT_EQ(choice.stats.pieces, expected_stats.pieces) << what;
+      EXPECT_EQ(choice.stats.elements, expected_stats.elements) << what;
+      EXPECT_NEAR(choice.stats.seconds, expected_stats.seconds, 1e-9 * expected_stats.seconds);
+      // (peer sent to, elements, peer received from, elements) per step of this rank.
+      using Entry = std::tuple<int, Index, int, Index>;
+      std::vector<Entry> expected;
+      for (const Step &step : product.steps) {
+        Entry e{-1, 0, -1, 0};
+        for (const Piece &p : step.pieces) {
+          const int from = t.src.grid.ranks[static_cast<std::size_t>(p.src)];
+          const int to = t.dst.grid.ranks[static_cast<std::size_t>(p.dst)];
+          if (from == r && to != r) e = {to, p.volume, std::get<2>(e), std::get<3>(e)};
+          if (to == r && from != r) e = {std::get<0>(e), std::get<1>(e), from, p.volume};
+        }
+        if (std::get<0>(e) >= 0 || std::get<2>(e) >= 0) expected.push_back(e);
+      }
+      std::vector<Entry> actual;
+      for (const RankStep &s : choice.steps) {
+        actual.emplace_back(
+            s.send >= 0 ? plan.sends[static_cast<std::size_t>(s.send)].rank : -1, s.send_count,
+            s.recv >= 0 ? plan.recvs[static_cast<std::size_t>(s.recv)].rank : -1, s.recv_count);
+      }
+      ASSERT_EQ(actual, expected) << what << " rank " << r;
+    }
+    if (trial < 4) {
+      ASSERT_EQ(check_rank_steps(t, comm_size, o, 8), "") << what;
+      o.max_memory = 8 * rng.uniform(2, 40);
+      ASSERT_EQ(check_rank_steps(t, comm_size, o, 8), "") << what;
+    }
+  }
 }
 
 } // namespace

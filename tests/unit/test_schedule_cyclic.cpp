@@ -185,7 +185,6 @@ TEST(CyclicCounts, DesprezExamples) {
   }
 }
 
-
 // --- Desprez et al.: class-based ---
 
 TEST(ClassBased, RandomInstancesAreValidAndOptimal) {
@@ -596,6 +595,133 @@ TEST(ClosedForm, PicksTheCheapestApplicable) {
       }
     }
   }
+}
+
+// --- closed forms evaluated on demand, and the 2-D product's statistics ---
+
+std::optional<Schedule> built_form(ClosedFormKind kind, const Transfer1D &t) {
+  switch (kind) {
+  case ClosedFormKind::class_based:
+    return schedule_class_based(t);
+  case ClosedFormKind::walker_otto:
+    return schedule_walker_otto(t);
+  case ClosedFormKind::circulant:
+    return schedule_circulant(t);
+  }
+  return std::nullopt;
+}
+
+// The step sizes, statistics and per-process partners of a form evaluated on demand agree
+// with the schedule it builds: step by step, on whole periods and on partial windows.
+TEST(ClosedFormSchedule, StepSizesAndPartnersMatchTheBuiltSchedule) {
+  Random rng(test_seed(109));
+  int checked = 0;
+  int partial = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const Transfer1D t = closed_form_dimension(rng, 1, 9, 6);
+    ASSERT_TRUE(class_condition(t) || walker_otto_condition(t) || circulant_condition(t));
+    const VolumeGraph g = volume_graph(t);
+    for (const ClosedFormKind kind :
+         {ClosedFormKind::class_based, ClosedFormKind::walker_otto, ClosedFormKind::circulant}) {
+      const std::optional<ClosedFormSchedule> form = ClosedFormSchedule::make(kind, t);
+      const std::optional<Schedule> built = built_form(kind, t);
+      ASSERT_EQ(form.has_value(), built.has_value()) << describe(t);
+      if (!form) {
+        continue;
+      }
+      ++checked;
+      partial += whole_periods(t) ? 0 : 1;
+      const std::vector<StepSize> sizes = form->step_sizes();
+      ASSERT_EQ(static_cast<Index>(sizes.size()), form->formula_steps());
+      std::vector<std::size_t> formula_step; // of each built step
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i].pieces > 0) {
+          formula_step.push_back(i);
+        }
+      }
+      ASSERT_EQ(formula_step.size(), built->steps.size()) << describe(t);
+      for (std::size_t j = 0; j < built->steps.size(); ++j) {
+        const StepSize &size = sizes[formula_step[j]];
+        ASSERT_EQ(size.largest, built->steps[j].largest()) << describe(t) << " step " << j;
+        ASSERT_EQ(size.pieces, static_cast<Index>(built->steps[j].pieces.size())) << describe(t);
+      }
+      const ScheduleStats expected = schedule_stats(*built, kModel, 8);
+      const ScheduleStats stats = form->stats(kModel, 8);
+      expect_stats_equal(stats, expected);
+      ASSERT_DOUBLE_EQ(stats.seconds, expected.seconds);
+      if (form->splits_messages()) {
+        continue; // a pair meets in several steps: partners name blocks, not messages
+      }
+      for (int p = 0; p < t.src.nprocs; ++p) {
+        for (int q = 0; q < t.dst.nprocs; ++q) {
+          std::vector<int> receivers_of_p;
+          std::vector<int> senders_of_q;
+          for (const Message &m : g.messages) {
+            if (m.src == p) receivers_of_p.push_back(m.dst);
+            if (m.dst == q) senders_of_q.push_back(m.src);
+          }
+          const auto partners = form->partners(p, q, receivers_of_p, senders_of_q);
+          ASSERT_EQ(static_cast<Index>(partners.size()), form->formula_steps());
+          std::vector<std::pair<int, int>> expected_partners(partners.size(), {-1, -1});
+          for (std::size_t j = 0; j < built->steps.size(); ++j) {
+            for (const Piece &piece : built->steps[j].pieces) {
+              if (piece.src == p) expected_partners[formula_step[j]].first = piece.dst;
+              if (piece.dst == q) expected_partners[formula_step[j]].second = piece.src;
+            }
+          }
+          for (std::size_t i = 0; i < partners.size(); ++i) {
+            // Pairs without data may be named; they carry nothing.
+            const int to = partners[i].first >= 0 && g.volume(p, partners[i].first) > 0
+                               ? partners[i].first
+                               : -1;
+            const int from = partners[i].second >= 0 && g.volume(partners[i].second, q) > 0
+                                 ? partners[i].second
+                                 : -1;
+            ASSERT_EQ(to, expected_partners[i].first)
+                << describe(t) << " sender " << p << " formula step " << i;
+            ASSERT_EQ(from, expected_partners[i].second)
+                << describe(t) << " receiver " << q << " formula step " << i;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 500);
+  EXPECT_GE(partial, 150);
+}
+
+// product_closed_form_stats against schedule_stats of the product schedule built from the
+// closed forms (product_schedule over the 2-D volume graph), on random 2-D instances.
+TEST(ProductClosedFormStats, EqualTheBuiltProduct) {
+  Random rng(test_seed(110));
+  int compared = 0;
+  int whole = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Transfer1D rows = closed_form_dimension(rng, 1, 5, 4);
+    const Transfer1D cols = closed_form_dimension(rng, 1, 5, 4);
+    Transfer t = transfer_2d(rows, cols);
+    const std::optional<ScheduleStats> closed = product_closed_form_stats(t, kModel, 8);
+    ASSERT_TRUE(closed.has_value()) << describe(rows) << " x " << describe(cols);
+    const VolumeGraph graph = volume_graph(t);
+    const Schedule product =
+        product_schedule(graph, *schedule_closed_form(rows, kModel, 8),
+                         *schedule_closed_form(cols, kModel, 8), rows.src.nprocs, rows.dst.nprocs);
+    ASSERT_TRUE(valid_schedule(graph, product, kMatching));
+    expect_stats_equal(*closed, schedule_stats(product, kModel, 8));
+    ++compared;
+    whole += whole_periods(rows) && whole_periods(cols) ? 1 : 0;
+    // A trapezoid is not a product of 1-D transfers.
+    t.region.kind = Region::Kind::upper;
+    EXPECT_FALSE(product_closed_form_stats(t, kModel, 8).has_value());
+  }
+  EXPECT_GE(compared, 300);
+  EXPECT_GE(whole, 60);
+  // No closed form in one dimension: CYCLIC(2) -> CYCLIC(3) on 4 -> 6 processes.
+  Transfer t;
+  t.m = t.n = 24;
+  t.src = {{24, 2, 4, 0}, {24, 1, 1, 0}, {4, 1, {}}, 0, 0};
+  t.dst = {{24, 3, 6, 0}, {24, 1, 1, 0}, {6, 1, {}}, 0, 0};
+  EXPECT_FALSE(product_closed_form_stats(t, kModel, 8).has_value());
 }
 
 } // namespace
