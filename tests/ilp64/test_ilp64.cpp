@@ -6,8 +6,8 @@
 // Random cases, the same on every process: A and B on random grids (BLACS_GRIDINIT 'R'/'C' or
 // BLACS_GRIDMAP in any rank order, possibly a subset of the processes, whose other processes
 // pass DESCx(CTXT_) = -1 and garbage), ICTXT a 1 x P row; PDGEMR2D (Fortran and C entries),
-// PDTRMR2D, PSTRMR2D and PIGEMR2D (64-bit integer elements). A third of the matrices are huge:
-// M_ or N_ up to 2^33, block sizes past 2^31, LLD_ past 2^31, windows starting past 2^31;
+// PDTRMR2D, PSTRMR2D and PIGEMR2D (64-bit integer elements). In two cases of three A, B or both are
+// huge: M_ or N_ up to 2^33, block sizes past 2^31, LLD_ past 2^31, windows starting past 2^31;
 // their local arrays are reserved with mmap(MAP_NORESERVE) and only the pages near the window
 // are touched. Checked on every process: the status, every element of the window in B, and
 // that nothing else changed (the whole local array of small matrices, its LLD padding and a
