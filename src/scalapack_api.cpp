@@ -86,6 +86,10 @@ struct ArgumentError {
 // pass larger values.
 constexpr long long kLargestAgreed = (1LL << 53) - 1;
 constexpr const char *kAgreedLimit = "must be below 2^53 = 9007199254740992";
+// A function, not a comparison in place: with 32-bit redist_int the test is always false.
+bool above_agreed(long long v) {
+  return v > kLargestAgreed;
+}
 
 std::string quoted(char ch) {
   return ch == '\0' ? "''" : std::string("'") + ch + "'";
@@ -106,7 +110,7 @@ void check_side(const Call &c, const Side &s) {
   if (d[MB_] < 1) fail(c, s.pos_desc, field(MB_), d[MB_], "block size must be >= 1");
   if (d[NB_] < 1) fail(c, s.pos_desc, field(NB_), d[NB_], "block size must be >= 1");
   for (const Desc f : {M_, N_, MB_, NB_}) {
-    if (d[f] > kLargestAgreed) fail(c, s.pos_desc, field(f), d[f], kAgreedLimit);
+    if (above_agreed(d[f])) fail(c, s.pos_desc, field(f), d[f], kAgreedLimit);
   }
   // The distribution's period, block size times processes, must be an Index.
   if (d[MB_] > INT64_MAX / s.grid.nprow)
@@ -128,8 +132,8 @@ void check_side(const Call &c, const Side &s) {
          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
   const std::string i_name = s.name == 'A' ? "IA" : "IB";
   const std::string j_name = s.name == 'A' ? "JA" : "JB";
-  if (s.i > kLargestAgreed) fail(c, s.pos_i, i_name, s.i, kAgreedLimit);
-  if (s.j > kLargestAgreed) fail(c, s.pos_j, j_name, s.j, kAgreedLimit);
+  if (above_agreed(s.i)) fail(c, s.pos_i, i_name, s.i, kAgreedLimit);
+  if (above_agreed(s.j)) fail(c, s.pos_j, j_name, s.j, kAgreedLimit);
   if (c.m > 0 && c.n > 0) {
     if (s.i < 1 || s.i > d[M_] - c.m + 1)
       fail(c, s.pos_i, i_name, s.i,
@@ -154,8 +158,8 @@ void check_local(const Call &c, const blacs::GridInfo &ictxt_grid) {
   }
   if (c.m < 0) fail(c, c.pos.m, "M", c.m, "must be >= 0");
   if (c.n < 0) fail(c, c.pos.n, "N", c.n, "must be >= 0");
-  if (c.m > kLargestAgreed) fail(c, c.pos.m, "M", c.m, kAgreedLimit);
-  if (c.n > kLargestAgreed) fail(c, c.pos.n, "N", c.n, kAgreedLimit);
+  if (above_agreed(c.m)) fail(c, c.pos.m, "M", c.m, kAgreedLimit);
+  if (above_agreed(c.n)) fail(c, c.pos.n, "N", c.n, kAgreedLimit);
   for (const Side *s : {&c.a, &c.b}) {
     const redist_int ctxt = s->desc[CTXT_];
     if (ctxt != -1 && !blacs::context_handle_valid(ctxt))

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -157,7 +158,8 @@ void random_grid(Random &rng, Matrix &x) {
   x.myrow = x.mycol = -1;
   for (int pc = 0; pc < x.npcol; ++pc)
     for (int pr = 0; pr < x.nprow; ++pr)
-      if (x.ranks[static_cast<std::size_t>(pr + pc * x.nprow)] == world_rank) {
+      if (x.ranks[static_cast<std::size_t>(pr) +
+                  static_cast<std::size_t>(pc) * static_cast<std::size_t>(x.nprow)] == world_rank) {
         x.myrow = pr;
         x.mycol = pc;
       }
@@ -233,7 +235,8 @@ struct Call {
 };
 
 template <class T> T code(Index wi, Index wj, Index m) {
-  return static_cast<T>(1 + wi + wj * m);
+  const Index value = 1 + wi + wj * m;
+  return static_cast<T>(value);
 }
 template <class T> T sentinel(Index p) {
   return static_cast<T>(-1 - p);
@@ -321,7 +324,8 @@ template <class T> void run(Call &c, const std::string &where, bool expect_error
   for (const Index p : positions) {
     const auto it = expected.find(p);
     const T want = it != expected.end() ? it->second : c.b.huge ? T{0} : sentinel<T>(p);
-    if (std::memcmp(&want, &b[p], sizeof(T)) != 0) {
+    using Bytes = std::array<unsigned char, sizeof(T)>;
+    if (std::bit_cast<Bytes>(want) != std::bit_cast<Bytes>(b[p])) {
       if (wrong == 0) {
         first = "B[" + std::to_string(p) + "] = " + std::to_string(b[p]) + ", expected " +
                 std::to_string(want);

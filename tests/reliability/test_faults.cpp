@@ -23,6 +23,8 @@
 #include <mpi.h>
 
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -68,7 +70,8 @@ std::string mpi_error_text(int code) {
 int owner(const MatSpec &a, std::int64_t gi, std::int64_t gj) {
   const auto pr = static_cast<int>((gi / a.mb + a.rsrc) % a.grid.nprow);
   const auto pc = static_cast<int>((gj / a.nb + a.csrc) % a.grid.npcol);
-  return a.grid.ranks[static_cast<std::size_t>(pr + pc * a.grid.nprow)];
+  return a.grid.ranks[static_cast<std::size_t>(pr) +
+                      static_cast<std::size_t>(pc) * static_cast<std::size_t>(a.grid.nprow)];
 }
 
 /// Compare B with the oracle of an m x n copy in which the transfers from `lost_source` to this
@@ -92,8 +95,9 @@ std::int64_t check_b_after_fault(const MatSpec &a, const MatSpec &b, const mpite
         ++lost;
       }
     }
-    const double want = static_cast<double>(code);
-    if (std::memcmp(&want, &buf[static_cast<std::size_t>(p)], sizeof want) != 0) {
+    const auto want = static_cast<double>(code);
+    if (std::bit_cast<std::uint64_t>(want) !=
+        std::bit_cast<std::uint64_t>(buf[static_cast<std::size_t>(p)])) {
       if (wrong < 4) {
         report += "  B[" + std::to_string(p) + "] = " +
                   mpitest::describe_code(mpitest::code_of(buf[static_cast<std::size_t>(p)]), a) +
