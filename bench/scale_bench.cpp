@@ -170,18 +170,6 @@ redist::Transfer make_transfer(const Shape &g, const Blocks &b, bool whole) {
   return t;
 }
 
-std::string kind_name(redist::ClosedFormKind k) {
-  switch (k) {
-  case redist::ClosedFormKind::class_based:
-    return "class";
-  case redist::ClosedFormKind::walker_otto:
-    return "W&O";
-  case redist::ClosedFormKind::circulant:
-    return "circ";
-  }
-  return "?";
-}
-
 std::string kib(std::size_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", static_cast<double>(bytes) / 1024.0);
@@ -341,9 +329,9 @@ int main(int argc, char **argv) {
                   kib(m.peak_bytes).c_str());
       return;
     }
-    std::printf("%s, %s | %lld | %lld | %lld | %.4g | %s | %s |\n", kind_name(rows->kind()).c_str(),
-                kind_name(cols->kind()).c_str(), static_cast<long long>(stats->steps),
-                static_cast<long long>(stats->sum_step_max),
+    std::printf("%s, %s | %lld | %lld | %lld | %.4g | %s | %s |\n",
+                redist::closed_form_name(rows->kind()), redist::closed_form_name(cols->kind()),
+                static_cast<long long>(stats->steps), static_cast<long long>(stats->sum_step_max),
                 static_cast<long long>(stats->largest_piece), stats->seconds,
                 ms_text(m.median_ms).c_str(), kib(m.peak_bytes).c_str());
     std::fflush(stdout);

@@ -345,17 +345,19 @@ Schedule schedule_all_at_once(const VolumeGraph &graph) {
 // Prylli & Tourancheau (as in ScaLAPACK's PxGEMR2D): in step t, sender i talks to receiver
 // (i + t) mod max(P, Q); pairs without data are not skipped, so the step count is fixed.
 Schedule schedule_caterpillar(const VolumeGraph &graph) {
+  // Message (i, q) goes in the step t = (q - i) mod width that pairs i with q: each message is
+  // placed once, O(width + messages), instead of trying all width x senders pairs. Messages are
+  // sorted by sender, so each step lists its pieces by sender as the pairwise enumeration does.
   const int width = std::max(graph.senders, graph.receivers);
-  std::vector<std::vector<Message>> pair_steps(static_cast<std::size_t>(width));
-  for (int t = 0; t < width; ++t) {
-    for (int i = 0; i < graph.senders; ++i) {
-      const int q = (i + t) % width;
-      if (q < graph.receivers) {
-        pair_steps[static_cast<std::size_t>(t)].push_back({i, q, 0});
-      }
+  Schedule out;
+  out.steps.resize(static_cast<std::size_t>(width));
+  for (const Message &m : graph.messages) {
+    if (m.volume > 0) {
+      const int t = ((m.dst - m.src) % width + width) % width;
+      out.steps[static_cast<std::size_t>(t)].pieces.push_back({m.src, m.dst, 0, m.volume});
     }
   }
-  return schedule_from_pairs(graph, pair_steps, true);
+  return out;
 }
 
 } // namespace redist

@@ -157,7 +157,8 @@ void assign_offsets(Schedule &schedule);
 /// Walker & Otto's unsynchronised exchange: one step holding every message.
 [[nodiscard]] Schedule schedule_all_at_once(const VolumeGraph &graph);
 /// Prylli & Tourancheau's caterpillar, as in ScaLAPACK: max(senders, receivers) steps, step t
-/// pairing sender i with receiver (i + t) mod max; empty steps kept.
+/// pairing sender i with receiver (i + t) mod max; empty steps kept. O(max + messages): each
+/// message is placed in its step (q - i) mod max, no pair without data is visited.
 [[nodiscard]] Schedule schedule_caterpillar(const VolumeGraph &graph);
 
 } // namespace redist

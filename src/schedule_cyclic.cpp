@@ -901,4 +901,16 @@ double multiphase_cost(const Transfer1D &t, const BlockCyclic &mid, const CostMo
   return seconds;
 }
 
+const char *closed_form_name(ClosedFormKind kind) {
+  switch (kind) {
+  case ClosedFormKind::class_based:
+    return "class";
+  case ClosedFormKind::walker_otto:
+    return "W&O";
+  case ClosedFormKind::circulant:
+    return "circulant";
+  }
+  return "?";
+}
+
 } // namespace redist

@@ -81,6 +81,8 @@ struct CyclicCounts {
 schedule_closed_form(const Transfer1D &t, const CostModel &model, std::size_t element_bytes);
 
 enum class ClosedFormKind { class_based, walker_otto, circulant };
+/// "class", "W&O" or "circulant", for tables.
+[[nodiscard]] const char *closed_form_name(ClosedFormKind kind);
 
 /// One step of a matching schedule: its largest piece and its number of pieces.
 struct StepSize {
