@@ -36,11 +36,16 @@ namespace redist {
 /// the weight-regular graph, so steps are as long as possible and fewer.
 [[nodiscard]] Schedule schedule_oggp(const VolumeGraph &graph, int k, Index beta_elements);
 
+/// The transfers one step may hold: k, or min(senders, receivers) when k <= 0 or k is larger
+/// (a matching holds no more).
+[[nodiscard]] int backbone_streams(const VolumeGraph &graph, int k);
+
 /// The K-PBS lower bound beta * max(Delta, ceil(m / k)) + max(W, P / k), in elements: volumes
 /// count elements and `beta` is the step setup cost expressed in elements (the time to send
-/// that many). m = messages, P = total elements, W = max_node_volume(), Delta = max_degree().
-/// No schedule of at most k pieces per step, each step costing beta plus its largest piece, is
-/// cheaper. k as in schedule_ggp (unlimited counts as min(senders, receivers)).
+/// that many). m = messages, P = total elements, W = max_node_volume(), Delta = max_degree()
+/// (empty messages ignored), k = backbone_streams(graph, k). No schedule of at most k pieces per
+/// step, each step costing beta plus its largest piece, is cheaper, even with pieces of any
+/// real size (proof in schedule_matching.cpp).
 [[nodiscard]] double backbone_lower_bound(const VolumeGraph &graph, int k, double beta);
 
 } // namespace redist

@@ -255,6 +255,16 @@ TEST(Matching, BottleneckPerfectMatchingMatchesBruteForce) {
     BipartiteGraph g = random_bipartite(rng, 7, 12, rng.chance(20) ? 4 : 0, 10);
     g.right = g.left;
     std::erase_if(g.edges, [&](const WeightedEdge &e) { return e.right >= g.right; });
+    if (rng.chance(25)) { // weights spread over the whole 64-bit range, some repeated
+      constexpr Index wide = Index{1} << 62;
+      std::vector<Index> pool(6);
+      for (Index &w : pool) {
+        w = rng.uniform(-wide, wide);
+      }
+      for (WeightedEdge &e : g.edges) {
+        e.weight = pool[static_cast<std::size_t>(rng.uniform_int(0, 5))];
+      }
+    }
     std::optional<Index> best;
     for_each_matching(g, [&](const Matching &m) {
       if (m.size() == static_cast<std::size_t>(g.left)) {
