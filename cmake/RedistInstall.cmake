@@ -1,6 +1,6 @@
 # cmake --install: libraries, C headers, Fortran .mod files, the CMake package (redistConfig.cmake
-# with targets redist::redist, redist::scalapack, redist::fortran) and pkg-config files (redist.pc,
-# redist-fortran.pc).
+# with targets redist::redist, redist::scalapack, redist::fortran, redist::ilp64,
+# redist::scalapack_ilp64) and pkg-config files (redist.pc, redist-fortran.pc, redist-ilp64.pc).
 include(CMakePackageConfigHelpers)
 set(REDIST_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/redist)
 
@@ -12,6 +12,13 @@ if(REDIST_BUILD_FORTRAN)
 endif()
 install(TARGETS redist redist_scalapack EXPORT redistTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(REDIST_BUILD_ILP64)
+  set_target_properties(redist_ilp64 PROPERTIES EXPORT_NAME ilp64)
+  set_target_properties(redist_scalapack_ilp64 PROPERTIES EXPORT_NAME scalapack_ilp64
+                                                          INSTALL_RPATH "$ORIGIN")
+  install(TARGETS redist_ilp64 redist_scalapack_ilp64 EXPORT redistTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/include/redist.h ${PROJECT_SOURCE_DIR}/include/redist_scalapack.h
               ${PROJECT_SOURCE_DIR}/include/redist_ring.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -38,6 +45,11 @@ file(RELATIVE_PATH REDIST_PC_PREFIX_FROM_PCDIR
 string(REGEX REPLACE "/$" "" REDIST_PC_PREFIX_FROM_PCDIR "${REDIST_PC_PREFIX_FROM_PCDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/redist.pc.in ${PROJECT_BINARY_DIR}/redist.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/redist.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(REDIST_BUILD_ILP64)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/redist-ilp64.pc.in ${PROJECT_BINARY_DIR}/redist-ilp64.pc
+                 @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/redist-ilp64.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 if(REDIST_BUILD_FORTRAN)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/redist-fortran.pc.in
                  ${PROJECT_BINARY_DIR}/redist-fortran.pc @ONLY)

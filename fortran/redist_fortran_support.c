@@ -98,8 +98,9 @@ static void describe_side(const redist_int *desc, redist_int i, redist_int j, in
   memcpy(out, values, sizeof values);
 }
 
-/* Build the layout of one side from every process's record. Returns 0, or -1 with the message
- * set; every process sees the same records, so every process reaches the same verdict. */
+/* Build the layout of one side from every process's record. Returns REDIST_SUCCESS, or an error
+ * status with the message set (REDIST_ERR_MISMATCH when members disagree on a global value);
+ * every process sees the same records, so every process reaches the same verdict. */
 static int gather_layout(const int64_t *records, int size, int rank, int side, char name,
                          redist_int lld, int *ranks, redist_layout *layout) {
   const int64_t *first = NULL;
@@ -110,13 +111,13 @@ static int gather_layout(const int64_t *records, int size, int rank, int side, c
     set_message("redist_plan_create: no process of ICTXT is in %c's grid (DESC%c(CTXT_) = -1 "
                 "everywhere)",
                 name, name);
-    return -1;
+    return REDIST_ERR_ARGUMENT;
   }
   const int64_t nprow = first[side_nprow], npcol = first[side_npcol];
   if (nprow * npcol > size) {
     set_message("redist_plan_create: %c's grid (%lld x %lld) has more processes than ICTXT (%d)",
                 name, (long long)nprow, (long long)npcol, size);
-    return -1;
+    return REDIST_ERR_ARGUMENT;
   }
   for (int64_t pos = 0; pos < nprow * npcol; ++pos)
     ranks[pos] = -1;
@@ -128,20 +129,23 @@ static int gather_layout(const int64_t *records, int size, int rank, int side, c
     if (r[side_member] == 0) continue;
     for (int f = side_nprow; f < side_fields; ++f) {
       if (f == side_myrow || f == side_mycol || r[f] == first[f]) continue;
-      set_message("redist_plan_create: processes of %c's grid disagree on %s%s (%lld on one, %lld "
+      char what[16];
+      if (f >= side_m && f <= side_csrc)
+        snprintf(what, sizeof what, "DESC%c(%s)", name, field_names[f]);
+      else if (f == side_i || f == side_j)
+        snprintf(what, sizeof what, "%c%c", f == side_i ? 'I' : 'J', name);
+      else
+        snprintf(what, sizeof what, "%s", field_names[f]);
+      set_message("redist_plan_create: processes of %c's grid disagree on %s (%lld on one, %lld "
                   "on rank %d of ICTXT)",
-                  name, f >= side_m && f <= side_csrc ? "DESC" : "",
-                  f == side_i   ? (name == 'A' ? "IA" : "IB")
-                  : f == side_j ? (name == 'A' ? "JA" : "JB")
-                                : field_names[f],
-                  (long long)first[f], (long long)r[f], p);
-      return -1;
+                  name, what, (long long)first[f], (long long)r[f], p);
+      return REDIST_ERR_MISMATCH;
     }
     const int64_t pos = r[side_myrow] + r[side_mycol] * nprow;
     if (r[side_myrow] >= nprow || r[side_mycol] >= npcol || ranks[pos] != -1) {
       set_message("redist_plan_create: BLACS reports two processes at (%lld, %lld) of %c's grid",
                   (long long)r[side_myrow], (long long)r[side_mycol], name);
-      return -1;
+      return REDIST_ERR_ARGUMENT;
     }
     ranks[pos] = p;
   }
@@ -150,7 +154,7 @@ static int gather_layout(const int64_t *records, int size, int rank, int side, c
       set_message("redist_plan_create: position (%lld, %lld) of %c's grid is not a process of "
                   "ICTXT",
                   (long long)(pos % nprow), (long long)(pos / nprow), name);
-      return -1;
+      return REDIST_ERR_ARGUMENT;
     }
   }
   const int member = records[(size_t)rank * record_fields + side + side_member] != 0;
@@ -167,7 +171,7 @@ static int gather_layout(const int64_t *records, int size, int rank, int side, c
                              .j = first[side_j],
                              .lld = member ? lld : 1};
   *layout = out;
-  return 0;
+  return REDIST_SUCCESS;
 }
 
 int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist_int *desca,
@@ -217,7 +221,7 @@ int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist
     for (int p = 0; p < size && first_error < 0; ++p)
       if (records[(size_t)p * record_fields + record_error] != 0) first_error = p;
     redist_layout a, b;
-    if (first_error == rank) {
+    if (local_error[0] != '\0') {
       set_message("redist_plan_create: %s on rank %d of ICTXT: descriptor type must be 1",
                   local_error, rank);
       status = REDIST_ERR_ARGUMENT;
@@ -226,9 +230,11 @@ int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist
                   "message)",
                   first_error);
       status = REDIST_ERR_REMOTE;
-    } else if (gather_layout(records, size, rank, record_a, 'A', desca[LLD_], ranks_a, &a) != 0 ||
-               gather_layout(records, size, rank, record_b, 'B', descb[LLD_], ranks_b, &b) != 0) {
-      status = REDIST_ERR_ARGUMENT;
+    } else if ((status = gather_layout(records, size, rank, record_a, 'A', desca[LLD_], ranks_a,
+                                       &a)) != REDIST_SUCCESS ||
+               (status = gather_layout(records, size, rank, record_b, 'B', descb[LLD_], ranks_b,
+                                       &b)) != REDIST_SUCCESS) {
+      /* status and message set by gather_layout */
     } else {
       redist_f_set_message("");
       status = redist_f_plan_create(MPI_Comm_c2f(comm), m, n, type, &a, &b, region, unit_diag,

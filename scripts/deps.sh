@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the Debian packages redist needs, if any is missing. Sourced by test.sh and demo.sh.
+# The CI jobs (scripts/ci-*.sh) add theirs through REDIST_EXTRA_PACKAGES (space-separated).
 redist_packages=(cmake make g++ gfortran pkg-config libopenmpi-dev openmpi-bin
-                 libscalapack-openmpi-dev libgtest-dev glpk-utils python3 librsvg2-bin)
+                 libscalapack-openmpi-dev libgtest-dev glpk-utils python3 librsvg2-bin
+                 ${REDIST_EXTRA_PACKAGES:-})
 redist_missing=()
 for pkg in "${redist_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||

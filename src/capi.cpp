@@ -3,7 +3,9 @@
 #include "api_internal.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 namespace redist {
@@ -17,6 +19,11 @@ void validate_layout(const std::string &call, const std::string &name, const red
   if (l.nb < 1) throw_argument(call, arg("nb"), l.nb, "block size must be >= 1");
   if (l.nprow < 1) throw_argument(call, arg("nprow"), l.nprow, "grid rows must be >= 1");
   if (l.npcol < 1) throw_argument(call, arg("npcol"), l.npcol, "grid columns must be >= 1");
+  // The distribution's period, block size times processes, must be an Index.
+  if (l.mb > INT64_MAX / l.nprow)
+    throw_argument(call, arg("mb"), l.mb, "block size times grid rows must be below 2^63");
+  if (l.nb > INT64_MAX / l.npcol)
+    throw_argument(call, arg("nb"), l.nb, "block size times grid columns must be below 2^63");
   if (static_cast<long long>(l.nprow) * l.npcol > comm_size) {
     throw_argument(call, arg("nprow*npcol"), static_cast<long long>(l.nprow) * l.npcol,
                    "grid has more positions than the communicator has processes (" +
@@ -165,11 +172,17 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
                    "must be >= 0 (0 = no limit)");
   if (o.max_memory < 0)
     throw_argument(call, "options->max_memory", o.max_memory, "must be >= 0 (0 = no cap)");
+  // The value as text: converting NaN or an infinity to an integer is undefined.
+  const auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
   if (!(o.alpha >= 0.0) || !std::isfinite(o.alpha))
-    throw_argument(call, "options->alpha", static_cast<long long>(o.alpha),
+    throw_argument(call, "options->alpha", number(o.alpha),
                    "must be a finite number >= 0 (0 = default)");
   if (!(o.beta >= 0.0) || !std::isfinite(o.beta))
-    throw_argument(call, "options->beta", static_cast<long long>(o.beta),
+    throw_argument(call, "options->beta", number(o.beta),
                    "must be a finite number >= 0 (0 = default)");
   ScheduleOptions out;
   out.strategy = static_cast<Strategy>(o.schedule);
@@ -191,7 +204,10 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_options *options, redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
-    const auto [rank, size] = comm_position(call, comm);
+    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
     ScheduleOptions schedule_opts;
     agree(comm, call, "m, n, type, region, unit_diag, options or layouts (all but lld must agree)",
           [&] {
@@ -213,6 +229,9 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
             f.add(static_cast<std::int64_t>(fingerprint_of(m, n, type, region, unit_diag, *a, *b)));
             f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);
             f.add(schedule_opts.max_memory);
+            // The cost model decides the automatic schedule: it must agree too.
+            f.add(std::bit_cast<std::int64_t>(schedule_opts.model.alpha));
+            f.add(std::bit_cast<std::int64_t>(schedule_opts.model.beta));
             return f.value();
           });
     Transfer t;
@@ -367,7 +386,10 @@ double ping_pong(MPI_Comm comm, int rank, std::vector<char> &buffer, int bytes, 
 extern "C" int redist_calibrate(MPI_Comm comm, double *alpha, double *beta) {
   static const char *call = "redist_calibrate";
   return c_barrier(call, [&] {
-    const auto [rank, size] = comm_position(call, comm);
+    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
     agree(comm, call, "", [&] {
       if (alpha == nullptr) throw_argument(call, "alpha", 0, "NULL output pointer");
       if (beta == nullptr) throw_argument(call, "beta", 0, "NULL output pointer");

@@ -11,8 +11,12 @@ void set_last_error(const std::string &message) {
 
 void throw_argument(const std::string &call, const std::string &arg, long long value,
                     const std::string &reason) {
-  throw Error(REDIST_ERR_ARGUMENT,
-              call + ": argument " + arg + " = " + std::to_string(value) + ": " + reason);
+  throw_argument(call, arg, std::to_string(value), reason);
+}
+
+void throw_argument(const std::string &call, const std::string &arg, const std::string &value,
+                    const std::string &reason) {
+  throw Error(REDIST_ERR_ARGUMENT, call + ": argument " + arg + " = " + value + ": " + reason);
 }
 
 } // namespace redist

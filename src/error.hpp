@@ -27,6 +27,9 @@ private:
 /// Throw REDIST_ERR_ARGUMENT: "<call>: argument <arg> = <value>: <reason>".
 [[noreturn]] void throw_argument(const std::string &call, const std::string &arg, long long value,
                                  const std::string &reason);
+/// The same with the value already written as text (e.g. a floating-point value).
+[[noreturn]] void throw_argument(const std::string &call, const std::string &arg,
+                                 const std::string &value, const std::string &reason);
 
 void set_last_error(const std::string &message);
 

@@ -30,6 +30,7 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
                                             two->mid_lld, two->choices[0], tag + 1);
     phases_[1] = std::make_unique<Executor>(comm, two->plans[1], element_size, two->mid_lld,
                                             lld_dst, two->choices[1], tag + 2);
+    mid_.resize(static_cast<std::size_t>(two->mid_elements) * element_size_);
     return;
   }
   for (const RankStep &step : schedule_.steps) {
@@ -55,18 +56,45 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   recv_offsets_.push_back(offset);
   send_groups_ = group_rows(plan_.send_rows, plan_.sends, &plan_.self);
   recv_groups_ = group_rows(plan_.recv_rows, plan_.recvs, nullptr);
+  // Allocated with the plan, where running out of memory is agreed between the processes,
+  // never in the middle of an execution.
+  const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
+  send_buffer_.resize(all_at_once ? send_offsets_.back() : step_send_bytes_);
+  recv_buffer_.resize(all_at_once ? recv_offsets_.back() : step_recv_bytes_);
 }
 
-void Executor::check(int mpi_code, const char *what, int peer) const {
-  if (mpi_code == MPI_SUCCESS) {
+void Executor::record(int mpi_code, const char *what, int peer) {
+  if (mpi_code == MPI_SUCCESS || !failure_.empty()) {
     return;
   }
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(mpi_code, text, &length);
-  throw Error(REDIST_ERR_MPI,
-              std::string("redist execute: ") + what + " with peer rank " + std::to_string(peer) +
-                  " failed: " + std::string(text, static_cast<std::size_t>(length)));
+  failure_ = std::string("redist execute: ") + what +
+             (peer >= 0 ? " with peer rank " + std::to_string(peer) : " (peer unknown)") +
+             " failed: " + std::string(text, static_cast<std::size_t>(length));
+}
+
+template <class PeerRank, class Done>
+void Executor::wait_each(std::size_t first, std::size_t end, const char *what, PeerRank peer_rank,
+                         Done done) {
+  while (first < end) {
+    int index = MPI_UNDEFINED;
+    MPI_Status status;
+    const int rc =
+        MPI_Waitany(static_cast<int>(end - first), requests_.data() + first, &index, &status);
+    if (index == MPI_UNDEFINED) {
+      record(rc, what, -1); // no request left, or MPI cannot say which failed
+      return;
+    }
+    const std::size_t k = first + static_cast<std::size_t>(index);
+    requests_[k] = MPI_REQUEST_NULL; // completed, with or without an error
+    if (rc == MPI_SUCCESS) {
+      done(k);
+    } else {
+      record(rc, what, peer_rank(k));
+    }
+  }
 }
 
 namespace {
@@ -251,12 +279,12 @@ void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int peer) {
   for (std::size_t done = 0; done < bytes; done += max_bytes) {
     const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
     requests_.emplace_back();
-    if (send) {
-      check(MPI_Isend(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back()),
-            "MPI_Isend", peer);
-    } else {
-      check(MPI_Irecv(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back()),
-            "MPI_Irecv", peer);
+    const int rc =
+        send ? MPI_Isend(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back())
+             : MPI_Irecv(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back());
+    if (rc != MPI_SUCCESS) {
+      requests_.back() = MPI_REQUEST_NULL; // never completes: a receive is never unpacked
+      record(rc, send ? "MPI_Isend" : "MPI_Irecv", peer);
     }
   }
 }
@@ -264,6 +292,7 @@ void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int peer) {
 void Executor::execute(const void *a_void, void *b_void) {
   const auto *a = static_cast<const std::byte *>(a_void);
   auto *b = static_cast<std::byte *>(b_void);
+  failure_.clear();
   if (phases_[0]) {
     execute_two_phases(a, b);
   } else if (schedule_.strategy == Strategy::all_at_once) {
@@ -271,12 +300,21 @@ void Executor::execute(const void *a_void, void *b_void) {
   } else {
     execute_steps(a, b);
   }
+  if (!failure_.empty()) {
+    throw Error(REDIST_ERR_MPI, failure_);
+  }
 }
 
 void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
   mid_.resize(static_cast<std::size_t>(schedule_.phases->mid_elements) * element_size_);
-  phases_[0]->execute(a, mid_.data());
-  phases_[1]->execute(mid_.data(), b);
+  // The second phase runs even if the first failed: peers wait for its messages.
+  for (int phase = 0; phase < 2; ++phase) {
+    try {
+      phases_[phase]->execute(phase == 0 ? a : mid_.data(), phase == 0 ? mid_.data() : b);
+    } catch (const Error &e) {
+      if (failure_.empty()) failure_ = e.what();
+    }
+  }
 }
 
 void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
@@ -298,24 +336,24 @@ void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
     std::byte *out = send_buffer_.data() + send_offsets_[i];
     pack(plan_.sends[i], a, out);
     post(true, out, send_offsets_[i + 1] - send_offsets_[i], plan_.sends[i].rank);
+    request_peer_.resize(requests_.size(), static_cast<int>(i));
   }
   copy_local(a, b);
 
-  for (std::size_t left = receive_requests; left > 0; --left) {
-    int index = MPI_UNDEFINED;
-    MPI_Status status;
-    check(MPI_Waitany(static_cast<int>(receive_requests), requests_.data(), &index, &status),
-          "MPI_Waitany (receive)", index == MPI_UNDEFINED ? -1 : status.MPI_SOURCE);
-    const auto peer = static_cast<std::size_t>(request_peer_[static_cast<std::size_t>(index)]);
-    if (--pieces_pending_[peer] == 0) {
-      unpack(plan_.recvs[peer], recv_buffer_.data() + recv_offsets_[peer], b);
-    }
-  }
-  if (requests_.size() > receive_requests) {
-    check(MPI_Waitall(static_cast<int>(requests_.size() - receive_requests),
-                      requests_.data() + receive_requests, MPI_STATUSES_IGNORE),
-          "MPI_Waitall (send)", -1);
-  }
+  const auto peer_of = [&](std::size_t k) { return static_cast<std::size_t>(request_peer_[k]); };
+  // A message with a failed piece never reaches zero pending pieces: it is not unpacked.
+  wait_each(
+      0, receive_requests, "MPI_Waitany (receive)",
+      [&](std::size_t k) { return plan_.recvs[peer_of(k)].rank; },
+      [&](std::size_t k) {
+        const std::size_t peer = peer_of(k);
+        if (--pieces_pending_[peer] == 0) {
+          unpack(plan_.recvs[peer], recv_buffer_.data() + recv_offsets_[peer], b);
+        }
+      });
+  wait_each(
+      receive_requests, requests_.size(), "MPI_Waitany (send)",
+      [&](std::size_t k) { return plan_.sends[peer_of(k)].rank; }, [](std::size_t) {});
 }
 
 // Stepwise execution: in each step this rank exchanges only with that step's partners (no
@@ -348,17 +386,20 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
         copy_local(a, b);
         local_done = true;
       }
-      if (receive_requests > 0) {
-        check(
-            MPI_Waitall(static_cast<int>(receive_requests), requests_.data(), MPI_STATUSES_IGNORE),
-            "MPI_Waitall (receive)", from->rank);
-        const Index lo = step.recv_offset + begin;
-        unpack(*from, recv_buffer_.data(), b, lo, lo + recv_n);
+      if (from != nullptr) {
+        std::size_t received = 0;
+        wait_each(
+            0, receive_requests, "MPI_Waitany (receive)", [&](std::size_t) { return from->rank; },
+            [&](std::size_t) { ++received; });
+        if (received == receive_requests) { // else a piece failed: not unpacked
+          const Index lo = step.recv_offset + begin;
+          unpack(*from, recv_buffer_.data(), b, lo, lo + recv_n);
+        }
       }
-      if (requests_.size() > receive_requests) {
-        check(MPI_Waitall(static_cast<int>(requests_.size() - receive_requests),
-                          requests_.data() + receive_requests, MPI_STATUSES_IGNORE),
-              "MPI_Waitall (send)", to->rank);
+      if (to != nullptr) {
+        wait_each(
+            receive_requests, requests_.size(), "MPI_Waitany (send)",
+            [&](std::size_t) { return to->rank; }, [](std::size_t) {});
       }
     }
   }

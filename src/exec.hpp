@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace redist {
@@ -28,14 +29,17 @@ public:
            ScheduleChoice schedule = {}, int tag = kTag);
 
   /// Copy from a to b (this rank's local arrays). Collective over the plan's ranks.
-  /// Throws redist::Error (REDIST_ERR_MPI) naming the peer when MPI reports an error.
+  /// When MPI reports an error, the other transfers still run to completion (no request is
+  /// left behind, no peer waits for a message this rank skipped); then throws redist::Error
+  /// (REDIST_ERR_MPI) naming the MPI call and the peer of the first failure. A failed receive
+  /// is not unpacked: those elements of b keep their values (two-phase plans: unspecified).
   void execute(const void *a, void *b);
 
   [[nodiscard]] const RankPlan &plan() const { return plan_; }
   [[nodiscard]] std::size_t element_size() const { return element_size_; }
   [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
-  /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() holds,
-  /// allocated at the first call, then reused.
+  /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() uses,
+  /// allocated by the constructor (std::bad_alloc there), then reused.
   [[nodiscard]] std::size_t buffer_bytes() const;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
@@ -62,7 +66,13 @@ private:
   std::vector<std::vector<RowGroup>> group_rows(const std::vector<RunPattern> &patterns,
                                                 const std::vector<Peer> &peers,
                                                 const Peer *self) const;
-  void check(int mpi_code, const char *what, int peer) const;
+  /// Remember the first MPI failure of this execution; execute() throws it at the end.
+  void record(int mpi_code, const char *what, int peer);
+  /// Wait for requests_[first, end) one at a time: done(k) for each one that completed,
+  /// a failure recorded against peer_rank(k).
+  template <class PeerRank, class Done>
+  void wait_each(std::size_t first, std::size_t end, const char *what, PeerRank peer_rank,
+                 Done done);
 
   MPI_Comm comm_;
   int tag_;
@@ -77,13 +87,14 @@ private:
   std::size_t step_recv_bytes_ = 0;
   std::vector<std::byte> send_buffer_;
   std::vector<std::byte> recv_buffer_;
-  std::vector<MPI_Request> requests_;              // receives first, then sends
-  std::vector<int> request_peer_;                  // index into plan_.recvs for receive requests
-  std::vector<int> pieces_pending_;                // per receive peer
+  std::vector<MPI_Request> requests_; // receives first, then sends
+  std::vector<int> request_peer_;     // index into plan_.recvs / plan_.sends of each request
+  std::vector<int> pieces_pending_;   // per receive peer
   std::vector<std::vector<RowGroup>> send_groups_; // by row slot (full regions only)
   std::vector<std::vector<RowGroup>> recv_groups_;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
+  std::string failure_; // first MPI failure of the running execute(), "" if none
 };
 
 } // namespace redist

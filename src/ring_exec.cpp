@@ -534,7 +534,10 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
                                               int64_t *target) {
   static const char *call = "redist_ring_target_from_weight";
   return c_barrier(call, [&] {
-    const auto [rank, size] = comm_position(call, comm);
+    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
     agree(comm, call, "", [&] {
       if (target == nullptr) throw_argument(call, "target", 0, "NULL output pointer");
       if (load < 1)
@@ -567,7 +570,10 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
   static const char *call = "redist_ring_plan_create";
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
-    const auto [rank, size] = comm_position(call, comm);
+    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
     const bool bi = direction == REDIST_RING_BIDIRECTIONAL;
     agree(comm, call,
           "direction, transport, item_bytes or chunk_items (must be equal on every "

@@ -82,6 +82,15 @@ struct ArgumentError {
   fail(c, position, what, std::to_string(value), reason);
 }
 
+// Round 1 carries the global arguments as doubles, exact up to 2^53; only an ILP64 build can
+// pass larger values.
+constexpr long long kLargestAgreed = (1LL << 53) - 1;
+constexpr const char *kAgreedLimit = "must be below 2^53 = 9007199254740992";
+// A function, not a comparison in place: with 32-bit redist_int the test is always false.
+bool above_agreed(long long v) {
+  return v > kLargestAgreed;
+}
+
 std::string quoted(char ch) {
   return ch == '\0' ? "''" : std::string("'") + ch + "'";
 }
@@ -100,6 +109,14 @@ void check_side(const Call &c, const Side &s) {
   if (d[N_] < 0) fail(c, s.pos_desc, field(N_), d[N_], "must be >= 0");
   if (d[MB_] < 1) fail(c, s.pos_desc, field(MB_), d[MB_], "block size must be >= 1");
   if (d[NB_] < 1) fail(c, s.pos_desc, field(NB_), d[NB_], "block size must be >= 1");
+  for (const Desc f : {M_, N_, MB_, NB_}) {
+    if (above_agreed(d[f])) fail(c, s.pos_desc, field(f), d[f], kAgreedLimit);
+  }
+  // The distribution's period, block size times processes, must be an Index.
+  if (d[MB_] > INT64_MAX / s.grid.nprow)
+    fail(c, s.pos_desc, field(MB_), d[MB_], "block size times grid rows must be below 2^63");
+  if (d[NB_] > INT64_MAX / s.grid.npcol)
+    fail(c, s.pos_desc, field(NB_), d[NB_], "block size times grid columns must be below 2^63");
   if (d[RSRC_] < 0 || d[RSRC_] >= s.grid.nprow)
     fail(c, s.pos_desc, field(RSRC_), d[RSRC_],
          "must be in [0, " + std::to_string(s.grid.nprow) + ") (grid rows)");
@@ -113,9 +130,11 @@ void check_side(const Call &c, const Side &s) {
   if (d[LLD_] < std::max<Index>(1, local_rows))
     fail(c, s.pos_desc, field(LLD_), d[LLD_],
          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
+  const std::string i_name = s.name == 'A' ? "IA" : "IB";
+  const std::string j_name = s.name == 'A' ? "JA" : "JB";
+  if (above_agreed(s.i)) fail(c, s.pos_i, i_name, s.i, kAgreedLimit);
+  if (above_agreed(s.j)) fail(c, s.pos_j, j_name, s.j, kAgreedLimit);
   if (c.m > 0 && c.n > 0) {
-    const std::string i_name = s.name == 'A' ? "IA" : "IB";
-    const std::string j_name = s.name == 'A' ? "JA" : "JB";
     if (s.i < 1 || s.i > d[M_] - c.m + 1)
       fail(c, s.pos_i, i_name, s.i,
            "rows " + i_name + ".." + i_name + "+M-1 (M = " + std::to_string(c.m) +
@@ -139,6 +158,8 @@ void check_local(const Call &c, const blacs::GridInfo &ictxt_grid) {
   }
   if (c.m < 0) fail(c, c.pos.m, "M", c.m, "must be >= 0");
   if (c.n < 0) fail(c, c.pos.n, "N", c.n, "must be >= 0");
+  if (above_agreed(c.m)) fail(c, c.pos.m, "M", c.m, kAgreedLimit);
+  if (above_agreed(c.n)) fail(c, c.pos.n, "N", c.n, kAgreedLimit);
   for (const Side *s : {&c.a, &c.b}) {
     const redist_int ctxt = s->desc[CTXT_];
     if (ctxt != -1 && !blacs::context_handle_valid(ctxt))
@@ -558,31 +579,61 @@ int run_call(Call &c) {
       std::lock_guard lock(caches().mutex);
       caches().comms.insert(comm_key, comm);
     }
-    RankPlan rank_plan = make_rank_plan(t, static_cast<int>(slot), static_cast<int>(nslots));
+    // Planning (and the executor's buffers) may run out of memory on some processes only:
+    // every process learns it in one more combine, before any data moves.
+    bool out_of_memory = false;
+    RankPlan rank_plan;
+    try {
+      rank_plan = make_rank_plan(t, static_cast<int>(slot), static_cast<int>(nslots));
+    } catch (const std::bad_alloc &) {
+      out_of_memory = true;
+    }
     // The busiest process's all-at-once buffer, for the memory cap: one more combine, only
     // when a cap is set (the predicted time is not reported through these entries).
-    double global[2] = {0.0, 0.0};
+    double global[3] = {0.0, 0.0, 0.0};
     if (options.max_memory > 0) {
-      const ScheduleInputs local = all_at_once_local(rank_plan, options.model, c.element_size);
-      global[0] = static_cast<double>(local.all_at_once_buffer_max);
-      global[1] = local.all_at_once_seconds;
-      Cdgamx2d(c.ictxt, "All", " ", 2, 1, global, 2, nullptr, nullptr, -1, -1, -1);
+      if (!out_of_memory) {
+        const ScheduleInputs local = all_at_once_local(rank_plan, options.model, c.element_size);
+        global[0] = static_cast<double>(local.all_at_once_buffer_max);
+        global[1] = local.all_at_once_seconds;
+      }
+      global[2] = out_of_memory ? 1.0 : 0.0;
+      Cdgamx2d(c.ictxt, "All", " ", 3, 1, global, 3, nullptr, nullptr, -1, -1, -1);
     }
-    ScheduleChoice choice;
-    const std::string why = choose_schedule(
-        t, rank_plan, options, ScheduleInputs{static_cast<Index>(global[0]), global[1]},
-        c.element_size, choice);
+    std::string why;
+    std::shared_ptr<CachedPlan> built;
+    if (!out_of_memory && global[2] == 0.0) {
+      try {
+        ScheduleChoice choice;
+        why = choose_schedule(t, rank_plan, options,
+                              ScheduleInputs{static_cast<Index>(global[0]), global[1]},
+                              c.element_size, choice);
+        if (why.empty()) {
+          built = std::make_shared<CachedPlan>();
+          built->id = new_id;
+          built->comm = comm;
+          built->executor =
+              std::make_unique<Executor>(comm->comm, std::move(rank_plan), c.element_size,
+                                         c.a.grid.member() ? c.a.desc[LLD_] : 1,
+                                         c.b.grid.member() ? c.b.desc[LLD_] : 1, std::move(choice));
+        }
+      } catch (const std::bad_alloc &) {
+        out_of_memory = true;
+      }
+    }
+    redist_int failed = out_of_memory ? 1 : 0;
+    Cigamx2d(c.ictxt, "All", " ", 1, 1, &failed, 1, nullptr, nullptr, -1, -1, -1);
+    if (failed != 0) {
+      report(std::string(c.routine) + ": out of memory while planning" +
+             (out_of_memory ? "" : " on another process") + "; nothing was copied");
+      return REDIST_ERR_NO_MEMORY;
+    }
     if (!why.empty()) {
       report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured: " + why +
              "; nothing was copied");
       return REDIST_ERR_ARGUMENT;
     }
-    plan = std::make_shared<CachedPlan>();
-    plan->id = new_id;
-    plan->comm = comm;
-    plan->executor = std::make_unique<Executor>(
-        comm->comm, std::move(rank_plan), c.element_size, c.a.grid.member() ? c.a.desc[LLD_] : 1,
-        c.b.grid.member() ? c.b.desc[LLD_] : 1, std::move(choice));
+    plan = std::move(built);
     std::lock_guard lock(caches().mutex);
     caches().plans.insert(plan_key, plan);
   }
@@ -618,7 +669,9 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
     const int status = run_call(c);
     if (status != REDIST_SUCCESS) throw Error(static_cast<redist_status>(status), "");
   });
-  if (last_status == REDIST_ERR_INTERNAL || last_status == REDIST_ERR_NO_MEMORY) {
+  // Not yet reported: an exception run_call did not catch (its own errors carry no message).
+  if ((last_status == REDIST_ERR_INTERNAL || last_status == REDIST_ERR_NO_MEMORY) &&
+      *redist_last_error() != '\0') {
     report(redist_last_error());
   }
 }

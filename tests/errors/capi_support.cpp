@@ -15,8 +15,13 @@ redist_layout CArgs::layout(const MatSpec &s, const std::vector<int> &ranks) {
 
 CExpectFn invalid(const char *call, int bad, const std::string &arg, long long value,
                   const std::string &reason) {
+  return invalid(call, bad, arg, std::to_string(value), reason);
+}
+
+CExpectFn invalid(const char *call, int bad, const std::string &arg, const std::string &value,
+                  const std::string &reason) {
   const std::string message =
-      std::string(call) + ": argument " + arg + " = " + std::to_string(value) + ": " + reason;
+      std::string(call) + ": argument " + arg + " = " + value + ": " + reason;
   const std::string remote = std::string(call) + ": an argument is invalid on rank " +
                              std::to_string(bad) + " (see its message)";
   return [=](int rank) {
@@ -30,12 +35,16 @@ CExpectFn create_invalid(int bad, const std::string &arg, long long value,
   return invalid("redist_plan_create", bad, arg, value, reason);
 }
 
-CExpectFn create_mismatch() {
-  return [](int) {
-    return CExpect{REDIST_ERR_MISMATCH,
-                   "redist_plan_create: processes passed different m, n, type, region, "
-                   "unit_diag, options or layouts (all but lld must agree)"};
-  };
+CExpectFn create_opt_invalid(int bad, const std::string &arg, const std::string &value,
+                             const std::string &reason) {
+  return invalid("redist_plan_create_opt", bad, arg, value, reason);
+}
+
+CExpectFn create_mismatch(const char *call) {
+  const std::string message = std::string(call) +
+                              ": processes passed different m, n, type, region, "
+                              "unit_diag, options or layouts (all but lld must agree)";
+  return [=](int) { return CExpect{REDIST_ERR_MISMATCH, message}; };
 }
 
 bool everywhere(bool ok) {
@@ -74,12 +83,18 @@ void valid_plan_works(const std::string &where, redist_region region, int unit_d
 
 void create_case(const std::string &label, const CMutateFn &mutate, const CExpectFn &expect) {
   const int rank = world_rank();
-  const std::string where = "[redist_plan_create] " + label + ": ";
   CArgs x(errtest::standard_scenario());
   if (mutate) mutate(x, rank);
+  const std::string where =
+      std::string(x.with_options ? "[redist_plan_create_opt] " : "[redist_plan_create] ") + label +
+      ": ";
   redist_plan plan = nullptr;
-  const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb, x.region,
-                                          x.unit_diag, x.null_plan_pointer ? nullptr : &plan);
+  redist_plan *out = x.null_plan_pointer ? nullptr : &plan;
+  const int status = x.with_options
+                         ? capitest_plan_create_opt(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
+                                                    x.region, x.unit_diag, x.popt, out)
+                         : capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
+                                                x.region, x.unit_diag, out);
   const std::string message = redist_last_error();
   const CExpect want = expect(rank);
   EXPECT_EQ(status, want.status) << where << "status " << redist_status_name(status)

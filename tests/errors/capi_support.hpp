@@ -30,11 +30,16 @@ struct CArgs {
   redist_layout a{}, b{};
   const redist_layout *pa = &a, *pb = &b;
   bool null_plan_pointer = false;
+  /// Create with redist_plan_create_opt(popt) instead of redist_plan_create.
+  bool with_options = false;
+  redist_options options{};
+  const redist_options *popt = &options;
 
   explicit CArgs(const Scenario &s)
       : m(s.m), n(s.n), ranks_a(s.a.grid.ranks), ranks_b(s.b.grid.ranks) {
     a = layout(s.a, ranks_a);
     b = layout(s.b, ranks_b);
+    redist_options_init(&options);
   }
   CArgs(const CArgs &) = delete;
   CArgs &operator=(const CArgs &) = delete;
@@ -57,10 +62,15 @@ using CMutateFn = std::function<void(CArgs &, int rank)>;
 /// "<call>: argument <arg> = <value>: <reason>" there, REDIST_ERR_REMOTE elsewhere.
 CExpectFn invalid(const char *call, int bad, const std::string &arg, long long value,
                   const std::string &reason);
+CExpectFn invalid(const char *call, int bad, const std::string &arg, const std::string &value,
+                  const std::string &reason);
 CExpectFn create_invalid(int bad, const std::string &arg, long long value,
                          const std::string &reason);
+/// The same for redist_plan_create_opt.
+CExpectFn create_opt_invalid(int bad, const std::string &arg, const std::string &value,
+                             const std::string &reason);
 /// REDIST_ERR_MISMATCH on every rank.
-CExpectFn create_mismatch();
+CExpectFn create_mismatch(const char *call = "redist_plan_create");
 
 /// Whether `ok` holds on every rank (collective over MPI_COMM_WORLD).
 bool everywhere(bool ok);
@@ -69,8 +79,8 @@ bool everywhere(bool ok);
 void valid_plan_works(const std::string &where, redist_region region = REDIST_REGION_FULL,
                       int unit_diag = 0);
 
-/// One redist_plan_create of the standard scenario spoilt by `mutate`: status, message and
-/// *plan checked against `expect` on every rank; then valid_plan_works().
+/// One redist_plan_create (or _opt) of the standard scenario spoilt by `mutate`: status, message
+/// and *plan checked against `expect` on every rank; then valid_plan_works().
 void create_case(const std::string &label, const CMutateFn &mutate, const CExpectFn &expect);
 
 } // namespace capitest

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,51 @@ TEST(CApiErrors, BlockSizeNotPositive) {
           if (rank == bad) x.side(side).nb = -1;
         },
         create_invalid(bad, field(side, "nb"), -1, "block size must be >= 1"));
+  }
+}
+
+TEST(CApiErrors, BlockSizeTimesGridOverflows) {
+  // mb * nprow is the period of the row distribution: past INT64_MAX it cannot be computed.
+  const Scenario s = errtest::standard_scenario();
+  const int nprow = s.a.grid.nprow;
+  const int npcol = s.b.grid.npcol;
+  if (nprow > 1) {
+    const std::int64_t mb = INT64_MAX / nprow + 1;
+    create_case(
+        "a->mb * nprow > INT64_MAX everywhere", [=](CArgs &x, int) { x.a.mb = mb; },
+        create_invalid(-1, "a->mb", mb, "block size times grid rows must be below 2^63"));
+  }
+  if (npcol > 1) {
+    const std::int64_t nb = INT64_MAX / npcol + 1;
+    create_case(
+        "b->nb * npcol > INT64_MAX on the last rank",
+        [=](CArgs &x, int rank) {
+          if (rank == errtest::last_rank()) x.b.nb = nb;
+        },
+        create_invalid(errtest::last_rank(), "b->nb", nb,
+                       "block size times grid columns must be below 2^63"));
+  }
+  // The largest blocks that fit: one block holds all of A's rows / B's columns; the copy
+  // must match the oracle.
+  Scenario big = s;
+  big.a.mb = INT64_MAX / nprow;
+  big.b.nb = INT64_MAX / npcol;
+  CArgs x(big);
+  redist_plan plan = nullptr;
+  EXPECT_EQ(redist_plan_create(MPI_COMM_WORLD, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
+                               REDIST_REGION_FULL, 0, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  if (everywhere(plan != nullptr)) {
+    Data<double> d(big, 1, 2);
+    EXPECT_EQ(redist_plan_execute(plan, d.a.data(), d.b.data()), REDIST_SUCCESS)
+        << redist_last_error();
+    mpitest::CopySpec c;
+    c.m = big.m;
+    c.n = big.n;
+    std::string report;
+    EXPECT_EQ(mpitest::check_b(c, big.a, big.b, d.lb, d.b.data(), 1, 2, report), 0) << report;
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
   }
 }
 
@@ -313,6 +359,121 @@ TEST(CApiErrors, LldDiffersBetweenRanksIsFine) {
       [](int) {
         return CExpect{REDIST_SUCCESS, ""};
       });
+}
+
+// ---- redist_plan_create_opt: options ---------------------------------------------------------
+
+/// A create_opt case: `set` spoils the options of the ranks it is given (all or the last).
+void options_case(const std::string &label, const std::function<void(redist_options &)> &set,
+                  int bad, const CExpectFn &expect) {
+  create_case(
+      label,
+      [&](CArgs &x, int rank) {
+        x.with_options = true;
+        if (bad < 0 || rank == bad) set(x.options);
+      },
+      expect);
+}
+
+std::string known_schedules() {
+  std::string names;
+  for (int k = 0; redist_schedule_name(k) != nullptr; ++k)
+    names += std::string(names.empty() ? "" : ", ") + redist_schedule_name(k);
+  return names;
+}
+
+TEST(CApiErrors, OptionsInvalid) {
+  const int last = errtest::last_rank();
+  const std::string unknown = "unknown redist_schedule (known: " + known_schedules() + ")";
+  options_case(
+      "options->schedule = 99 everywhere", [](redist_options &o) { o.schedule = 99; }, -1,
+      create_opt_invalid(-1, "options->schedule", "99", unknown));
+  options_case(
+      "options->schedule = -1 on the last rank", [](redist_options &o) { o.schedule = -1; }, last,
+      create_opt_invalid(last, "options->schedule", "-1", unknown));
+  options_case(
+      "options->max_concurrent = -1 everywhere", [](redist_options &o) { o.max_concurrent = -1; },
+      -1, create_opt_invalid(-1, "options->max_concurrent", "-1", "must be >= 0 (0 = no limit)"));
+  options_case(
+      "options->max_concurrent = -3 on the last rank",
+      [](redist_options &o) { o.max_concurrent = -3; }, last,
+      create_opt_invalid(last, "options->max_concurrent", "-3", "must be >= 0 (0 = no limit)"));
+  options_case(
+      "options->max_memory = -8 everywhere", [](redist_options &o) { o.max_memory = -8; }, -1,
+      create_opt_invalid(-1, "options->max_memory", "-8", "must be >= 0 (0 = no cap)"));
+  const std::string finite = "must be a finite number >= 0 (0 = default)";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  options_case(
+      "options->alpha = NaN everywhere", [=](redist_options &o) { o.alpha = nan; }, -1,
+      create_opt_invalid(-1, "options->alpha", "nan", finite));
+  options_case(
+      "options->alpha = +inf on the last rank", [=](redist_options &o) { o.alpha = inf; }, last,
+      create_opt_invalid(last, "options->alpha", "inf", finite));
+  options_case(
+      "options->alpha = -1e-06 everywhere", [](redist_options &o) { o.alpha = -1e-6; }, -1,
+      create_opt_invalid(-1, "options->alpha", "-1e-06", finite));
+  options_case(
+      "options->beta = -inf everywhere (alpha valid)",
+      [=](redist_options &o) {
+        o.alpha = 1e-5;
+        o.beta = -inf;
+      },
+      -1, create_opt_invalid(-1, "options->beta", "-inf", finite));
+  options_case(
+      "options->beta = NaN on the last rank", [=](redist_options &o) { o.beta = nan; }, last,
+      create_opt_invalid(last, "options->beta", "nan", finite));
+  // Valid values that no schedule can honour: refused on every rank, naming the option.
+  options_case(
+      "options->max_memory = 15 bytes (below one double each way) everywhere",
+      [](redist_options &o) { o.max_memory = 15; }, -1,
+      [](int) {
+        return CExpect{REDIST_ERR_ARGUMENT,
+                       "redist_plan_create_opt: argument options: max_memory of 15 bytes is "
+                       "below one element sent and one received (16 bytes)"};
+      });
+}
+
+TEST(CApiErrors, OptionsNullMeansDefaults) {
+  const int last = errtest::last_rank();
+  const CExpectFn success = [](int) { return CExpect{REDIST_SUCCESS, ""}; };
+  create_case(
+      "options = NULL everywhere",
+      [](CArgs &x, int) {
+        x.with_options = true;
+        x.popt = nullptr;
+      },
+      success);
+  create_case(
+      "options = NULL on the last rank, the defaults elsewhere",
+      [=](CArgs &x, int rank) {
+        x.with_options = true;
+        if (rank == last) x.popt = nullptr;
+      },
+      success);
+}
+
+TEST(CApiErrors, OptionsDifferBetweenRanks) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int last = errtest::last_rank();
+  const CExpectFn mismatch = create_mismatch("redist_plan_create_opt");
+  options_case(
+      "options->schedule = caterpillar on the last rank, auto elsewhere",
+      [](redist_options &o) { o.schedule = REDIST_SCHEDULE_CATERPILLAR; }, last, mismatch);
+  options_case(
+      "options->max_concurrent = 1 on the last rank, 0 elsewhere",
+      [](redist_options &o) { o.max_concurrent = 1; }, last, mismatch);
+  options_case(
+      "options->max_memory = 4096 on the last rank, 0 elsewhere",
+      [](redist_options &o) { o.max_memory = 4096; }, last, mismatch);
+  // The cost model chooses the automatic schedule: ranks with different models could choose
+  // different schedules and never match each other's messages.
+  options_case(
+      "options->alpha = 1e-3 on the last rank, the default elsewhere",
+      [](redist_options &o) { o.alpha = 1e-3; }, last, mismatch);
+  options_case(
+      "options->beta = 1e-6 on the last rank, the default elsewhere",
+      [](redist_options &o) { o.beta = 1e-6; }, last, mismatch);
 }
 
 // ---- redist_plan_execute -------------------------------------------------------------------

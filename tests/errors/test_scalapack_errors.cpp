@@ -25,6 +25,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <complex>
 #include <cstdio>
 #include <functional>
@@ -119,16 +120,8 @@ void fill_desc(redist_int *d, const MatSpec &s) {
     std::copy(garbage, garbage + 9, d);
     return;
   }
-  const redist_int values[9] = {1,
-                                ctxt,
-                                static_cast<redist_int>(s.mg),
-                                static_cast<redist_int>(s.ng),
-                                static_cast<redist_int>(s.mb),
-                                static_cast<redist_int>(s.nb),
-                                s.rsrc,
-                                s.csrc,
-                                static_cast<redist_int>(lb.lld)};
-  std::copy(values, values + 9, d);
+  const std::array<int, 9> values = mpitest::descriptor(s, ctxt, lb);
+  std::copy(values.begin(), values.end(), d);
 }
 
 Args make_args(const Scenario &s, const void *a, void *b) {

@@ -360,6 +360,19 @@ std::int64_t region_count(Region r, bool unit_diag, std::int64_t m, std::int64_t
   return count;
 }
 
+std::array<int, 9> descriptor(const MatSpec &s, int ctxt, const LocalBuf &lb) {
+  if (!lb.member) return {1, -1, 0, 0, 1, 1, 0, 0, 1};
+  return {1,
+          ctxt,
+          static_cast<int>(s.mg),
+          static_cast<int>(s.ng),
+          static_cast<int>(s.mb),
+          static_cast<int>(s.nb),
+          s.rsrc,
+          s.csrc,
+          static_cast<int>(lb.lld)};
+}
+
 LocalBuf local_buf(const MatSpec &s, int rank) {
   LocalBuf lb;
   lb.member = s.grid.find(rank, lb.pr, lb.pc);

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <redist.h>
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -183,6 +184,10 @@ struct LocalBuf {
   std::int64_t elems = 0; ///< allocated elements (lld*locc + GuardElems)
 };
 LocalBuf local_buf(const MatSpec &s, int rank);
+
+/// The ScaLAPACK descriptor of `s` on the process whose local buffer is `lb` (BLACS context
+/// `ctxt`); outside the grid CTXT_ = -1 and valid-looking values elsewhere.
+std::array<int, 9> descriptor(const MatSpec &s, int ctxt, const LocalBuf &lb);
 
 /// Fill A's buffer: global-index codes in the array, padding codes elsewhere.
 template <class T>

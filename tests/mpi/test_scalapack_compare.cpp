@@ -44,10 +44,14 @@ enum class Relation { SameContext, SameProcesses, Disjoint, Random };
 
 const char *relation_name(Relation r) {
   switch (r) {
-  case Relation::SameContext: return "same-context";
-  case Relation::SameProcesses: return "same-processes";
-  case Relation::Disjoint: return "disjoint";
-  case Relation::Random: return "random-overlap";
+  case Relation::SameContext:
+    return "same-context";
+  case Relation::SameProcesses:
+    return "same-processes";
+  case Relation::Disjoint:
+    return "disjoint";
+  case Relation::Random:
+    return "random-overlap";
   }
   return "?";
 }
@@ -80,19 +84,20 @@ struct Case {
   }
 
   [[nodiscard]] std::string describe() const {
-    std::string s = "case " + std::to_string(index) + ": p" + std::string(1, type) +
-                    (trmr ? "trmr2d UPLO='" + std::string(1, uplo) + "' DIAG='" +
-                                std::string(1, diag) + "'"
-                          : std::string("gemr2d")) +
-                    " M=" + std::to_string(m) + " N=" + std::to_string(n) + " (" +
-                    (by_value ? "by-value C entry" : "Fortran entry") + ", " +
-                    (redist_first ? "redist first" : "ScaLAPACK first") +
-                    (repeat ? ", called twice" : "") + ")\n";
+    std::string s =
+        "case " + std::to_string(index) + ": p" + std::string(1, type) +
+        (trmr ? "trmr2d UPLO='" + std::string(1, uplo) + "' DIAG='" + std::string(1, diag) + "'"
+              : std::string("gemr2d")) +
+        " M=" + std::to_string(m) + " N=" + std::to_string(n) + " (" +
+        (by_value ? "by-value C entry" : "Fortran entry") + ", " +
+        (redist_first ? "redist first" : "ScaLAPACK first") + (repeat ? ", called twice" : "") +
+        ")\n";
     s += "    ICTXT: ";
-    s += ictxt_is == Ictxt::OfA ? "A's context" : ictxt_is == Ictxt::OfB ? "B's context"
-                                                                           : ictxt.describe();
-    s += "\n    A: " + a.describe() + "\n    B: " + b.describe() + "  [" +
-         relation_name(relation) + "]\n    non-member descriptors: " +
+    s += ictxt_is == Ictxt::OfA   ? "A's context"
+         : ictxt_is == Ictxt::OfB ? "B's context"
+                                  : ictxt.describe();
+    s += "\n    A: " + a.describe() + "\n    B: " + b.describe() + "  [" + relation_name(relation) +
+         "]\n    non-member descriptors: " +
          (garbage_desc ? "garbage except CTXT_=-1" : "real values with CTXT_=-1") + "\n";
     return s;
   }
@@ -150,7 +155,8 @@ Case draw_case(Rng &rng, int np, int index) {
   c.a = random_matrix(rng, std::move(ga), c.m, c.n);
   c.b = random_matrix(rng, std::move(gb), c.m, c.n);
   c.garbage_desc = rng.coin(0.5);
-  for (int &g : c.garbage) g = static_cast<int>(rng.uniform(-3, 40));
+  for (int &g : c.garbage)
+    g = static_cast<int>(rng.uniform(-3, 40));
   c.by_value = rng.coin(0.25);
   c.redist_first = rng.coin(0.5);
   c.repeat = rng.coin(0.2);
@@ -170,41 +176,40 @@ struct Args {
 
 template <class T> struct Calls;
 
-#define DEFINE_CALLS(T, x, RAW)                                                                \
-  template <> struct Calls<T> {                                                                \
-    static void scalapack(const Args &g) {                                                     \
-      const int m = static_cast<int>(g.c->m), n = static_cast<int>(g.c->n);                    \
-      const int ia = static_cast<int>(g.c->a.ia), ja = static_cast<int>(g.c->a.ja);            \
-      const int ib = static_cast<int>(g.c->b.ia), jb = static_cast<int>(g.c->b.ja);            \
-      if (g.c->trmr)                                                                           \
-        p##x##trmr2d_(&g.c->uplo, &g.c->diag, &m, &n, static_cast<RAW *>(g.a), &ia, &ja,       \
-                      g.desca, static_cast<RAW *>(g.b), &ib, &jb, g.descb, &g.ictxt);          \
-      else                                                                                     \
-        p##x##gemr2d_(&m, &n, static_cast<RAW *>(g.a), &ia, &ja, g.desca,                      \
-                      static_cast<RAW *>(g.b), &ib, &jb, g.descb, &g.ictxt);                   \
-    }                                                                                          \
-    static void redist(const Args &g) {                                                        \
-      const int m = static_cast<int>(g.c->m), n = static_cast<int>(g.c->n);                    \
-      const int ia = static_cast<int>(g.c->a.ia), ja = static_cast<int>(g.c->a.ja);            \
-      const int ib = static_cast<int>(g.c->b.ia), jb = static_cast<int>(g.c->b.ja);            \
-      const char uplo[2] = {g.c->uplo, 0}, diag[2] = {g.c->diag, 0};                           \
-      if (g.c->by_value) {                                                                     \
-        if (g.c->trmr)                                                                         \
-          redist_Cp##x##trmr2d(uplo, diag, m, n, static_cast<RAW *>(g.a), ia, ja, g.desca,     \
-                               static_cast<RAW *>(g.b), ib, jb, g.descb, g.ictxt);             \
-        else                                                                                   \
-          redist_Cp##x##gemr2d(m, n, static_cast<RAW *>(g.a), ia, ja, g.desca,                 \
-                               static_cast<RAW *>(g.b), ib, jb, g.descb, g.ictxt);             \
-      } else {                                                                                 \
-        if (g.c->trmr)                                                                         \
-          redist_p##x##trmr2d_(&g.c->uplo, &g.c->diag, &m, &n, static_cast<RAW *>(g.a), &ia,   \
-                               &ja, g.desca, static_cast<RAW *>(g.b), &ib, &jb, g.descb,       \
-                               &g.ictxt);                                                      \
-        else                                                                                   \
-          redist_p##x##gemr2d_(&m, &n, static_cast<RAW *>(g.a), &ia, &ja, g.desca,             \
-                               static_cast<RAW *>(g.b), &ib, &jb, g.descb, &g.ictxt);          \
-      }                                                                                        \
-    }                                                                                          \
+#define DEFINE_CALLS(T, x, RAW)                                                                    \
+  template <> struct Calls<T> {                                                                    \
+    static void scalapack(const Args &g) {                                                         \
+      const int m = static_cast<int>(g.c->m), n = static_cast<int>(g.c->n);                        \
+      const int ia = static_cast<int>(g.c->a.ia), ja = static_cast<int>(g.c->a.ja);                \
+      const int ib = static_cast<int>(g.c->b.ia), jb = static_cast<int>(g.c->b.ja);                \
+      if (g.c->trmr)                                                                               \
+        p##x##trmr2d_(&g.c->uplo, &g.c->diag, &m, &n, static_cast<RAW *>(g.a), &ia, &ja, g.desca,  \
+                      static_cast<RAW *>(g.b), &ib, &jb, g.descb, &g.ictxt);                       \
+      else                                                                                         \
+        p##x##gemr2d_(&m, &n, static_cast<RAW *>(g.a), &ia, &ja, g.desca, static_cast<RAW *>(g.b), \
+                      &ib, &jb, g.descb, &g.ictxt);                                                \
+    }                                                                                              \
+    static void redist(const Args &g) {                                                            \
+      const int m = static_cast<int>(g.c->m), n = static_cast<int>(g.c->n);                        \
+      const int ia = static_cast<int>(g.c->a.ia), ja = static_cast<int>(g.c->a.ja);                \
+      const int ib = static_cast<int>(g.c->b.ia), jb = static_cast<int>(g.c->b.ja);                \
+      const char uplo[2] = {g.c->uplo, 0}, diag[2] = {g.c->diag, 0};                               \
+      if (g.c->by_value) {                                                                         \
+        if (g.c->trmr)                                                                             \
+          redist_Cp##x##trmr2d(uplo, diag, m, n, static_cast<RAW *>(g.a), ia, ja, g.desca,         \
+                               static_cast<RAW *>(g.b), ib, jb, g.descb, g.ictxt);                 \
+        else                                                                                       \
+          redist_Cp##x##gemr2d(m, n, static_cast<RAW *>(g.a), ia, ja, g.desca,                     \
+                               static_cast<RAW *>(g.b), ib, jb, g.descb, g.ictxt);                 \
+      } else {                                                                                     \
+        if (g.c->trmr)                                                                             \
+          redist_p##x##trmr2d_(&g.c->uplo, &g.c->diag, &m, &n, static_cast<RAW *>(g.a), &ia, &ja,  \
+                               g.desca, static_cast<RAW *>(g.b), &ib, &jb, g.descb, &g.ictxt);     \
+        else                                                                                       \
+          redist_p##x##gemr2d_(&m, &n, static_cast<RAW *>(g.a), &ia, &ja, g.desca,                 \
+                               static_cast<RAW *>(g.b), &ib, &jb, g.descb, &g.ictxt);              \
+      }                                                                                            \
+    }                                                                                              \
   };
 DEFINE_CALLS(float, s, float)
 DEFINE_CALLS(double, d, double)
@@ -216,32 +221,31 @@ DEFINE_CALLS(int, i, int)
 // ---------------------------------------------------------------------------------------------
 struct Outcome {
   bool participant = false;
-  std::int64_t redist_bad = 0;     ///< redist's B vs the oracle
-  std::int64_t scalapack_bad = 0;  ///< ScaLAPACK's B vs the oracle
-  std::int64_t differ = 0;         ///< elements where redist's B != ScaLAPACK's B
-  std::string failure;             ///< everything that is redist's fault
-  std::string quirk;               ///< ScaLAPACK disagreeing with the oracle
+  std::int64_t redist_bad = 0;    ///< redist's B vs the oracle
+  std::int64_t scalapack_bad = 0; ///< ScaLAPACK's B vs the oracle
+  std::int64_t differ = 0;        ///< elements where redist's B != ScaLAPACK's B
+  std::string failure;            ///< everything that is redist's fault
+  std::string quirk;              ///< ScaLAPACK disagreeing with the oracle
 };
 
 void make_desc(const MatSpec &s, const LocalBuf &lb, int ctxt, const Case &c, int which,
                int desc[9]) {
   if (lb.member) {
+    const std::array<int, 9> d = descriptor(s, ctxt, lb);
+    std::copy(d.begin(), d.end(), desc);
+  } else if (c.garbage_desc) {
+    std::copy(c.garbage.begin() + 9 * which, c.garbage.begin() + 9 * which + 9, desc);
+    desc[1] = -1;
+  } else {
     const int d[9] = {1,
-                      ctxt,
+                      -1,
                       static_cast<int>(s.mg),
                       static_cast<int>(s.ng),
                       static_cast<int>(s.mb),
                       static_cast<int>(s.nb),
                       s.rsrc,
                       s.csrc,
-                      static_cast<int>(lb.lld)};
-    std::copy(d, d + 9, desc);
-  } else if (c.garbage_desc) {
-    std::copy(c.garbage.begin() + 9 * which, c.garbage.begin() + 9 * which + 9, desc);
-    desc[1] = -1;
-  } else {
-    const int d[9] = {1,    -1,     static_cast<int>(s.mg), static_cast<int>(s.ng),
-                      static_cast<int>(s.mb), static_cast<int>(s.nb), s.rsrc, s.csrc, 1};
+                      1};
     std::copy(d, d + 9, desc);
   }
 }
@@ -284,7 +288,8 @@ Outcome run_case(const Case &c, bool participant, int ctxt_a, int ctxt_b, int ct
       if (status != 0)
         out.failure += label + "redist_scalapack_last_status() = " + std::to_string(status) + "\n";
       if (calls != 1 && !(calls == 0 && (c.m == 0 || c.n == 0)))
-        out.failure += label + "redist_scalapack_call_count() grew by " + std::to_string(calls) + "\n";
+        out.failure +=
+            label + "redist_scalapack_call_count() grew by " + std::to_string(calls) + "\n";
       if (a_changed()) out.failure += label + "redist modified A's local buffer\n";
       if (desc_changed()) out.failure += label + "redist modified a descriptor\n";
     };
@@ -311,8 +316,10 @@ Outcome run_case(const Case &c, bool participant, int ctxt_a, int ctxt_b, int ct
 
     const CopySpec cs = c.copy();
     std::string rep_redist, rep_scalapack;
-    const std::int64_t redist_bad = check_b(cs, c.a, c.b, lb, b_test.data(), a_salt, b_salt, rep_redist);
-    const std::int64_t scalapack_bad = check_b(cs, c.a, c.b, lb, b_ref.data(), a_salt, b_salt, rep_scalapack);
+    const std::int64_t redist_bad =
+        check_b(cs, c.a, c.b, lb, b_test.data(), a_salt, b_salt, rep_redist);
+    const std::int64_t scalapack_bad =
+        check_b(cs, c.a, c.b, lb, b_ref.data(), a_salt, b_salt, rep_scalapack);
     std::int64_t differ = 0;
     for (std::size_t p = 0; p < b_ref.size(); ++p)
       differ += std::memcmp(&b_ref[p], &b_test[p], sizeof(T)) != 0 ? 1 : 0;
@@ -339,11 +346,16 @@ Outcome run_case(const Case &c, bool participant, int ctxt_a, int ctxt_b, int ct
 
 Outcome run_typed(const Case &c, bool participant, int ca, int cb, int ci) {
   switch (c.type) {
-  case 's': return run_case<float>(c, participant, ca, cb, ci);
-  case 'd': return run_case<double>(c, participant, ca, cb, ci);
-  case 'c': return run_case<std::complex<float>>(c, participant, ca, cb, ci);
-  case 'z': return run_case<std::complex<double>>(c, participant, ca, cb, ci);
-  default: return run_case<int>(c, participant, ca, cb, ci);
+  case 's':
+    return run_case<float>(c, participant, ca, cb, ci);
+  case 'd':
+    return run_case<double>(c, participant, ca, cb, ci);
+  case 'c':
+    return run_case<std::complex<float>>(c, participant, ca, cb, ci);
+  case 'z':
+    return run_case<std::complex<double>>(c, participant, ca, cb, ci);
+  default:
+    return run_case<int>(c, participant, ca, cb, ci);
   }
 }
 
@@ -352,7 +364,8 @@ struct Stats {
   void add(const std::string &k) { ++counts[k]; }
   [[nodiscard]] std::string str() const {
     std::string s;
-    for (const auto &[k, v] : counts) s += "  " + k + "=" + std::to_string(v);
+    for (const auto &[k, v] : counts)
+      s += "  " + k + "=" + std::to_string(v);
     return s;
   }
 };
@@ -376,7 +389,8 @@ TEST(ScalapackCompare, RandomCases) {
     if (options().only_case >= 0 && options().only_case != index) continue;
     if (options().verbose) print0(c.describe());
     ++run;
-    watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " + c.describe());
+    watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " +
+                 c.describe());
     std::string harness_error;
     const int ctxt_a = create_context(c.a.grid, harness_error);
     const int ctxt_b =
@@ -413,8 +427,7 @@ TEST(ScalapackCompare, RandomCases) {
     watchdog_disarm();
 
     if (!out.failure.empty())
-      ADD_FAILURE() << "seed " << seed << " np " << np << ", " << c.describe()
-                    << out.failure;
+      ADD_FAILURE() << "seed " << seed << " np " << np << ", " << c.describe() << out.failure;
     if (!out.quirk.empty()) {
       std::printf("[rank %d] ScaLAPACK quirk (oracle is the judge) in %s%s", me,
                   c.describe().c_str(), out.quirk.c_str());
@@ -429,10 +442,9 @@ TEST(ScalapackCompare, RandomCases) {
     stats.add(std::string("type-") + c.type);
     stats.add(c.trmr ? std::string("trmr2d-") + c.uplo + c.diag : "gemr2d");
     stats.add(relation_name(c.relation));
-    stats.add(c.ictxt_is == Ictxt::OfA ? "ictxt=A" : c.ictxt_is == Ictxt::OfB
-                                                         ? "ictxt=B"
-                                                         : (c.ictxt.size() == np ? "ictxt=all"
-                                                                                 : "ictxt=subset"));
+    stats.add(c.ictxt_is == Ictxt::OfA   ? "ictxt=A"
+              : c.ictxt_is == Ictxt::OfB ? "ictxt=B"
+                                         : (c.ictxt.size() == np ? "ictxt=all" : "ictxt=subset"));
     stats.add(std::string("A-") + kind_name(c.a.grid.kind));
     stats.add(std::string("B-") + kind_name(c.b.grid.kind));
     if (c.m == 0 || c.n == 0) stats.add("empty");
@@ -446,8 +458,8 @@ TEST(ScalapackCompare, RandomCases) {
   print0("[  CASES   ] " + std::to_string(run) + " cases on " + std::to_string(np) + " ranks, " +
          std::to_string(failed_cases) + " failed, " + std::to_string(quirk_cases) +
          " where ScaLAPACK disagreed with the oracle" +
-         (quirk_list.empty() ? "" : " (cases" + quirk_list + ")") + "\n[  COVER   ]" +
-         stats.str() + "\n");
+         (quirk_list.empty() ? "" : " (cases" + quirk_list + ")") + "\n[  COVER   ]" + stats.str() +
+         "\n");
   EXPECT_EQ(failed_cases, 0);
 }
 

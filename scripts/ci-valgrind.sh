@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# CI job: valgrind memcheck on a few short MPI tests of the regular build (the one
+# scripts/test.sh made: $REDIST_BUILD_DIR, default build/test), with Open MPI's suppressions
+# and tests/reliability/valgrind.supp (third-party code only). Any memcheck error fails the
+# job (--error-exitcode). Leaks are the sanitizer job's business (LeakSanitizer).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REDIST_EXTRA_PACKAGES="valgrind" source scripts/deps.sh
+source scripts/ci-common.sh
+build=${REDIST_BUILD_DIR:-build/test}
+if [[ ! -x $build/tests/reliability/redist_resource_tests ]]; then
+  ci_step "build ($build)"
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON >/dev/null
+  cmake --build "$build" -j"$(nproc)"
+fi
+vg=(valgrind -q --error-exitcode=99 --leak-check=no --track-origins=no
+    --suppressions=/usr/share/openmpi/openmpi-valgrind.supp
+    --suppressions="$PWD/tests/reliability/valgrind.supp")
+ci_step "valgrind memcheck: C API plans (oracle), 2 ranks"
+ci_mpi 600 2 "${vg[@]}" "$build/tests/mpi/redist_mpi_tests" --gtest_filter='CApi.*' --cases=20
+ci_step "valgrind memcheck: every error case of the C API and ScaLAPACK entries, 3 ranks"
+ci_mpi 600 3 "${vg[@]}" "$build/tests/errors/redist_error_tests"
+ci_step "valgrind memcheck: resource hygiene (300 ScaLAPACK-entry calls), 3 ranks"
+ci_mpi 600 3 "${vg[@]}" "$build/tests/reliability/redist_resource_tests" --cases=300
+ci_step "valgrind memcheck: A and B in the same memory, 2 ranks"
+ci_mpi 300 2 "${vg[@]}" "$build/tests/reliability/redist_overlap_tests"
+ci_step "valgrind memcheck: MPI errors injected during execution, 3 ranks"
+# Not the out-of-memory case: under valgrind a failed operator new aborts instead of throwing.
+ci_mpi 300 3 "${vg[@]}" "$build/tests/reliability/redist_fault_tests" \
+  --gtest_filter=-Faults.OutOfMemoryWhilePlanningIsAgreed
+ci_done
