@@ -623,25 +623,27 @@ std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
   return {};
 }
 
-// One dimension of an intermediate layout: a window of `length` starting at `start`.
+// One dimension of an intermediate layout; its window starts at index 0.
 struct MidDimension {
   BlockCyclic layout;
-  Index start = 0;
-  bool intermediate = false; ///< CYCLIC(lcm) / CYCLIC(gcd), not an end's own distribution
+  bool intermediate = false; ///< CYCLIC(lcm) / CYCLIC(gcd), not an end's own block size
 };
 
 // The choices for one dimension of an intermediate layout on a grid with `nprocs` processes
-// along it: the end's own distribution (`own`, window moved into the first period: same
-// owners, smaller arrays) and Kaushik et al.'s intermediates with that process count.
+// along it: the end's own block size, its first window block on the process that holds it
+// (the end's own owners when the window starts on a block boundary), and Kaushik et al.'s
+// intermediates with that process count. Each holds only the window: a rank's intermediate
+// array grows with its share of the window, never with the indices before it.
 std::vector<MidDimension> mid_dimensions(const Transfer1D &t, const BlockCyclic &own,
                                          Index own_start) {
   std::vector<MidDimension> out;
-  const Index start = own_start % own.period();
-  out.push_back({BlockCyclic{start + t.length, own.block, own.nprocs, own.src}, start, false});
+  const auto first_owner =
+      static_cast<int>((own_start / own.block + own.src) % static_cast<Index>(own.nprocs));
+  out.push_back({BlockCyclic{t.length, own.block, own.nprocs, first_owner}, false});
   if (own.nprocs > 1) {
     for (const BlockCyclic &mid : multiphase_intermediates(t)) {
       if (mid.nprocs == own.nprocs) {
-        out.push_back({mid, 0, true});
+        out.push_back({mid, true});
       }
     }
   }
@@ -658,7 +660,7 @@ std::vector<Layout> mid_layouts(const Transfer &t) {
     for (const MidDimension &r : rows) {
       for (const MidDimension &c : cols) {
         if (r.intermediate || c.intermediate) {
-          out.push_back(Layout{r.layout, c.layout, end->grid, r.start, c.start});
+          out.push_back(Layout{r.layout, c.layout, end->grid, 0, 0});
         }
       }
     }

@@ -48,7 +48,8 @@ struct ScheduleChoice {
 /// the source is copied into an intermediate layout on the source or the destination grid,
 /// then from there into the destination. The intermediate's rows and columns are
 /// CYCLIC(lcm) / CYCLIC(gcd) of the two ends' block sizes (multiphase_intermediates) or one
-/// end's own distribution of that dimension; its window starts within the first period.
+/// end's own block size starting on the process that holds the end's first window block; the
+/// intermediate holds the window only (extent m x n, window at 0).
 struct TwoPhase {
   Layout mid;
   std::array<Transfer, 2> transfers; ///< source -> mid, mid -> destination

@@ -182,8 +182,8 @@ std::string check_two_phases(const Transfer &t, const std::vector<RankView> &vie
     return "the phases do not chain source -> intermediate -> destination";
   if (mid.grid.ranks != t.src.grid.ranks && mid.grid.ranks != t.dst.grid.ranks)
     return "the intermediate grid is neither the source nor the destination grid";
-  if (mid.rows.extent < mid.i + t.m || mid.cols.extent < mid.j + t.n)
-    return "the intermediate layout does not hold the window";
+  if (mid.rows.extent != t.m || mid.cols.extent != t.n || mid.i != 0 || mid.j != 0)
+    return "the intermediate layout holds more than the window";
   const Index mid_bytes = [&] {
     Index most = 0;
     for (int pr = 0; pr < mid.grid.nprow; ++pr)
