@@ -18,7 +18,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from ring_study import Svg  # noqa: E402  (the hand-written SVG writer shared by the studies)
+from ring_study import Svg, log_log_panel  # noqa: E402  (the hand-written SVG writer shared by the studies)
 
 SERIES = (("scalapack_s", "ScaLAPACK PxGEMR2D", "#d62728"), ("redist_s", "redist", "#1f77b4"),
           ("memcpy_s", "one memcpy of the busiest rank's bytes", "#7f7f7f"))
@@ -47,24 +47,9 @@ def plot(results, ranks_list, sizes, case, path):
     svg = Svg(x0 + len(ranks_list) * (pw + 70) + 20, y0 + ph + 110)
     svg.text(svg.w / 2, 22, f"bench case '{case}': time per call against matrix order "
              "(medians; max over ranks)", 13, "middle")
-    lx, ly = math.log10, math.log10
     for i, ranks in enumerate(ranks_list):
-        px = x0 + i * (pw + 70)
-        sx = lambda n, px=px: px + (lx(n) - lx(sizes[0])) / max(lx(sizes[-1]) - lx(sizes[0]), 1e-9) * pw
-        sy = lambda v: y0 + ph - (ly(v) - ly(ymin)) / (ly(ymax) - ly(ymin)) * ph
-        svg.line(px, y0 + ph, px + pw, y0 + ph)
-        svg.line(px, y0, px, y0 + ph)
-        for n in sizes:
-            svg.line(sx(n), y0 + ph, sx(n), y0 + ph + 4)
-            svg.text(sx(n), y0 + ph + 17, f"{n:,}", 11, "middle")
-        e = round(ly(ymin))
-        while e <= round(ly(ymax)):
-            svg.line(px - 4, sy(10.0 ** e), px + pw, sy(10.0 ** e), "#ddd")
-            svg.text(px - 7, sy(10.0 ** e) + 4, f"1e{e}", 11, "end")
-            e += 1
-        svg.text(px + pw / 2, y0 + ph + 36, "matrix order N (N x N doubles)", 12, "middle")
-        svg.text(px - 55, y0 + ph / 2, "seconds", 12, "middle", rotate=-90)
-        svg.text(px + pw / 2, y0 - 10, f"{ranks} ranks", 13, "middle")
+        sx, sy = log_log_panel(svg, x0 + i * (pw + 70), y0, pw, ph, sizes, ymin, ymax,
+                               "matrix order N (N x N doubles)", "seconds", f"{ranks} ranks")
         for column, _, colour in SERIES:
             pts = [(sx(n), sy(float(results[(ranks, n)][column]))) for n in sizes
                    if float(results[(ranks, n)][column]) > 0]

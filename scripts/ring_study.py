@@ -15,6 +15,7 @@ writes the CSVs and SVG plots into docs/ring/ and prints the summaries quoted in
 import argparse
 import csv
 import io
+import math
 import os
 import statistics
 import subprocess
@@ -83,6 +84,27 @@ class Svg:
             f.write(f'<rect width="{self.w}" height="{self.h}" fill="white"/>\n')
             f.write("\n".join(self.items))
             f.write("\n</svg>\n")
+
+
+def log_log_panel(svg, px, y0, w, h, xticks, ymin, ymax, xlabel, ylabel, title):
+    """Axes of a log-log panel at (px, y0): x ticks at `xticks`, a grid line per decade from
+    ymin to ymax (powers of ten). Returns the maps (sx, sy) from data to picture."""
+    lx0, lx1 = math.log10(xticks[0]), math.log10(xticks[-1])
+    sx = lambda x: px + (math.log10(x) - lx0) / max(lx1 - lx0, 1e-9) * w
+    sy = lambda y: y0 + h - (math.log10(y) - math.log10(ymin)) / (
+        math.log10(ymax) - math.log10(ymin)) * h
+    svg.line(px, y0 + h, px + w, y0 + h)
+    svg.line(px, y0, px, y0 + h)
+    for x in xticks:
+        svg.line(sx(x), y0 + h, sx(x), y0 + h + 4)
+        svg.text(sx(x), y0 + h + 17, f"{x:,}", 11, "middle")
+    for e in range(round(math.log10(ymin)), round(math.log10(ymax)) + 1):
+        svg.line(px - 4, sy(10.0 ** e), px + w, sy(10.0 ** e), "#ddd")
+        svg.text(px - 7, sy(10.0 ** e) + 4, f"1e{e}", 11, "end")
+    svg.text(px + w / 2, y0 + h + 36, xlabel, 12, "middle")
+    svg.text(px - 52, y0 + h / 2, ylabel, 12, "middle", rotate=-90)
+    svg.text(px + w / 2, y0 - 10, title, 13, "middle")
+    return sx, sy
 
 
 def axes(svg, x0, y0, w, h, xmin, xmax, ymin, ymax, xticks, yticks, xlabel, ylabel, title):

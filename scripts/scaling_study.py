@@ -24,7 +24,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ring_study import Svg  # noqa: E402  (the hand-written SVG writer shared by the studies)
+from ring_study import Svg, log_log_panel  # noqa: E402  (the hand-written SVG writer shared by the studies)
 
 BEGIN = "<!-- scaling_study.py: begin (generated, do not edit) -->"
 END = "<!-- scaling_study.py: end -->"
@@ -122,25 +122,10 @@ def plot(table, path):
     svg.text(svg.w / 2, 22, f"Predicted time of a 1-D redistribution, P = Q, {PER_PROCESS:,} "
              "elements of 8 bytes per process (solid: crossbar, dashed: 3-D torus)", 13,
              "middle")
-    lx = lambda p: math.log2(p)
-    ly = lambda v: math.log10(v)
     for i, (r, s) in enumerate(panels):
         px = x0 + i * (pw + 60)
-        sx = lambda p, px=px: px + (lx(p) - lx(procs[0])) / (lx(procs[-1]) - lx(procs[0])) * pw
-        sy = lambda v: y0 + ph - (ly(v) - ly(ymin)) / (ly(ymax) - ly(ymin)) * ph
-        svg.line(px, y0 + ph, px + pw, y0 + ph)
-        svg.line(px, y0, px, y0 + ph)
-        for p in procs:
-            svg.line(sx(p), y0 + ph, sx(p), y0 + ph + 4)
-            svg.text(sx(p), y0 + ph + 17, f"{p:,}", 11, "middle")
-        e = round(ly(ymin))
-        while e <= round(ly(ymax)):
-            svg.line(px - 4, sy(10.0 ** e), px + pw, sy(10.0 ** e), "#ddd")
-            svg.text(px - 7, sy(10.0 ** e) + 4, f"1e{e}", 11, "end")
-            e += 1
-        svg.text(px + pw / 2, y0 + ph + 36, "P = Q (processes)", 12, "middle")
-        svg.text(px - 50, y0 + ph / 2, "predicted seconds", 12, "middle", rotate=-90)
-        svg.text(px + pw / 2, y0 - 10, f"CYCLIC({r}) -> CYCLIC({s})", 13, "middle")
+        sx, sy = log_log_panel(svg, px, y0, pw, ph, procs, ymin, ymax, "P = Q (processes)",
+                               "predicted seconds", f"CYCLIC({r}) -> CYCLIC({s})")
         for name in STRATEGIES:
             for column, dash in (("crossbar_seconds", None), ("torus_seconds", "6,4")):
                 pts = [(sx(k[0]), sy(float(rows[name][column])))

@@ -280,13 +280,18 @@ TEST(Planner, RankStepsCoverAgreeAndComplete) {
 }
 
 // The schedule of one phase is valid for the messages between distinct ranks of its transfer.
-std::string valid_phase_schedule(const GlobalPhase &phase, int max_concurrent) {
-  const Transfer &t = phase.transfer;
+// The volume graph of `t` without the messages a rank sends to itself.
+VolumeGraph remote_graph(const Transfer &t) {
   VolumeGraph remote = volume_graph(t);
   std::erase_if(remote.messages, [&](const Message &m) {
     return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
            t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
   });
+  return remote;
+}
+
+std::string valid_phase_schedule(const GlobalPhase &phase, int max_concurrent) {
+  const VolumeGraph remote = remote_graph(phase.transfer);
   const bool matching = phase.detail.find("all messages at once") == std::string::npos;
   return check_schedule(remote, phase.schedule, {matching, max_concurrent});
 }
@@ -333,12 +338,7 @@ TEST(Planner, DirectStepwiseIsOptimalOnTheRemoteGraph) {
     ASSERT_EQ(global_schedule(t, o, 8, s, detail), "");
     if (detail.find("on the 2-D graph") == std::string::npos) continue;
     ++direct;
-    VolumeGraph remote = volume_graph(t);
-    std::erase_if(remote.messages, [&](const Message &m) {
-      return t.src.grid.ranks[static_cast<std::size_t>(m.src)] ==
-             t.dst.grid.ranks[static_cast<std::size_t>(m.dst)];
-    });
-    ASSERT_EQ(static_cast<Index>(s.steps.size()), remote.max_degree())
+    ASSERT_EQ(static_cast<Index>(s.steps.size()), remote_graph(t).max_degree())
         << describe_transfer(t, comm_size);
   }
   EXPECT_GT(direct, 20);
