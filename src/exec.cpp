@@ -306,7 +306,6 @@ void Executor::execute(const void *a_void, void *b_void) {
 }
 
 void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
-  mid_.resize(static_cast<std::size_t>(schedule_.phases->mid_elements) * element_size_);
   // The second phase runs even if the first failed: peers wait for its messages.
   for (int phase = 0; phase < 2; ++phase) {
     try {
