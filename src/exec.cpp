@@ -59,8 +59,20 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  send_buffer_.resize(all_at_once ? send_offsets_.back() : step_send_bytes_);
-  recv_buffer_.resize(all_at_once ? recv_offsets_.back() : step_recv_bytes_);
+  send_buffer_ =
+      std::make_unique_for_overwrite<std::byte[]>(all_at_once ? send_offsets_.back() : step_send_bytes_);
+  recv_buffer_ =
+      std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back() : step_recv_bytes_);
+  const std::size_t requests = 2 * (plan_.sends.size() + plan_.recvs.size()) + 4;
+  requests_.reserve(requests);
+  request_info_.reserve(requests);
+  pieces_pending_.assign(plan_.recvs.size(), 0);
+  send_direct_.assign(plan_.sends.size(), 0);
+  recv_direct_.assign(plan_.recvs.size(), 0);
+  sender_identity_.resize(plan_.recvs.size());
+  peer_address_.resize(plan_.recvs.size());
+  reply_in_.resize(plan_.sends.size());
+  reply_out_.resize(plan_.recvs.size());
 }
 
 void Executor::record(int mpi_code, const char *what, int peer) {
@@ -274,19 +286,165 @@ void Executor::copy_local(const std::byte *a, std::byte *b) const {
                plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier);
 }
 
-void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int peer) {
+void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
+                    const RequestInfo &info) {
   const std::size_t max_bytes = max_message_bytes;
   for (std::size_t done = 0; done < bytes; done += max_bytes) {
     const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
     requests_.emplace_back();
+    request_info_.push_back(info);
     const int rc =
-        send ? MPI_Isend(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back())
-             : MPI_Irecv(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back());
+        send ? MPI_Isend(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back())
+             : MPI_Irecv(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back());
     if (rc != MPI_SUCCESS) {
       requests_.back() = MPI_REQUEST_NULL; // never completes: a receive is never unpacked
-      record(rc, send ? "MPI_Isend" : "MPI_Irecv", peer);
+      record(rc, send ? "MPI_Isend" : "MPI_Irecv", info.rank);
     }
   }
+}
+
+namespace {
+
+// Tags of the single-copy control messages, apart from the data (tag) and from the other
+// phase's executors (tag + 1, tag + 2).
+constexpr int kAddressTag = 16;
+constexpr int kReplyTag = 32;
+
+template <class T> std::byte *bytes_of(T &value) { return reinterpret_cast<std::byte *>(&value); }
+
+} // namespace
+
+void Executor::negotiate(std::byte *b) {
+  negotiated_ = true;
+  identity_ = single_copy::identify(probe_, lld_src_);
+  const single_copy::Mode mode = single_copy::mode_from_environment();
+  requests_.clear();
+  request_info_.clear();
+  for (std::size_t i = 0; i < plan_.recvs.size(); ++i) {
+    post(false, bytes_of(sender_identity_[i]), sizeof(single_copy::Identity), tag_ + kAddressTag,
+         {RequestKind::address_receive, static_cast<int>(i), plan_.recvs[i].rank, 0, 0, nullptr});
+  }
+  const std::size_t identities = requests_.size();
+  for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
+    const RequestInfo info{RequestKind::reply_receive, static_cast<int>(i), plan_.sends[i].rank,
+                           0, 0, nullptr};
+    post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag, info);
+    post(true, bytes_of(identity_), sizeof identity_, tag_ + kAddressTag,
+         {RequestKind::send, static_cast<int>(i), plan_.sends[i].rank, 0, 0, nullptr});
+  }
+  wait_each(
+      0, identities, "MPI_Waitany (single-copy negotiation)",
+      [&](std::size_t k) { return request_info_[k].rank; },
+      [&](std::size_t k) {
+        const auto i = static_cast<std::size_t>(request_info_[k].peer);
+        bool direct = mode != single_copy::Mode::never && single_copy::can_read(sender_identity_[i]);
+        if (direct && mode == single_copy::Mode::automatic) {
+          single_copy::Reader counter(-1, 0, b);
+          gather(i, counter, 0, INT64_MAX);
+          direct = single_copy::pays(counter.counts());
+        }
+        recv_direct_[i] = direct ? 1 : 0;
+        reply_out_[i] = direct ? 1 : 0;
+        post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+             {RequestKind::send, static_cast<int>(i), plan_.recvs[i].rank, 0, 0, nullptr});
+      });
+  wait_each(
+      identities, requests_.size(), "MPI_Waitany (single-copy negotiation)",
+      [&](std::size_t k) { return request_info_[k].rank; },
+      [&](std::size_t k) {
+        if (request_info_[k].kind == RequestKind::reply_receive) {
+          const auto i = static_cast<std::size_t>(request_info_[k].peer);
+          send_direct_[i] = reply_in_[i] == 1 ? 1 : 0;
+        }
+      });
+}
+void Executor::gather(std::size_t i, single_copy::Reader &reader, Index lo, Index hi) const {
+  const Peer &peer = plan_.recvs[i];
+  const Index lld = sender_identity_[i].lld;
+  const std::size_t es = element_size_;
+  Index position = 0;
+  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region, plan_.m,
+                 plan_.n, lld, lld_dst_, [&](Index src, Index dst, Index count) {
+                   const Index begin = std::max(position, lo);
+                   const Index end = std::min(position + count, hi);
+                   if (begin < end) {
+                     const Index skip = begin - position;
+                     reader.add(static_cast<std::size_t>(src + skip) * es,
+                                static_cast<std::size_t>(dst + skip) * es,
+                                static_cast<std::size_t>(end - begin) * es);
+                   }
+                   position += count;
+                 });
+}
+
+void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer) {
+  const int rank = plan_.recvs[i].rank;
+  if (recv_direct_[i] != 0) {
+    post(false, bytes_of(peer_address_[i]), sizeof(std::uint64_t), tag_ + kAddressTag,
+         {RequestKind::address_receive, static_cast<int>(i), rank, lo, hi, nullptr});
+    return;
+  }
+  const RequestInfo info{RequestKind::data_receive, static_cast<int>(i), rank, lo, hi, buffer};
+  const std::size_t before = requests_.size();
+  post(false, buffer, static_cast<std::size_t>(hi - lo) * element_size_, tag_, info);
+  pieces_pending_[i] = static_cast<int>(requests_.size() - before);
+}
+
+void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
+                         std::byte *buffer) {
+  const int rank = plan_.sends[i].rank;
+  const RequestInfo info{RequestKind::send, static_cast<int>(i), rank, lo, hi, nullptr};
+  if (send_direct_[i] != 0) {
+    post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+         {RequestKind::reply_receive, static_cast<int>(i), rank, lo, hi, nullptr});
+    address_ = reinterpret_cast<std::uintptr_t>(a);
+    post(true, bytes_of(address_), sizeof address_, tag_ + kAddressTag, info);
+    return;
+  }
+  pack(plan_.sends[i], a, buffer, lo, hi);
+  post(true, buffer, static_cast<std::size_t>(hi - lo) * element_size_, tag_, info);
+}
+
+void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
+  wait_each(
+      first, end, what, [&](std::size_t k) { return request_info_[k].rank; },
+      [&](std::size_t k) {
+        const RequestInfo &info = request_info_[k];
+        const auto i = static_cast<std::size_t>(info.peer);
+        switch (info.kind) {
+        case RequestKind::data_receive:
+          // A message with a failed piece never reaches zero pending pieces: not unpacked.
+          if (--pieces_pending_[i] == 0) {
+            unpack(plan_.recvs[i], info.buffer, b, info.lo, info.hi);
+          }
+          break;
+        case RequestKind::address_receive: {
+          single_copy::Reader reader(sender_identity_[i].pid, peer_address_[i], b);
+          gather(i, reader, info.lo, info.hi);
+          reader.finish();
+          reply_out_[i] = reader.error();
+          if (reader.error() != 0 && failure_.empty()) {
+            failure_ = "redist execute: single-copy read from rank " + std::to_string(info.rank) +
+                       " failed: " +
+                       (reader.error() > 0 ? std::strerror(reader.error()) : "short read");
+          }
+          // Copied after the read: the reply may be posted while request_info_ grows.
+          const RequestInfo reply{RequestKind::send, info.peer, info.rank, 0, 0, nullptr};
+          post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag, reply);
+          break;
+        }
+        case RequestKind::reply_receive:
+          if (reply_in_[i] != 0 && failure_.empty()) {
+            failure_ = "redist execute: rank " + std::to_string(info.rank) +
+                       " could not read this rank's array in a single copy (errno " +
+                       std::to_string(reply_in_[i]) + ")";
+          }
+          break;
+        case RequestKind::send:
+          break;
+        }
+      });
 }
 
 void Executor::execute(const void *a_void, void *b_void) {
@@ -295,10 +453,15 @@ void Executor::execute(const void *a_void, void *b_void) {
   failure_.clear();
   if (phases_[0]) {
     execute_two_phases(a, b);
-  } else if (schedule_.strategy == Strategy::all_at_once) {
-    execute_all_at_once(a, b);
   } else {
-    execute_steps(a, b);
+    if (!negotiated_) {
+      negotiate(b);
+    }
+    if (schedule_.strategy == Strategy::all_at_once) {
+      execute_all_at_once(a, b);
+    } else {
+      execute_steps(a, b);
+    }
   }
   if (!failure_.empty()) {
     throw Error(REDIST_ERR_MPI, failure_);
@@ -317,94 +480,77 @@ void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
 }
 
 void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
-  send_buffer_.resize(send_offsets_.back());
-  recv_buffer_.resize(recv_offsets_.back());
   requests_.clear();
-  request_peer_.clear();
-  pieces_pending_.assign(plan_.recvs.size(), 0);
-
+  request_info_.clear();
   for (std::size_t i = 0; i < plan_.recvs.size(); ++i) {
-    const std::size_t before = requests_.size();
-    post(false, recv_buffer_.data() + recv_offsets_[i], recv_offsets_[i + 1] - recv_offsets_[i],
-         plan_.recvs[i].rank);
-    request_peer_.resize(requests_.size(), static_cast<int>(i));
-    pieces_pending_[i] = static_cast<int>(requests_.size() - before);
+    post_receive(i, 0, plan_.recvs[i].elements, recv_buffer_.get() + recv_offsets_[i]);
   }
-  const std::size_t receive_requests = requests_.size();
+  const std::size_t receives = requests_.size();
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
-    std::byte *out = send_buffer_.data() + send_offsets_[i];
-    pack(plan_.sends[i], a, out);
-    post(true, out, send_offsets_[i + 1] - send_offsets_[i], plan_.sends[i].rank);
-    request_peer_.resize(requests_.size(), static_cast<int>(i));
+    post_send(i, 0, plan_.sends[i].elements, a, send_buffer_.get() + send_offsets_[i]);
   }
   copy_local(a, b);
-
-  const auto peer_of = [&](std::size_t k) { return static_cast<std::size_t>(request_peer_[k]); };
-  // A message with a failed piece never reaches zero pending pieces: it is not unpacked.
-  wait_each(
-      0, receive_requests, "MPI_Waitany (receive)",
-      [&](std::size_t k) { return plan_.recvs[peer_of(k)].rank; },
-      [&](std::size_t k) {
-        const std::size_t peer = peer_of(k);
-        if (--pieces_pending_[peer] == 0) {
-          unpack(plan_.recvs[peer], recv_buffer_.data() + recv_offsets_[peer], b);
-        }
-      });
-  wait_each(
-      receive_requests, requests_.size(), "MPI_Waitany (send)",
-      [&](std::size_t k) { return plan_.sends[peer_of(k)].rank; }, [](std::size_t) {});
+  complete(0, receives, b, "MPI_Waitany (receive)");
+  complete(receives, requests_.size(), b, "MPI_Waitany (send)");
 }
 
 // Stepwise execution: in each step this rank exchanges only with that step's partners (no
-// barrier: a step waits for its own two messages only); pieces longer than the chunk go in
-// sub-steps, so the buffers never exceed one chunk each way.
+// barrier: a step waits for its own two messages only); packed pieces longer than the chunk
+// go in sub-steps, so the buffers never exceed one chunk each way. A single-copy piece moves
+// whole in the first sub-step: it needs no buffer.
 void Executor::execute_steps(const std::byte *a, std::byte *b) {
-  send_buffer_.resize(step_send_bytes_);
-  recv_buffer_.resize(step_recv_bytes_);
   bool local_done = false;
   for (const RankStep &step : schedule_.steps) {
-    const Index longest = std::max(step.send_count, step.recv_count);
+    const auto recv = static_cast<std::size_t>(step.recv);
+    const auto send = static_cast<std::size_t>(step.send);
+    const bool recv_direct = step.recv_count > 0 && recv_direct_[recv] != 0;
+    const bool send_direct = step.send_count > 0 && send_direct_[send] != 0;
+    const Index recv_packed = recv_direct ? 0 : step.recv_count;
+    const Index send_packed = send_direct ? 0 : step.send_count;
+    const Index longest = std::max(recv_packed, send_packed);
     const Index chunk = schedule_.chunk_elements > 0 ? schedule_.chunk_elements : longest;
-    for (Index begin = 0; begin < longest; begin += chunk) {
+    for (Index begin = 0; begin == 0 || begin < longest; begin += chunk) {
       requests_.clear();
-      const Index recv_n = std::clamp<Index>(step.recv_count - begin, 0, chunk);
-      const Index send_n = std::clamp<Index>(step.send_count - begin, 0, chunk);
-      const Peer *from = recv_n > 0 ? &plan_.recvs[static_cast<std::size_t>(step.recv)] : nullptr;
-      const Peer *to = send_n > 0 ? &plan_.sends[static_cast<std::size_t>(step.send)] : nullptr;
-      if (from != nullptr) {
-        post(false, recv_buffer_.data(), static_cast<std::size_t>(recv_n) * element_size_,
-             from->rank);
+      request_info_.clear();
+      const Index recv_n = std::clamp<Index>(recv_packed - begin, 0, chunk);
+      const Index send_n = std::clamp<Index>(send_packed - begin, 0, chunk);
+      if (begin == 0 && recv_direct) {
+        post_receive(recv, step.recv_offset, step.recv_offset + step.recv_count, nullptr);
       }
-      const std::size_t receive_requests = requests_.size();
-      if (to != nullptr) {
+      if (recv_n > 0) {
+        const Index lo = step.recv_offset + begin;
+        post_receive(recv, lo, lo + recv_n, recv_buffer_.get());
+      }
+      const std::size_t receives = requests_.size();
+      if (begin == 0 && send_direct) {
+        post_send(send, step.send_offset, step.send_offset + step.send_count, a, nullptr);
+      }
+      if (send_n > 0) {
         const Index lo = step.send_offset + begin;
-        pack(*to, a, send_buffer_.data(), lo, lo + send_n);
-        post(true, send_buffer_.data(), static_cast<std::size_t>(send_n) * element_size_, to->rank);
+        post_send(send, lo, lo + send_n, a, send_buffer_.get());
       }
       if (!local_done) {
         copy_local(a, b);
         local_done = true;
       }
-      if (from != nullptr) {
-        std::size_t received = 0;
-        wait_each(
-            0, receive_requests, "MPI_Waitany (receive)", [&](std::size_t) { return from->rank; },
-            [&](std::size_t) { ++received; });
-        if (received == receive_requests) { // else a piece failed: not unpacked
-          const Index lo = step.recv_offset + begin;
-          unpack(*from, recv_buffer_.data(), b, lo, lo + recv_n);
-        }
-      }
-      if (to != nullptr) {
-        wait_each(
-            receive_requests, requests_.size(), "MPI_Waitany (send)",
-            [&](std::size_t) { return to->rank; }, [](std::size_t) {});
+      complete(0, receives, b, "MPI_Waitany (receive)");
+      complete(receives, requests_.size(), b, "MPI_Waitany (send)");
+      if (longest == 0) {
+        break;
       }
     }
   }
   if (!local_done) {
     copy_local(a, b);
   }
+}
+
+std::size_t Executor::single_copy_sends() const {
+  return static_cast<std::size_t>(std::count(send_direct_.begin(), send_direct_.end(), 1));
+}
+
+std::size_t Executor::single_copy_receives() const {
+  return static_cast<std::size_t>(std::count(recv_direct_.begin(), recv_direct_.end(), 1));
 }
 
 std::size_t Executor::buffer_bytes() const {
