@@ -1,11 +1,14 @@
 #include "exec.hpp"
 
+#include "copy.hpp"
 #include "error.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace redist {
@@ -67,8 +70,9 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   requests_.reserve(requests);
   request_info_.reserve(requests);
   pieces_pending_.assign(plan_.recvs.size(), 0);
-  send_direct_.assign(plan_.sends.size(), 0);
-  recv_direct_.assign(plan_.recvs.size(), 0);
+  send_way_.assign(plan_.sends.size(), single_copy::Way::sent);
+  recv_way_.assign(plan_.recvs.size(), single_copy::Way::sent);
+  address_out_.resize(plan_.sends.size());
   sender_identity_.resize(plan_.recvs.size());
   peer_address_.resize(plan_.recvs.size());
   reply_in_.resize(plan_.sends.size());
@@ -130,10 +134,15 @@ class Copier {
 public:
   /// On the packed side only message positions [window_lo, window_hi) are copied, to or from
   /// buffer position (position - window_lo): a piece of a message split across steps.
+  /// `streaming`: large pieces bypass the cache (copy.hpp).
   Copier(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
-         bool dst_packed, Index window_lo = 0, Index window_hi = INT64_MAX)
+         bool dst_packed, bool streaming, Index window_lo = 0, Index window_hi = INT64_MAX)
       : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed), dst_packed_(dst_packed),
-        window_lo_(window_lo), window_hi_(window_hi) {}
+        streaming_(streaming), window_lo_(window_lo), window_hi_(window_hi) {}
+  [[nodiscard]] Index window_lo() const { return window_lo_; }
+  [[nodiscard]] Index window_hi() const { return window_hi_; }
+  /// Continue at message position `position` (no piece before it is added).
+  void skip_to(Index position) { packed_ = position; }
   Copier(const Copier &) = delete;
   Copier &operator=(const Copier &) = delete;
   ~Copier() { flush(); }
@@ -194,8 +203,8 @@ public:
     }
     const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
     for (Index e = 0; e < g.count; ++e) {
-      std::memmove(to + static_cast<std::size_t>(e * dst_step) * es_,
-                   from + static_cast<std::size_t>(e * src_step) * es_, bytes);
+      copy_bytes(to + static_cast<std::size_t>(e * dst_step) * es_,
+                 from + static_cast<std::size_t>(e * src_step) * es_, bytes, streaming_);
     }
   }
 
@@ -208,8 +217,7 @@ private:
     const std::byte *from = src_ + static_cast<std::size_t>(src_off_) * es_;
     const std::size_t bytes = static_cast<std::size_t>(count_) * es_;
     count_ = 0;
-    // memmove: a local copy between user arrays may overlap.
-    std::memmove(to, from, bytes);
+    copy_bytes(to, from, bytes, streaming_); // as memmove: user arrays may overlap
   }
 
   const std::byte *src_;
@@ -217,6 +225,7 @@ private:
   std::size_t es_;
   bool src_packed_;
   bool dst_packed_;
+  bool streaming_;
   Index window_lo_;
   Index window_hi_;
   Index packed_ = 0;
@@ -249,7 +258,20 @@ void Executor::copy_message(const RunPattern &rows, const std::vector<RowGroup> 
                    [&](Index src, Index dst, Index count) { copier.add(src, dst, count); });
     return;
   }
-  cols.for_each([&](const Run &c) {
+  // Every column carries the same rows: a window of the message starts and ends in known
+  // columns, so chunks and steps visit only their own.
+  const Index per_column = rows.total();
+  if (per_column == 0) {
+    return;
+  }
+  const Index hi = std::min(copier.window_hi(), per_column * cols.total());
+  const Index first = copier.window_lo() / per_column;
+  const Index last = (hi + per_column - 1) / per_column;
+  if (first >= last) {
+    return;
+  }
+  copier.skip_to(first * per_column);
+  cols.for_each(cols.index_of(first), cols.index_of(last - 1) + 1, [&](const Run &c) {
     for (Index dc = 0; dc < c.length; ++dc) {
       const Index src_col = (c.src_local + dc) * lld_src_;
       const Index dst_col = (c.dst_local + dc) * lld_dst_;
@@ -260,9 +282,13 @@ void Executor::copy_message(const RunPattern &rows, const std::vector<RowGroup> 
   });
 }
 
+bool Executor::streams(const Peer &peer) const {
+  return static_cast<std::size_t>(peer.elements) * element_size_ >= kStreamingBytes;
+}
+
 void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo,
                     Index hi) const {
-  Copier copier(a, out, element_size_, false, true, lo, hi);
+  Copier copier(a, out, element_size_, false, true, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
                plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier);
@@ -270,7 +296,7 @@ void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out, Index 
 
 void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo,
                       Index hi) const {
-  Copier copier(in, b, element_size_, true, false, lo, hi);
+  Copier copier(in, b, element_size_, true, false, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.recv_rows[r], recv_groups_[r],
                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier);
@@ -280,7 +306,7 @@ void Executor::copy_local(const std::byte *a, std::byte *b) const {
   if (plan_.self.elements == 0) {
     return;
   }
-  Copier copier(a, b, element_size_, false, false);
+  Copier copier(a, b, element_size_, false, false, streams(plan_.self));
   const auto r = static_cast<std::size_t>(plan_.self.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
                plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier);
@@ -314,7 +340,7 @@ template <class T> std::byte *bytes_of(T &value) { return reinterpret_cast<std::
 
 } // namespace
 
-void Executor::negotiate(std::byte *b) {
+void Executor::negotiate() {
   negotiated_ = true;
   identity_ = single_copy::identify(probe_, lld_src_);
   const single_copy::Mode mode = single_copy::mode_from_environment();
@@ -337,14 +363,17 @@ void Executor::negotiate(std::byte *b) {
       [&](std::size_t k) { return request_info_[k].rank; },
       [&](std::size_t k) {
         const auto i = static_cast<std::size_t>(request_info_[k].peer);
-        bool direct = mode != single_copy::Mode::never && single_copy::can_read(sender_identity_[i]);
-        if (direct && mode == single_copy::Mode::automatic) {
-          single_copy::Reader counter(-1, 0, b);
-          gather(i, counter, 0, INT64_MAX);
-          direct = single_copy::pays(counter.counts());
+        if (mode != single_copy::Mode::never && single_copy::can_read(sender_identity_[i])) {
+          reader_.count();
+          gather(i, 0, INT64_MAX);
+          recv_way_[i] = single_copy::cheapest_way(reader_.counts(), mode);
         }
-        recv_direct_[i] = direct ? 1 : 0;
-        reply_out_[i] = direct ? 1 : 0;
+        const bool bounces = recv_way_[i] == single_copy::Way::bounced ||
+                             recv_way_[i] == single_copy::Way::read_packed;
+        if (bounces && !bounce_) {
+          bounce_ = std::make_unique_for_overwrite<std::byte[]>(single_copy::kBounceBytes);
+        }
+        reply_out_[i] = static_cast<std::int64_t>(recv_way_[i]);
         post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
              {RequestKind::send, static_cast<int>(i), plan_.recvs[i].rank, 0, 0, nullptr});
       });
@@ -354,11 +383,11 @@ void Executor::negotiate(std::byte *b) {
       [&](std::size_t k) {
         if (request_info_[k].kind == RequestKind::reply_receive) {
           const auto i = static_cast<std::size_t>(request_info_[k].peer);
-          send_direct_[i] = reply_in_[i] == 1 ? 1 : 0;
+          send_way_[i] = static_cast<single_copy::Way>(reply_in_[i]);
         }
       });
 }
-void Executor::gather(std::size_t i, single_copy::Reader &reader, Index lo, Index hi) const {
+void Executor::gather(std::size_t i, Index lo, Index hi, bool packed) {
   const Peer &peer = plan_.recvs[i];
   const Index lld = sender_identity_[i].lld;
   const std::size_t es = element_size_;
@@ -370,7 +399,7 @@ void Executor::gather(std::size_t i, single_copy::Reader &reader, Index lo, Inde
                    const Index end = std::min(position + count, hi);
                    if (begin < end) {
                      const Index skip = begin - position;
-                     reader.add(static_cast<std::size_t>(src + skip) * es,
+                     reader_.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
                                 static_cast<std::size_t>(dst + skip) * es,
                                 static_cast<std::size_t>(end - begin) * es);
                    }
@@ -378,9 +407,36 @@ void Executor::gather(std::size_t i, single_copy::Reader &reader, Index lo, Inde
                  });
 }
 
+int Executor::read(std::size_t i, Index lo, Index hi, std::byte *b) {
+  const single_copy::Identity &sender = sender_identity_[i];
+  const Peer &peer = plan_.recvs[i];
+  const bool packed = recv_way_[i] == single_copy::Way::read_packed;
+  if (packed && plan_.region.kind == Region::Kind::full) {
+    // Bounce-sized windows of the message: unpack visits only their columns.
+    const auto chunk = static_cast<Index>(single_copy::kBounceBytes / element_size_);
+    for (Index position = lo; position < hi; position += chunk) {
+      const Index n = std::min(chunk, hi - position);
+      reader_.start(sender.pid,
+                    peer_address_[i] + static_cast<std::size_t>(position - lo) * element_size_,
+                    bounce_.get(), nullptr);
+      reader_.add(0, 0, static_cast<std::size_t>(n) * element_size_);
+      if (!reader_.finish()) {
+        return reader_.error();
+      }
+      unpack(peer, bounce_.get(), b, position, position + n);
+    }
+    return 0;
+  }
+  reader_.start(sender.pid, peer_address_[i], b,
+                recv_way_[i] == single_copy::Way::direct ? nullptr : bounce_.get(), streams(peer));
+  gather(i, lo, hi, packed);
+  reader_.finish();
+  return reader_.error();
+}
+
 void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer) {
   const int rank = plan_.recvs[i].rank;
-  if (recv_direct_[i] != 0) {
+  if (recv_way_[i] != single_copy::Way::sent) {
     post(false, bytes_of(peer_address_[i]), sizeof(std::uint64_t), tag_ + kAddressTag,
          {RequestKind::address_receive, static_cast<int>(i), rank, lo, hi, nullptr});
     return;
@@ -395,15 +451,19 @@ void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
                          std::byte *buffer) {
   const int rank = plan_.sends[i].rank;
   const RequestInfo info{RequestKind::send, static_cast<int>(i), rank, lo, hi, nullptr};
-  if (send_direct_[i] != 0) {
-    post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
-         {RequestKind::reply_receive, static_cast<int>(i), rank, lo, hi, nullptr});
-    address_ = reinterpret_cast<std::uintptr_t>(a);
-    post(true, bytes_of(address_), sizeof address_, tag_ + kAddressTag, info);
+  const single_copy::Way way = send_way_[i];
+  if (!single_copy::reads_array(way)) {
+    pack(plan_.sends[i], a, buffer, lo, hi);
+    streaming_fence(); // the receiver, or MPI, reads the buffer from another process
+  }
+  if (way == single_copy::Way::sent) {
+    post(true, buffer, static_cast<std::size_t>(hi - lo) * element_size_, tag_, info);
     return;
   }
-  pack(plan_.sends[i], a, buffer, lo, hi);
-  post(true, buffer, static_cast<std::size_t>(hi - lo) * element_size_, tag_, info);
+  post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+       {RequestKind::reply_receive, static_cast<int>(i), rank, lo, hi, nullptr});
+  address_out_[i] = reinterpret_cast<std::uintptr_t>(way == single_copy::Way::read_packed ? buffer : a);
+  post(true, bytes_of(address_out_[i]), sizeof(std::uint64_t), tag_ + kAddressTag, info);
 }
 
 void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
@@ -420,14 +480,11 @@ void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const 
           }
           break;
         case RequestKind::address_receive: {
-          single_copy::Reader reader(sender_identity_[i].pid, peer_address_[i], b);
-          gather(i, reader, info.lo, info.hi);
-          reader.finish();
-          reply_out_[i] = reader.error();
-          if (reader.error() != 0 && failure_.empty()) {
+          const int error = read(i, info.lo, info.hi, b);
+          reply_out_[i] = error;
+          if (error != 0 && failure_.empty()) {
             failure_ = "redist execute: single-copy read from rank " + std::to_string(info.rank) +
-                       " failed: " +
-                       (reader.error() > 0 ? std::strerror(reader.error()) : "short read");
+                       " failed: " + (error > 0 ? std::strerror(error) : "short read");
           }
           // Copied after the read: the reply may be posted while request_info_ grows.
           const RequestInfo reply{RequestKind::send, info.peer, info.rank, 0, 0, nullptr};
@@ -455,7 +512,7 @@ void Executor::execute(const void *a_void, void *b_void) {
     execute_two_phases(a, b);
   } else {
     if (!negotiated_) {
-      negotiate(b);
+      negotiate();
     }
     if (schedule_.strategy == Strategy::all_at_once) {
       execute_all_at_once(a, b);
@@ -463,6 +520,7 @@ void Executor::execute(const void *a_void, void *b_void) {
       execute_steps(a, b);
     }
   }
+  streaming_fence();
   if (!failure_.empty()) {
     throw Error(REDIST_ERR_MPI, failure_);
   }
@@ -489,9 +547,14 @@ void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
     post_send(i, 0, plan_.sends[i].elements, a, send_buffer_.get() + send_offsets_[i]);
   }
+  const double t0 = MPI_Wtime();
   copy_local(a, b);
+  const double t1 = MPI_Wtime();
   complete(0, receives, b, "MPI_Waitany (receive)");
+  const double t2 = MPI_Wtime();
   complete(receives, requests_.size(), b, "MPI_Waitany (send)");
+  const double t3 = MPI_Wtime();
+  if (std::getenv("REDIST_TRACE")) std::fprintf(stderr, "TRACE rank %d local %.2f recv %.2f send %.2f ms reads r%zu s%zu ways %d%d%d\n", plan_.rank, (t1-t0)*1e3, (t2-t1)*1e3, (t3-t2)*1e3, single_copy_receives(), single_copy_sends(), recv_way_.size()>0?(int)recv_way_[0]:-1, recv_way_.size()>1?(int)recv_way_[1]:-1,recv_way_.size()>2?(int)recv_way_[2]:-1);
 }
 
 // Stepwise execution: in each step this rank exchanges only with that step's partners (no
@@ -503,8 +566,8 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
   for (const RankStep &step : schedule_.steps) {
     const auto recv = static_cast<std::size_t>(step.recv);
     const auto send = static_cast<std::size_t>(step.send);
-    const bool recv_direct = step.recv_count > 0 && recv_direct_[recv] != 0;
-    const bool send_direct = step.send_count > 0 && send_direct_[send] != 0;
+    const bool recv_direct = step.recv_count > 0 && single_copy::reads_array(recv_way_[recv]);
+    const bool send_direct = step.send_count > 0 && single_copy::reads_array(send_way_[send]);
     const Index recv_packed = recv_direct ? 0 : step.recv_count;
     const Index send_packed = send_direct ? 0 : step.send_count;
     const Index longest = std::max(recv_packed, send_packed);
@@ -546,11 +609,13 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
 }
 
 std::size_t Executor::single_copy_sends() const {
-  return static_cast<std::size_t>(std::count(send_direct_.begin(), send_direct_.end(), 1));
+  return plan_.sends.size() - static_cast<std::size_t>(std::count(
+                                  send_way_.begin(), send_way_.end(), single_copy::Way::sent));
 }
 
 std::size_t Executor::single_copy_receives() const {
-  return static_cast<std::size_t>(std::count(recv_direct_.begin(), recv_direct_.end(), 1));
+  return plan_.recvs.size() - static_cast<std::size_t>(std::count(
+                                  recv_way_.begin(), recv_way_.end(), single_copy::Way::sent));
 }
 
 std::size_t Executor::buffer_bytes() const {

@@ -70,10 +70,10 @@ private:
 
   /// First execution: every sender tells its receivers who it is; each receiver answers
   /// whether it will read that message in a single copy.
-  void negotiate(std::byte *b);
-  /// Give the pieces of receive elements [lo, hi) of plan_.recvs[i] to `reader`: offsets in
-  /// the sender's array (its leading dimension) and in b.
-  void gather(std::size_t i, single_copy::Reader &reader, Index lo, Index hi) const;
+  void negotiate();
+  /// Give the pieces of receive elements [lo, hi) of plan_.recvs[i] to reader_: offsets in
+  /// the sender's array (its leading dimension), or in its packed buffer, and in b.
+  void gather(std::size_t i, Index lo, Index hi, bool packed = false);
   void execute_two_phases(const std::byte *a, std::byte *b);
   void execute_all_at_once(const std::byte *a, std::byte *b);
   void execute_steps(const std::byte *a, std::byte *b);
@@ -95,6 +95,11 @@ private:
   void unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo = 0,
               Index hi = INT64_MAX) const;
   void copy_local(const std::byte *a, std::byte *b) const;
+  /// Whether copying a message's elements streams past the cache (copy.hpp).
+  [[nodiscard]] bool streams(const Peer &peer) const;
+  /// Read receive elements [lo, hi) of plan_.recvs[i] from its sender (the address arrived):
+  /// 0, or the errno of the failure (-1: fewer bytes than asked).
+  int read(std::size_t i, Index lo, Index hi, std::byte *b);
   void copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
                     const RunPattern &cols, Copier &copier) const;
   std::vector<std::vector<RowGroup>> group_rows(const std::vector<RunPattern> &patterns,
@@ -126,12 +131,14 @@ private:
   std::vector<int> pieces_pending_; // per receive peer
   // Single copy: decided on the first execution, per peer.
   bool negotiated_ = false;
-  std::vector<char> send_direct_; // per plan_.sends
-  std::vector<char> recv_direct_; // per plan_.recvs
+  std::vector<single_copy::Way> send_way_; // per plan_.sends
+  std::vector<single_copy::Way> recv_way_; // per plan_.recvs
+  single_copy::Reader reader_;
+  std::unique_ptr<std::byte[]> bounce_; // bounced receives
   std::vector<single_copy::Identity> sender_identity_; // per plan_.recvs
   std::uint64_t probe_ = 0;
   single_copy::Identity identity_;
-  std::uint64_t address_ = 0;                // this execution's source array, sent to readers
+  std::vector<std::uint64_t> address_out_;   // per plan_.sends: what the reader reads
   std::vector<std::uint64_t> peer_address_;  // per plan_.recvs
   std::vector<std::int64_t> reply_in_;       // per plan_.sends: 0 or the reader's errno
   std::vector<std::int64_t> reply_out_;      // per plan_.recvs

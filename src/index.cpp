@@ -89,6 +89,16 @@ void RunPattern::finish() {
   total_ = count_below(length_);
 }
 
+Index RunPattern::index_of(Index c) const {
+  Index lo = 0; // count_below(lo) <= c < count_below(hi)
+  Index hi = length_;
+  while (hi - lo > 1) {
+    const Index mid = lo + (hi - lo) / 2;
+    (count_below(mid) <= c ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 Index RunPattern::count_below(Index x) const {
   if (runs_.empty() || x <= 0) {
     return 0;

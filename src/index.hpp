@@ -48,6 +48,8 @@ public:
   [[nodiscard]] Index total() const { return total_; }
   /// Elements with window index < x (0 <= x <= window length).
   [[nodiscard]] Index count_below(Index x) const;
+  /// Window index of the element with `c` elements below it (0 <= c < total()).
+  [[nodiscard]] Index index_of(Index c) const;
   [[nodiscard]] const std::vector<Run> &period_runs() const { return runs_; }
   [[nodiscard]] Index period() const { return period_; }
   [[nodiscard]] Index window_length() const { return length_; }

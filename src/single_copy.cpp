@@ -1,7 +1,10 @@
 #include "single_copy.hpp"
 
+#include "copy.hpp"
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -74,77 +77,127 @@ bool can_read(const Identity &sender) {
     return false;
   }
   std::uint64_t value = ~sender.probe_value;
-  Reader reader(sender.pid, sender.probe_address, reinterpret_cast<std::byte *>(&value));
+  Reader reader;
+  reader.start(sender.pid, sender.probe_address, reinterpret_cast<std::byte *>(&value), nullptr);
   reader.add(0, 0, sizeof value);
   return reader.finish() && value == sender.probe_value;
 }
 
-bool pays(const PieceCounts &counts) {
-  constexpr double kSavedPerByte = 0.17e-9;
-  constexpr double kPerRemotePiece = 175e-9;
-  constexpr double kPerLocalPiece = 25e-9;
-  return static_cast<double>(counts.remote_pieces) * kPerRemotePiece +
-             static_cast<double>(counts.local_pieces) * kPerLocalPiece <
-         static_cast<double>(counts.bytes) * kSavedPerByte;
+Way cheapest_way(const PieceCounts &counts, Mode mode) {
+  // Seconds beyond moving the bytes once across processes, which every way pays.
+  constexpr double kCopyPerByte = 0.085e-9;      // a pass over memory
+  constexpr double kFromCachePerByte = 0.03e-9;  // a pass out of the bounce buffer
+  constexpr double kPerPieceCopied = 3e-9;       // a memmove call of pack or unpack
+  constexpr double kPerRemotePieceRead = 175e-9; // the kernel pins its pages
+  constexpr double kPerLocalPieceRead = 25e-9;
+  constexpr double kPerLocalPieceBounced = 5e-9;
+  constexpr double kRoundTrip = 20e-6;           // address and reply
+  const auto bytes = static_cast<double>(counts.bytes);
+  const auto remote = static_cast<double>(counts.remote_pieces);
+  const auto local = static_cast<double>(counts.local_pieces);
+  const double pack = bytes * kCopyPerByte + remote * kPerPieceCopied;
+  const std::pair<double, Way> ways[] = {
+      {remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip, Way::direct},
+      {remote * kPerRemotePieceRead + local * kPerLocalPieceBounced + bytes * kFromCachePerByte +
+           kRoundTrip,
+       Way::bounced},
+      {pack + bytes * kFromCachePerByte + local * kPerPieceCopied + kRoundTrip, Way::read_packed},
+      {pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied, Way::sent},
+  };
+  const auto cheapest = [](const auto *first, const auto *last) {
+    return std::min_element(first, last, [](const auto &x, const auto &y) {
+             return x.first < y.first;
+           })->second;
+  };
+  return mode == Mode::always ? cheapest(ways, ways + 3) : cheapest(ways, ways + 4);
+}
+
+void Reader::reset(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,
+                   std::byte *bounce) {
+  pid_ = pid;
+  remote_base_ = remote_base;
+  local_base_ = local_base;
+  bounce_ = bounce;
+  remote_count_ = 0;
+  local_count_ = 0;
+  bounced_.clear();
+  gathered_ = 0;
+  counts_ = {};
+  error_ = 0;
 }
 
 void Reader::add(std::size_t remote_offset, std::size_t local_offset, std::size_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  std::uint64_t remote = remote_base_ + remote_offset;
+  std::uintptr_t local = reinterpret_cast<std::uintptr_t>(local_base_) + local_offset;
+  bool joins_remote = counts_.bytes > 0 && remote == next_remote_;
+  bool joins_local = counts_.bytes > 0 && local == next_local_;
+  counts_.bytes += bytes;
+  counts_.remote_pieces += joins_remote ? 0 : 1;
+  counts_.local_pieces += joins_local ? 0 : 1;
+  next_remote_ = remote + bytes;
+  next_local_ = local + bytes;
+  if (pid_ < 0) {
+    return; // counting only
+  }
+  const std::size_t capacity = bounce_ != nullptr ? kBounceBytes : kMaxBatchBytes;
   while (bytes > 0) {
-    const std::uint64_t remote = remote_base_ + remote_offset;
-    std::byte *local = local_base_ + local_offset;
-    const bool joins_remote = remote == next_remote_;
-    const bool joins_local = local == reinterpret_cast<std::byte *>(next_local_);
-    counts_.bytes += bytes;
-    counts_.remote_pieces += joins_remote ? 0 : 1;
-    counts_.local_pieces += joins_local ? 0 : 1;
-    next_remote_ = remote + bytes;
-    next_local_ = reinterpret_cast<std::uintptr_t>(local) + bytes;
-    if (pid_ < 0) {
-      return; // counting only
-    }
-    const bool full = (!joins_remote && remote_count_ == kMaxPieces) ||
-                      (!joins_local && local_count_ == kMaxPieces) ||
-                      gathered_ == kMaxBatchBytes;
-    if (full) {
+    if (gathered_ == capacity || (!joins_remote && remote_count_ == kMaxPieces) ||
+        (bounce_ == nullptr && !joins_local && local_count_ == kMaxPieces)) {
       read();
+      joins_remote = false;
+      joins_local = false;
     }
-    const std::size_t take = std::min(bytes, kMaxBatchBytes - gathered_);
-    if (remote_count_ > 0 && joins_remote && !full) {
+    const std::size_t take = std::min(bytes, capacity - gathered_);
+    if (joins_remote) {
       remote_[remote_count_ - 1].iov_len += take;
     } else {
       remote_[remote_count_++] = {reinterpret_cast<void *>(remote), take};
     }
-    if (local_count_ > 0 && joins_local && !full) {
+    if (bounce_ != nullptr) {
+      if (joins_local) {
+        bounced_.back().iov_len += take;
+      } else {
+        bounced_.push_back({reinterpret_cast<void *>(local), take});
+      }
+    } else if (joins_local) {
       local_[local_count_ - 1].iov_len += take;
     } else {
-      local_[local_count_++] = {local, take};
+      local_[local_count_++] = {reinterpret_cast<void *>(local), take};
     }
     gathered_ += take;
-    if (take == bytes) {
-      return;
-    }
-    // The batch is full in bytes: the rest of this piece starts the next one.
-    counts_.bytes -= bytes - take;
-    next_remote_ = remote + take;
-    next_local_ = reinterpret_cast<std::uintptr_t>(local) + take;
-    remote_offset += take;
-    local_offset += take;
+    remote += take;
+    local += take;
     bytes -= take;
+    joins_remote = true; // the rest of a piece split at a full batch
+    joins_local = true;
   }
 }
 
 void Reader::read() {
   if (gathered_ > 0 && error_ == 0) {
-    const ssize_t got = process_vm_readv(static_cast<pid_t>(pid_), local_.data(), local_count_,
-                                         remote_.data(), remote_count_, 0);
+    iovec into_bounce{bounce_, gathered_};
+    const bool bounced = bounce_ != nullptr;
+    const ssize_t got =
+        process_vm_readv(static_cast<pid_t>(pid_), bounced ? &into_bounce : local_.data(),
+                         bounced ? 1 : local_count_, remote_.data(), remote_count_, 0);
     if (got < 0) {
       error_ = errno;
     } else if (static_cast<std::size_t>(got) != gathered_) {
       error_ = -1;
+    } else if (bounced) {
+      const std::byte *from = bounce_;
+      for (const iovec &piece : bounced_) {
+        copy_bytes(static_cast<std::byte *>(piece.iov_base), from, piece.iov_len, streaming_);
+        from += piece.iov_len;
+      }
     }
   }
   remote_count_ = 0;
   local_count_ = 0;
+  bounced_.clear();
   gathered_ = 0;
 }
 
