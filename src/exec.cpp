@@ -7,8 +7,6 @@
 #include <atomic>
 #include <climits>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 namespace redist {
@@ -363,7 +361,7 @@ void Executor::negotiate() {
       [&](std::size_t k) { return request_info_[k].rank; },
       [&](std::size_t k) {
         const auto i = static_cast<std::size_t>(request_info_[k].peer);
-        if (mode != single_copy::Mode::never && single_copy::can_read(sender_identity_[i])) {
+        if (single_copy::can_read(sender_identity_[i])) {
           reader_.count();
           gather(i, 0, INT64_MAX);
           recv_way_[i] = single_copy::cheapest_way(reader_.counts(), mode);
@@ -547,14 +545,9 @@ void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
     post_send(i, 0, plan_.sends[i].elements, a, send_buffer_.get() + send_offsets_[i]);
   }
-  const double t0 = MPI_Wtime();
   copy_local(a, b);
-  const double t1 = MPI_Wtime();
   complete(0, receives, b, "MPI_Waitany (receive)");
-  const double t2 = MPI_Wtime();
   complete(receives, requests_.size(), b, "MPI_Waitany (send)");
-  const double t3 = MPI_Wtime();
-  if (std::getenv("REDIST_TRACE")) std::fprintf(stderr, "TRACE rank %d local %.2f recv %.2f send %.2f ms reads r%zu s%zu ways %d%d%d\n", plan_.rank, (t1-t0)*1e3, (t2-t1)*1e3, (t3-t2)*1e3, single_copy_receives(), single_copy_sends(), recv_way_.size()>0?(int)recv_way_[0]:-1, recv_way_.size()>1?(int)recv_way_[1]:-1,recv_way_.size()>2?(int)recv_way_[2]:-1);
 }
 
 // Stepwise execution: in each step this rank exchanges only with that step's partners (no

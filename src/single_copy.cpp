@@ -57,6 +57,15 @@ Mode mode_from_environment() {
   if (std::strcmp(value, "always") == 0) {
     return Mode::always;
   }
+  if (std::strcmp(value, "direct") == 0) {
+    return Mode::direct;
+  }
+  if (std::strcmp(value, "bounced") == 0) {
+    return Mode::bounced;
+  }
+  if (std::strcmp(value, "read-packed") == 0) {
+    return Mode::read_packed;
+  }
   return Mode::automatic;
 }
 
@@ -109,7 +118,18 @@ Way cheapest_way(const PieceCounts &counts, Mode mode) {
              return x.first < y.first;
            })->second;
   };
-  return mode == Mode::always ? cheapest(ways, ways + 3) : cheapest(ways, ways + 4);
+  switch (mode) {
+  case Mode::direct:
+    return Way::direct;
+  case Mode::bounced:
+    return Way::bounced;
+  case Mode::read_packed:
+    return Way::read_packed;
+  case Mode::always:
+    return cheapest(ways, ways + 3);
+  default:
+    return cheapest(ways, ways + 4);
+  }
 }
 
 void Reader::reset(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,

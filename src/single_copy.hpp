@@ -32,9 +32,10 @@ Identity identify(std::uint64_t &probe, Index lld);
 /// memory attach permitted, and the probe word reads back as announced.
 bool can_read(const Identity &sender);
 
-enum class Mode : std::uint8_t { automatic, always, never };
-/// REDIST_SINGLE_COPY = auto (default) | always | never. `always` reads every message of a
-/// readable peer (the tests use it to run the path on small messages).
+enum class Mode : std::uint8_t { automatic, always, never, direct, bounced, read_packed };
+/// REDIST_SINGLE_COPY = auto (default) | always | never | direct | bounced | read-packed.
+/// `always` reads every message from a readable peer, the cheapest read; the last three force
+/// that read (the tests use them to run each path on small messages).
 Mode mode_from_environment();
 
 /// The pieces of one message, joined where contiguous on each side.
@@ -56,7 +57,7 @@ enum class Way : std::uint8_t {
 inline bool reads_array(Way way) { return way == Way::direct || way == Way::bounced; }
 
 /// The cheapest way to move a message with these pieces, given that this process can read
-/// the sender's memory (`always`: the cheapest read). Costs per byte and per piece measured on
+/// the sender's memory (or the way `mode` forces). Costs per byte and per piece measured on
 /// this project's 2-core machine (docs/performance.md): a cross-memory read moves 6 GB/s, as
 /// MPI does for a packed message, but costs about 175 ns per remote piece (the kernel pins its
 /// pages) and 25 ns per local piece read directly; packing or unpacking costs a memory copy
