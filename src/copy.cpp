@@ -15,8 +15,8 @@ void copy_bytes(std::byte *to, const std::byte *from, std::size_t n, bool stream
   const bool overlap = to < from + n && from < to + n;
   if (streaming && n >= 4 * kLine && !overlap) {
     // Head and tail lines are shared with other pieces: ordinary stores keep them whole.
-    const std::size_t head = (kLine - (reinterpret_cast<std::uintptr_t>(to) & (kLine - 1))) &
-                             (kLine - 1);
+    const std::size_t head =
+        (kLine - (reinterpret_cast<std::uintptr_t>(to) & (kLine - 1))) & (kLine - 1);
     std::memcpy(to, from, head);
     to += head;
     from += head;

@@ -60,10 +60,10 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  send_buffer_ =
-      std::make_unique_for_overwrite<std::byte[]>(all_at_once ? send_offsets_.back() : step_send_bytes_);
-  recv_buffer_ =
-      std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back() : step_recv_bytes_);
+  send_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? send_offsets_.back()
+                                                                         : step_send_bytes_);
+  recv_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back()
+                                                                         : step_recv_bytes_);
   const std::size_t requests = 2 * (plan_.sends.size() + plan_.recvs.size()) + 4;
   requests_.reserve(requests);
   request_info_.reserve(requests);
@@ -334,7 +334,9 @@ namespace {
 constexpr int kAddressTag = 16;
 constexpr int kReplyTag = 32;
 
-template <class T> std::byte *bytes_of(T &value) { return reinterpret_cast<std::byte *>(&value); }
+template <class T> std::byte *bytes_of(T &value) {
+  return reinterpret_cast<std::byte *>(&value);
+}
 
 } // namespace
 
@@ -350,8 +352,8 @@ void Executor::negotiate() {
   }
   const std::size_t identities = requests_.size();
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
-    const RequestInfo info{RequestKind::reply_receive, static_cast<int>(i), plan_.sends[i].rank,
-                           0, 0, nullptr};
+    const RequestInfo info{
+        RequestKind::reply_receive, static_cast<int>(i), plan_.sends[i].rank, 0, 0, nullptr};
     post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag, info);
     post(true, bytes_of(identity_), sizeof identity_, tag_ + kAddressTag,
          {RequestKind::send, static_cast<int>(i), plan_.sends[i].rank, 0, 0, nullptr});
@@ -398,8 +400,8 @@ void Executor::gather(std::size_t i, Index lo, Index hi, bool packed) {
                    if (begin < end) {
                      const Index skip = begin - position;
                      reader_.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
-                                static_cast<std::size_t>(dst + skip) * es,
-                                static_cast<std::size_t>(end - begin) * es);
+                                 static_cast<std::size_t>(dst + skip) * es,
+                                 static_cast<std::size_t>(end - begin) * es);
                    }
                    position += count;
                  });
@@ -445,8 +447,7 @@ void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer
   pieces_pending_[i] = static_cast<int>(requests_.size() - before);
 }
 
-void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
-                         std::byte *buffer) {
+void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::byte *buffer) {
   const int rank = plan_.sends[i].rank;
   const RequestInfo info{RequestKind::send, static_cast<int>(i), rank, lo, hi, nullptr};
   const single_copy::Way way = send_way_[i];
@@ -460,7 +461,8 @@ void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
   }
   post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
        {RequestKind::reply_receive, static_cast<int>(i), rank, lo, hi, nullptr});
-  address_out_[i] = reinterpret_cast<std::uintptr_t>(way == single_copy::Way::read_packed ? buffer : a);
+  address_out_[i] =
+      reinterpret_cast<std::uintptr_t>(way == single_copy::Way::read_packed ? buffer : a);
   post(true, bytes_of(address_out_[i]), sizeof(std::uint64_t), tag_ + kAddressTag, info);
 }
 

@@ -134,14 +134,14 @@ private:
   std::vector<single_copy::Way> send_way_; // per plan_.sends
   std::vector<single_copy::Way> recv_way_; // per plan_.recvs
   single_copy::Reader reader_;
-  std::unique_ptr<std::byte[]> bounce_; // bounced receives
+  std::unique_ptr<std::byte[]> bounce_;                // bounced receives
   std::vector<single_copy::Identity> sender_identity_; // per plan_.recvs
   std::uint64_t probe_ = 0;
   single_copy::Identity identity_;
-  std::vector<std::uint64_t> address_out_;   // per plan_.sends: what the reader reads
-  std::vector<std::uint64_t> peer_address_;  // per plan_.recvs
-  std::vector<std::int64_t> reply_in_;       // per plan_.sends: 0 or the reader's errno
-  std::vector<std::int64_t> reply_out_;      // per plan_.recvs
+  std::vector<std::uint64_t> address_out_;         // per plan_.sends: what the reader reads
+  std::vector<std::uint64_t> peer_address_;        // per plan_.recvs
+  std::vector<std::int64_t> reply_in_;             // per plan_.sends: 0 or the reader's errno
+  std::vector<std::int64_t> reply_out_;            // per plan_.recvs
   std::vector<std::vector<RowGroup>> send_groups_; // by row slot (full regions only)
   std::vector<std::vector<RowGroup>> recv_groups_;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans

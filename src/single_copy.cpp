@@ -100,7 +100,7 @@ Way cheapest_way(const PieceCounts &counts, Mode mode) {
   constexpr double kPerRemotePieceRead = 175e-9; // the kernel pins its pages
   constexpr double kPerLocalPieceRead = 25e-9;
   constexpr double kPerLocalPieceBounced = 5e-9;
-  constexpr double kRoundTrip = 20e-6;           // address and reply
+  constexpr double kRoundTrip = 20e-6; // address and reply
   const auto bytes = static_cast<double>(counts.bytes);
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);
@@ -114,9 +114,9 @@ Way cheapest_way(const PieceCounts &counts, Mode mode) {
       {pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied, Way::sent},
   };
   const auto cheapest = [](const auto *first, const auto *last) {
-    return std::min_element(first, last, [](const auto &x, const auto &y) {
-             return x.first < y.first;
-           })->second;
+    return std::min_element(first, last,
+                            [](const auto &x, const auto &y) { return x.first < y.first; })
+        ->second;
   };
   switch (mode) {
   case Mode::direct:

@@ -54,7 +54,9 @@ enum class Way : std::uint8_t {
 };
 
 /// Whether the message is read from the sender's array as it is (no packing).
-inline bool reads_array(Way way) { return way == Way::direct || way == Way::bounced; }
+inline bool reads_array(Way way) {
+  return way == Way::direct || way == Way::bounced;
+}
 
 /// The cheapest way to move a message with these pieces, given that this process can read
 /// the sender's memory (or the way `mode` forces). Costs per byte and per piece measured on
@@ -77,8 +79,8 @@ public:
   void count() { reset(-1, 0, nullptr, nullptr); }
   /// Read from process pid's memory at remote_base into local_base; through `bounce`
   /// (kBounceBytes) when not null, copied out with streaming stores if `streaming` (copy.hpp).
-  void start(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,
-             std::byte *bounce, bool streaming = false) {
+  void start(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base, std::byte *bounce,
+             bool streaming = false) {
     reset(pid, remote_base, local_base, bounce);
     streaming_ = streaming;
   }
@@ -92,8 +94,7 @@ public:
   [[nodiscard]] int error() const { return error_; }
 
 private:
-  void reset(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,
-             std::byte *bounce);
+  void reset(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base, std::byte *bounce);
   void read();
 
   static constexpr std::size_t kMaxPieces = 1024; // IOV_MAX on Linux
