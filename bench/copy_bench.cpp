@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
       if (base == 0.0) {
         base = t;
       }
-      const double pieces = static_cast<double>(bytes / piece);
+      const auto pieces = static_cast<double>(bytes) / static_cast<double>(piece);
       std::printf("cross-memory read, %s pieces %7zu B  %8.2f ms  %6.2f GB/s  %6.1f ns/piece "
                   "beyond the 1 MiB rate\n",
                   remote_pieces ? "remote" : "local ", piece, t * 1e3, rate(t),

@@ -162,6 +162,7 @@ void Reader::add(std::size_t remote_offset, std::size_t local_offset, std::size_
   if (pid_ < 0) {
     return; // counting only
   }
+  std::byte *to = local_base_ + local_offset;
   const std::size_t capacity = bounce_ != nullptr ? kBounceBytes : kMaxBatchBytes;
   while (bytes > 0) {
     if (gathered_ == capacity || (!joins_remote && remote_count_ == kMaxPieces) ||
@@ -174,22 +175,24 @@ void Reader::add(std::size_t remote_offset, std::size_t local_offset, std::size_
     if (joins_remote) {
       remote_[remote_count_ - 1].iov_len += take;
     } else {
+      // An address in the sender's process, never dereferenced here.
+      // NOLINTNEXTLINE(performance-no-int-to-ptr)
       remote_[remote_count_++] = {reinterpret_cast<void *>(remote), take};
     }
     if (bounce_ != nullptr) {
       if (joins_local) {
         bounced_.back().iov_len += take;
       } else {
-        bounced_.push_back({reinterpret_cast<void *>(local), take});
+        bounced_.push_back({to, take});
       }
     } else if (joins_local) {
       local_[local_count_ - 1].iov_len += take;
     } else {
-      local_[local_count_++] = {reinterpret_cast<void *>(local), take};
+      local_[local_count_++] = {to, take};
     }
     gathered_ += take;
     remote += take;
-    local += take;
+    to += take;
     bytes -= take;
     joins_remote = true; // the rest of a piece split at a full batch
     joins_local = true;
