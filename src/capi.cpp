@@ -313,7 +313,8 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
     const RankPlan &rp = plan->executor->plan();
-    agree(plan->comm, call, "", [&] {
+    static const std::string call_name = call; // no allocation per execution
+    agree(plan->comm, call_name, "", [&] {
       if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
         throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
       if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
