@@ -232,16 +232,17 @@ private:
   Index count_ = 0;
 };
 
-std::vector<std::vector<RowGroup>> Executor::group_rows(const std::vector<RunPattern> &patterns,
-                                                        const std::vector<Peer> &peers,
-                                                        const Peer *self) const {
-  std::vector<std::vector<RowGroup>> groups(patterns.size());
+std::vector<RowGroups> Executor::group_rows(const std::vector<RunPattern> &patterns,
+                                            const std::vector<Peer> &peers,
+                                            const Peer *self) const {
+  std::vector<RowGroups> groups(patterns.size());
   if (plan_.region.kind != Region::Kind::full) {
     return groups; // trapezoids clip rows per column: for_each_piece walks them directly
   }
   const auto build = [&](const Peer &p) {
     auto &g = groups[static_cast<std::size_t>(p.row_slot)];
-    if (g.empty()) g = row_groups(patterns[static_cast<std::size_t>(p.row_slot)]);
+    if (g.period.empty() && g.tail.empty())
+      g = row_groups(patterns[static_cast<std::size_t>(p.row_slot)]);
   };
   for (const Peer &p : peers)
     build(p);
@@ -249,8 +250,8 @@ std::vector<std::vector<RowGroup>> Executor::group_rows(const std::vector<RunPat
   return groups;
 }
 
-void Executor::copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
-                            const RunPattern &cols, Copier &copier) const {
+void Executor::copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
+                            Copier &copier) const {
   if (plan_.region.kind != Region::Kind::full) {
     for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, lld_src_, lld_dst_,
                    [&](Index src, Index dst, Index count) { copier.add(src, dst, count); });
@@ -273,9 +274,9 @@ void Executor::copy_message(const RunPattern &rows, const std::vector<RowGroup> 
     for (Index dc = 0; dc < c.length; ++dc) {
       const Index src_col = (c.src_local + dc) * lld_src_;
       const Index dst_col = (c.dst_local + dc) * lld_dst_;
-      for (const RowGroup &g : groups) {
-        copier.add_group(g, src_col, dst_col);
-      }
+      groups.for_each([&](const RowGroup &g, Index src_shift, Index dst_shift) {
+        copier.add_group(g, src_col + src_shift, dst_col + dst_shift);
+      });
     }
   });
 }

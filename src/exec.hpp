@@ -100,11 +100,10 @@ private:
   /// Read receive elements [lo, hi) of plan_.recvs[i] from its sender (the address arrived):
   /// 0, or the errno of the failure (-1: fewer bytes than asked).
   int read(std::size_t i, Index lo, Index hi, std::byte *b);
-  void copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
-                    const RunPattern &cols, Copier &copier) const;
-  std::vector<std::vector<RowGroup>> group_rows(const std::vector<RunPattern> &patterns,
-                                                const std::vector<Peer> &peers,
-                                                const Peer *self) const;
+  void copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
+                    Copier &copier) const;
+  std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
+                                    const std::vector<Peer> &peers, const Peer *self) const;
   /// Remember the first MPI failure of this execution; execute() throws it at the end.
   void record(int mpi_code, const char *what, int peer);
   /// Wait for requests_[first, end) one at a time: done(k) for each one that completed,
@@ -138,12 +137,12 @@ private:
   std::vector<single_copy::Identity> sender_identity_; // per plan_.recvs
   std::uint64_t probe_ = 0;
   single_copy::Identity identity_;
-  std::vector<std::uint64_t> address_out_;         // per plan_.sends: what the reader reads
-  std::vector<std::uint64_t> peer_address_;        // per plan_.recvs
-  std::vector<std::int64_t> reply_in_;             // per plan_.sends: 0 or the reader's errno
-  std::vector<std::int64_t> reply_out_;            // per plan_.recvs
-  std::vector<std::vector<RowGroup>> send_groups_; // by row slot (full regions only)
-  std::vector<std::vector<RowGroup>> recv_groups_;
+  std::vector<std::uint64_t> address_out_;  // per plan_.sends: what the reader reads
+  std::vector<std::uint64_t> peer_address_; // per plan_.recvs
+  std::vector<std::int64_t> reply_in_;      // per plan_.sends: 0 or the reader's errno
+  std::vector<std::int64_t> reply_out_;     // per plan_.recvs
+  std::vector<RowGroups> send_groups_;      // by row slot (full regions only)
+  std::vector<RowGroups> recv_groups_;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
   std::string failure_; // first MPI failure of the running execute(), "" if none

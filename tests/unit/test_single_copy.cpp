@@ -4,6 +4,7 @@
 // (and say so).
 #include "copy.hpp"
 #include "index.hpp"
+#include "plan.hpp"
 #include "single_copy.hpp"
 
 #include <gtest/gtest.h>
@@ -248,6 +249,48 @@ TEST(RunPattern, IndexOfInvertsCountBelow) {
     }
   }
   EXPECT_GT(checked, 10000);
+}
+
+// RowGroups keep one stored period of groups (at least 4,096 window indices): replayed over
+// the window they give every element of the pattern, in order, at its local indices.
+TEST(RowGroups, ReplayEveryElementOfThePattern) {
+  std::mt19937_64 rng(8);
+  int periods_replayed = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Transfer1D t;
+    t.src = {static_cast<Index>(50 + rng() % 30000), static_cast<Index>(1 + rng() % (trial % 2 == 0 ? 8 : 40)),
+             static_cast<int>(1 + rng() % 4), 0};
+    t.dst = {static_cast<Index>(50 + rng() % 30000), static_cast<Index>(1 + rng() % (trial % 2 == 0 ? 8 : 40)),
+             static_cast<int>(1 + rng() % 4), 0};
+    const Index length = 1 + static_cast<Index>(rng() % static_cast<std::uint64_t>(
+                                                            std::min(t.src.extent, t.dst.extent)));
+    t.src_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.src.extent - length + 1));
+    t.dst_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.dst.extent - length + 1));
+    t.length = length;
+    for (const RunPattern &pattern : runs_from_source(t, 0)) {
+      std::vector<std::pair<Index, Index>> expected; // (src, dst) local index of each element
+      pattern.for_each([&](const redist::Run &r) {
+        for (Index e = 0; e < r.length; ++e) {
+          expected.emplace_back(r.src_local + e, r.dst_local + e);
+        }
+      });
+      const RowGroups groups = row_groups(pattern);
+      std::vector<std::pair<Index, Index>> got;
+      groups.for_each([&](const RowGroup &g, Index src_shift, Index dst_shift) {
+        for (Index i = 0; i < g.count; ++i) {
+          for (Index e = 0; e < g.length; ++e) {
+            got.emplace_back(g.src + src_shift + i * g.src_step + e,
+                             g.dst + dst_shift + i * g.dst_step + e);
+          }
+        }
+      });
+      ASSERT_EQ(got, expected) << "trial " << trial;
+      periods_replayed += groups.periods > 1 ? 1 : 0;
+      // Memory follows one period of the pattern, not the window.
+      EXPECT_LE(groups.period.size() + groups.tail.size(), 2 * pattern.period_runs().size() + 2);
+    }
+  }
+  EXPECT_GT(periods_replayed, 100);
 }
 
 } // namespace
