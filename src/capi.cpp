@@ -1,6 +1,7 @@
 // The extern "C" API of redist.h. Every body runs inside c_barrier().
 
 #include "api_internal.hpp"
+#include "single_copy.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -225,6 +226,8 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
             redist_options defaults;
             redist_options_init(&defaults);
             schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
+            if (const std::string why = single_copy::environment_error(); !why.empty())
+              throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
             Fingerprint f;
             f.add(static_cast<std::int64_t>(fingerprint_of(m, n, type, region, unit_diag, *a, *b)));
             f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);

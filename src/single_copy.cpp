@@ -46,27 +46,39 @@ std::uint64_t node_key() {
 
 } // namespace
 
-Mode mode_from_environment() {
+namespace {
+
+std::optional<Mode> parse_mode(const char *value) {
+  const std::pair<const char *, Mode> names[] = {
+      {"auto", Mode::automatic}, {"always", Mode::always},   {"never", Mode::never},
+      {"direct", Mode::direct},  {"bounced", Mode::bounced}, {"read-packed", Mode::read_packed}};
+  for (const auto &[name, mode] : names) {
+    if (std::strcmp(value, name) == 0) {
+      return mode;
+    }
+  }
+  return std::nullopt;
+}
+
+const char *environment_value() {
   const char *value = std::getenv("REDIST_SINGLE_COPY");
-  if (value == nullptr) {
-    return Mode::automatic;
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+} // namespace
+
+Mode mode_from_environment() {
+  const char *value = environment_value();
+  return value != nullptr ? parse_mode(value).value_or(Mode::automatic) : Mode::automatic;
+}
+
+std::string environment_error() {
+  const char *value = environment_value();
+  if (value == nullptr || parse_mode(value)) {
+    return "";
   }
-  if (std::strcmp(value, "never") == 0 || std::strcmp(value, "0") == 0) {
-    return Mode::never;
-  }
-  if (std::strcmp(value, "always") == 0) {
-    return Mode::always;
-  }
-  if (std::strcmp(value, "direct") == 0) {
-    return Mode::direct;
-  }
-  if (std::strcmp(value, "bounced") == 0) {
-    return Mode::bounced;
-  }
-  if (std::strcmp(value, "read-packed") == 0) {
-    return Mode::read_packed;
-  }
-  return Mode::automatic;
+  return std::string("environment variable REDIST_SINGLE_COPY = '") + value +
+         "': unknown (known: auto, never, always, direct, bounced, read-packed)";
 }
 
 Identity identify(std::uint64_t &probe, Index lld) {

@@ -11,6 +11,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace redist::single_copy {
@@ -37,6 +39,8 @@ enum class Mode : std::uint8_t { automatic, always, never, direct, bounced, read
 /// `always` reads every message from a readable peer, the cheapest read; the last three force
 /// that read (the tests use them to run each path on small messages).
 Mode mode_from_environment();
+/// "" when REDIST_SINGLE_COPY is unset, empty or valid, else why not (plans refuse to be made).
+std::string environment_error();
 
 /// The pieces of one message, joined where contiguous on each side.
 struct PieceCounts {
