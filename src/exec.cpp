@@ -605,11 +605,17 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
 }
 
 std::size_t Executor::single_copy_sends() const {
+  if (phases_[0]) { // its own plan_ is the whole transfer: the phases hold the messages
+    return phases_[0]->single_copy_sends() + phases_[1]->single_copy_sends();
+  }
   return plan_.sends.size() - static_cast<std::size_t>(std::count(
                                   send_way_.begin(), send_way_.end(), single_copy::Way::sent));
 }
 
 std::size_t Executor::single_copy_receives() const {
+  if (phases_[0]) { // its own plan_ is the whole transfer: the phases hold the messages
+    return phases_[0]->single_copy_receives() + phases_[1]->single_copy_receives();
+  }
   return plan_.recvs.size() - static_cast<std::size_t>(std::count(
                                   recv_way_.begin(), recv_way_.end(), single_copy::Way::sent));
 }

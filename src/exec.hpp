@@ -47,7 +47,8 @@ public:
   /// allocated by the constructor (std::bad_alloc there), then reused. Messages read in a
   /// single copy never touch their part.
   [[nodiscard]] std::size_t buffer_bytes() const;
-  /// Messages this rank sends / receives in a single copy (decided by the first execute()).
+  /// Messages this rank sends / receives in a single copy (decided by the first execute();
+  /// two-phase plans: both phases' messages).
   [[nodiscard]] std::size_t single_copy_sends() const;
   [[nodiscard]] std::size_t single_copy_receives() const;
 
