@@ -365,9 +365,7 @@ void Executor::negotiate() {
       [&](std::size_t k) {
         const auto i = static_cast<std::size_t>(request_info_[k].peer);
         if (single_copy::can_read(sender_identity_[i])) {
-          reader_.count();
-          gather(i, 0, INT64_MAX);
-          recv_way_[i] = single_copy::cheapest_way(reader_.counts(), mode);
+          recv_way_[i] = single_copy::cheapest_way(estimate_pieces(plan_.recvs[i]), mode);
         }
         const bool bounces = recv_way_[i] == single_copy::Way::bounced ||
                              recv_way_[i] == single_copy::Way::read_packed;
@@ -388,6 +386,25 @@ void Executor::negotiate() {
         }
       });
 }
+single_copy::PieceCounts Executor::estimate_pieces(const Peer &peer) const {
+  // Stretches contiguous on each side in one column, times the columns: a column's stretches
+  // that continue into the next one (whole columns with lld = column length) count apart.
+  std::size_t remote = 0;
+  std::size_t local = 0;
+  Index next_src = -1;
+  Index next_dst = -1;
+  plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)].for_each([&](const Run &r) {
+    remote += r.src_local == next_src ? 0 : 1;
+    local += r.dst_local == next_dst ? 0 : 1;
+    next_src = r.src_local + r.length;
+    next_dst = r.dst_local + r.length;
+  });
+  const auto columns =
+      static_cast<std::size_t>(plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)].total());
+  return {static_cast<std::size_t>(peer.elements) * element_size_, remote * columns,
+          local * columns};
+}
+
 void Executor::gather(std::size_t i, Index lo, Index hi, bool packed) {
   const Peer &peer = plan_.recvs[i];
   const Index lld = sender_identity_[i].lld;

@@ -75,6 +75,9 @@ private:
   /// Give the pieces of receive elements [lo, hi) of plan_.recvs[i] to reader_: offsets in
   /// the sender's array (its leading dimension), or in its packed buffer, and in b.
   void gather(std::size_t i, Index lo, Index hi, bool packed = false);
+  /// The pieces of a received message, estimated from its row pattern (for the choice of
+  /// its way; O(row runs), not O(pieces)).
+  [[nodiscard]] single_copy::PieceCounts estimate_pieces(const Peer &peer) const;
   void execute_two_phases(const std::byte *a, std::byte *b);
   void execute_all_at_once(const std::byte *a, std::byte *b);
   void execute_steps(const std::byte *a, std::byte *b);

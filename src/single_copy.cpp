@@ -171,9 +171,6 @@ void Reader::add(std::size_t remote_offset, std::size_t local_offset, std::size_
   counts_.local_pieces += joins_local ? 0 : 1;
   next_remote_ = remote + bytes;
   next_local_ = local + bytes;
-  if (pid_ < 0) {
-    return; // counting only
-  }
   std::byte *to = local_base_ + local_offset;
   const std::size_t capacity = bounce_ != nullptr ? kBounceBytes : kMaxBatchBytes;
   while (bytes > 0) {
@@ -237,9 +234,7 @@ void Reader::read() {
 }
 
 bool Reader::finish() {
-  if (pid_ >= 0) {
-    read();
-  }
+  read();
   return error_ == 0;
 }
 

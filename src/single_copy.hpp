@@ -75,12 +75,11 @@ inline constexpr std::size_t kBounceBytes = std::size_t{256} << 10;
 
 /// Reads the pieces of a message, given in message order as (remote offset, local offset,
 /// bytes), from another process's memory into this one's. Joins contiguous pieces and issues
-/// one process_vm_readv per IOV_MAX pieces (direct) or per bounce buffer (bounced). Reused
+/// one process_vm_readv per IOV_MAX pieces (direct) or per bounce buffer (bounced); counts the
+/// joined pieces (counts()). Reused
 /// across messages and executions: its storage grows once.
 class Reader {
 public:
-  /// Count the pieces only (counts()).
-  void count() { reset(-1, 0, nullptr, nullptr); }
   /// Read from process pid's memory at remote_base into local_base; through `bounce`
   /// (kBounceBytes) when not null, copied out with streaming stores if `streaming` (copy.hpp).
   void start(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base, std::byte *bounce,
