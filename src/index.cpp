@@ -9,7 +9,7 @@ namespace {
 
 // A period shorter than this is stretched to a multiple of itself (at most the window), so
 // that tiny periods (e.g. one process on each side) do not turn into per-element loops.
-constexpr Index kMinStoredPeriod = 4096;
+constexpr Index kMinStoredPeriod = 1024;
 
 // lcm(a, b), or `cap` when the result would be >= cap (or overflow).
 Index lcm_capped(Index a, Index b, Index cap) {

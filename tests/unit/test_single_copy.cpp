@@ -244,7 +244,7 @@ TEST(RunPattern, IndexOfInvertsCountBelow) {
   EXPECT_GT(checked, 10000);
 }
 
-// RowGroups keep one stored period of groups (at least 4,096 window indices): replayed over
+// RowGroups keep one stored period of groups (at least 1,024 window indices): replayed over
 // the window they give every element of the pattern, in order, at its local indices.
 TEST(RowGroups, ReplayEveryElementOfThePattern) {
   std::mt19937_64 rng(8);
