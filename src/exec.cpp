@@ -68,6 +68,9 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   requests_.reserve(requests);
   request_info_.reserve(requests);
   pieces_pending_.assign(plan_.recvs.size(), 0);
+  if (!plan_.recvs.empty()) { // pages touched only if a message is bounced or read packed
+    bounce_ = std::make_unique_for_overwrite<std::byte[]>(single_copy::kBounceBytes);
+  }
   send_way_.assign(plan_.sends.size(), single_copy::Way::sent);
   recv_way_.assign(plan_.recvs.size(), single_copy::Way::sent);
   address_out_.resize(plan_.sends.size());
@@ -367,11 +370,6 @@ void Executor::negotiate() {
         if (single_copy::can_read(sender_identity_[i])) {
           recv_way_[i] = single_copy::cheapest_way(estimate_pieces(plan_.recvs[i]), mode);
         }
-        const bool bounces = recv_way_[i] == single_copy::Way::bounced ||
-                             recv_way_[i] == single_copy::Way::read_packed;
-        if (bounces && !bounce_) {
-          bounce_ = std::make_unique_for_overwrite<std::byte[]>(single_copy::kBounceBytes);
-        }
         reply_out_[i] = static_cast<std::int64_t>(recv_way_[i]);
         post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
              {RequestKind::send, static_cast<int>(i), plan_.recvs[i].rank, 0, 0, nullptr});
@@ -386,6 +384,7 @@ void Executor::negotiate() {
         }
       });
 }
+
 single_copy::PieceCounts Executor::estimate_pieces(const Peer &peer) const {
   // Stretches contiguous on each side in one column, times the columns: a column's stretches
   // that continue into the next one (whole columns with lld = column length) count apart.
