@@ -13,6 +13,7 @@
 // then --reps repetitions alternating ScaLAPACK and redist; medians are reported.
 // "bw" = redist median / median of one memcpy of the bytes the busiest rank moves (its local
 // copy + bytes sent + bytes received), done by every rank at the same time.
+// "/best" = redist median / its fastest repetition (the same plan executed repeatedly).
 #include <mpi.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "redist.h"
 #include "redist_scalapack.h"
 #include "scalapack_decls.h"
 
@@ -677,6 +679,7 @@ double memcpy_time(i64 bytes, int reps) {
 struct Row {
   std::string name, type, dims, what, status;
   double t_scal = 0, t_red = 0, t_red_first = 0, ratio = 0, t_memcpy = 0, bw = 0;
+  double red_over_best = 0;  // redist median / its fastest repetition
   i64 bytes = 0;
   bool skipped = false;
 };
@@ -700,6 +703,7 @@ struct Options {
   std::string csv;
   bool list = false;
   bool cold = false;
+  bool plan_extents = false;
 };
 
 void usage() {
@@ -710,7 +714,76 @@ void usage() {
       "  --case NAME  run only cases whose name contains NAME\n"
       "  --csv FILE   also write the table as CSV\n"
       "  --cold       clear redist's plan cache before every redist call\n"
+      "  --plan-extents  time plan creation (C API) for extents 10^3 ... 10^9 instead\n"
       "  --list       list the cases and exit\n");
+}
+
+// Plan creation (redist_plan_create + destroy, no data) against the extent E of the matrix, at
+// fixed blocks and grids: the time must not grow with E (the plan stores one period of the
+// pattern). Windows of E x 4 with the rows spread over the grid, E = 10^3 ... 10^9, and square
+// E x E windows up to 10^5: a plan allocates (and does not touch) its message buffers, which
+// must fit in this machine's memory. Medians over --reps, maximum over ranks.
+void plan_extents(const Options& opt, int me, int np) {
+  struct Shape {
+    const char* name;
+    int a_rows, b_rows;  // grid rows; grid columns np / rows
+    std::int64_t a_block, b_block;
+    bool square;
+    std::int64_t largest;
+  };
+  const Shape shapes[] = {{"Px1 64 -> 100, Ex4", np, np, 64, 100, false, 1000000000},
+                          {"Px1 1 -> 64, Ex4", np, np, 1, 64, false, 1000000000},
+                          {"Px1 -> 1xP 32 -> 48, Ex4", np, 1, 32, 48, false, 1000000000},
+                          {"1xP 64 -> 100, ExE", 1, 1, 64, 100, true, 100000}};
+  std::vector<int> ranks(static_cast<std::size_t>(np));
+  for (int r = 0; r < np; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  if (me == 0)
+    std::printf("plan creation (redist_plan_create + destroy), %d ranks, median of %d, max over "
+                "ranks\n%-26s %12s %12s\n",
+                np, opt.reps, "layouts, window", "E", "time");
+  for (const Shape& s : shapes) {
+    std::vector<double> medians;
+    for (std::int64_t extent = 1000; extent <= s.largest; extent *= 10) {
+      const std::int64_t columns = s.square ? extent : 4;
+      const auto layout = [&](int rows, std::int64_t block) {
+        redist_layout l{};
+        l.m = extent;
+        l.n = columns;
+        l.mb = l.nb = block;
+        l.nprow = rows;
+        l.npcol = np / rows;
+        l.ranks = ranks.data();
+        // At most one block more than an even share of the rows: all lld has to cover.
+        l.lld = (extent / (block * rows) + 1) * block;
+        return l;
+      };
+      const redist_layout a = layout(s.a_rows, s.a_block);
+      const redist_layout b = layout(s.b_rows, s.b_block);
+      std::vector<double> times;
+      for (int r = 0; r <= opt.reps; ++r) {
+        redist_plan plan = nullptr;
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        const int rc = redist_plan_create(MPI_COMM_WORLD, extent, columns, REDIST_DOUBLE, &a, &b,
+                                          REDIST_REGION_FULL, 0, &plan);
+        if (rc != REDIST_SUCCESS) {
+          if (me == 0) std::fprintf(stderr, "%s\n", redist_last_error());
+          return;
+        }
+        redist_plan_destroy(&plan);
+        double t = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (r > 0) times.push_back(t);  // the first creation warms up
+      }
+      medians.push_back(median(times));
+      if (me == 0)
+        std::printf("%-26s %12" PRId64 " %10.3f ms\n", s.name, extent, medians.back() * 1e3);
+    }
+    if (me == 0)
+      std::printf("%-26s largest / smallest median: %.2f\n", s.name,
+                  *std::max_element(medians.begin(), medians.end()) /
+                      *std::min_element(medians.begin(), medians.end()));
+  }
 }
 
 Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt, int ictxt) {
@@ -768,6 +841,8 @@ Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt,
   row.t_red_first = tr.first;
   row.ratio = tr.med > 0 ? ts.med / tr.med : 0.0;
   row.bw = row.t_memcpy > 0 ? tr.med / row.t_memcpy : 0.0;
+  const double best = *std::min_element(vr.begin(), vr.end());
+  row.red_over_best = best > 0 ? tr.med / best : 0.0;
 
   // Bitwise comparison, and both outputs against the value the copy must produce.
   i64 diff = 0, wrong_s = 0, wrong_r = 0;
@@ -811,9 +886,9 @@ Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt,
 }
 
 void print_header() {
-  std::printf("%-11s %-2s %-11s %-36s %11s %11s %11s %7s %11s %7s  %s\n", "case", "t", "window",
-              "layout A -> B", "scalapack", "redist", "redist-1st", "ratio", "memcpy",
-              "bw", "check");
+  std::printf("%-11s %-2s %-11s %-36s %11s %11s %11s %7s %11s %7s %6s  %s\n", "case", "t",
+              "window", "layout A -> B", "scalapack", "redist", "redist-1st", "ratio", "memcpy",
+              "bw", "/best", "check");
   std::fflush(stdout);
 }
 
@@ -822,10 +897,10 @@ void print_row(const Row& r) {
     std::printf("%-11s %-2s %-11s %-36s %s\n", r.name.c_str(), r.type.c_str(), r.dims.c_str(),
                 r.what.c_str(), r.status.c_str());
   } else {
-    std::printf("%-11s %-2s %-11s %-36s %9.3fms %9.3fms %9.3fms %7.2f %9.3fms %7.2f  %s\n",
+    std::printf("%-11s %-2s %-11s %-36s %9.3fms %9.3fms %9.3fms %7.2f %9.3fms %7.2f %6.2f  %s\n",
                 r.name.c_str(), r.type.c_str(), r.dims.c_str(), r.what.c_str(), r.t_scal * 1e3,
                 r.t_red * 1e3, r.t_red_first * 1e3, r.ratio, r.t_memcpy * 1e3, r.bw,
-                r.status.c_str());
+                r.red_over_best, r.status.c_str());
   }
   std::fflush(stdout);
 }
@@ -855,6 +930,7 @@ int main(int argc, char** argv) {
     else if (a == "--csv") opt.csv = next();
     else if (a == "--list") opt.list = true;
     else if (a == "--cold") opt.cold = true;
+    else if (a == "--plan-extents") opt.plan_extents = true;
     else if (a == "--help" || a == "-h") {
       if (me == 0) usage();
       MPI_Finalize();
@@ -875,6 +951,11 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (opt.plan_extents) {
+    plan_extents(opt, me, np);
+    MPI_Finalize();
+    return 0;
+  }
   const std::vector<CaseSpec> cases = make_cases(np, opt.size);
   if (opt.list) {
     if (me == 0)
@@ -896,7 +977,7 @@ int main(int argc, char** argv) {
                 "max over ranks\n",
                 np, opt.size, opt.reps, opt.cold ? ", redist plan cache cleared per call" : "");
     std::printf("ratio = scalapack/redist; bw = redist / memcpy of the busiest rank's bytes "
-                "(local + sent + received)\n");
+                "(local + sent + received); /best = redist median / its fastest repetition\n");
     print_header();
   }
 
@@ -931,12 +1012,13 @@ int main(int argc, char** argv) {
       } else {
         std::fprintf(f,
                      "case,type,window,layout,ranks,scalapack_s,redist_s,redist_first_s,ratio,"
-                     "memcpy_s,busiest_bytes,bw_ratio,check\n");
+                     "memcpy_s,busiest_bytes,bw_ratio,check,redist_median_over_best\n");
         for (const auto& r : rows)
-          std::fprintf(f, "%s,%s,%s,\"%s\",%d,%.6g,%.6g,%.6g,%.4g,%.6g,%" PRId64 ",%.4g,\"%s\"\n",
+          std::fprintf(f,
+                       "%s,%s,%s,\"%s\",%d,%.6g,%.6g,%.6g,%.4g,%.6g,%" PRId64 ",%.4g,\"%s\",%.4g\n",
                        r.name.c_str(), r.type.c_str(), r.dims.c_str(), r.what.c_str(), np,
                        r.t_scal, r.t_red, r.t_red_first, r.ratio, r.t_memcpy, r.bytes, r.bw,
-                       r.status.c_str());
+                       r.status.c_str(), r.red_over_best);
         std::fclose(f);
       }
     }

@@ -1,6 +1,7 @@
 // The extern "C" API of redist.h. Every body runs inside c_barrier().
 
 #include "api_internal.hpp"
+#include "single_copy.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -225,6 +226,8 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
             redist_options defaults;
             redist_options_init(&defaults);
             schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
+            if (const std::string why = single_copy::environment_error(); !why.empty())
+              throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
             Fingerprint f;
             f.add(static_cast<std::int64_t>(fingerprint_of(m, n, type, region, unit_diag, *a, *b)));
             f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);
@@ -313,7 +316,8 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
     const RankPlan &rp = plan->executor->plan();
-    agree(plan->comm, call, "", [&] {
+    static const std::string call_name = call; // no allocation per execution
+    agree(plan->comm, call_name, "", [&] {
       if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
         throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
       if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))

@@ -1,5 +1,6 @@
 #include "exec.hpp"
 
+#include "copy.hpp"
 #include "error.hpp"
 
 #include <algorithm>
@@ -59,8 +60,24 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  send_buffer_.resize(all_at_once ? send_offsets_.back() : step_send_bytes_);
-  recv_buffer_.resize(all_at_once ? recv_offsets_.back() : step_recv_bytes_);
+  send_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? send_offsets_.back()
+                                                                         : step_send_bytes_);
+  recv_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back()
+                                                                         : step_recv_bytes_);
+  const std::size_t requests = 2 * (plan_.sends.size() + plan_.recvs.size()) + 4;
+  requests_.reserve(requests);
+  request_info_.reserve(requests);
+  pieces_pending_.assign(plan_.recvs.size(), 0);
+  if (!plan_.recvs.empty()) { // pages touched only if a message is bounced or read packed
+    bounce_ = std::make_unique_for_overwrite<std::byte[]>(single_copy::kBounceBytes);
+  }
+  send_way_.assign(plan_.sends.size(), single_copy::Way::sent);
+  recv_way_.assign(plan_.recvs.size(), single_copy::Way::sent);
+  address_out_.resize(plan_.sends.size());
+  sender_identity_.resize(plan_.recvs.size());
+  peer_address_.resize(plan_.recvs.size());
+  reply_in_.resize(plan_.sends.size());
+  reply_out_.resize(plan_.recvs.size());
 }
 
 void Executor::record(int mpi_code, const char *what, int peer) {
@@ -118,10 +135,15 @@ class Copier {
 public:
   /// On the packed side only message positions [window_lo, window_hi) are copied, to or from
   /// buffer position (position - window_lo): a piece of a message split across steps.
+  /// `streaming`: large pieces bypass the cache (copy.hpp).
   Copier(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
-         bool dst_packed, Index window_lo = 0, Index window_hi = INT64_MAX)
+         bool dst_packed, bool streaming, Index window_lo = 0, Index window_hi = INT64_MAX)
       : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed), dst_packed_(dst_packed),
-        window_lo_(window_lo), window_hi_(window_hi) {}
+        streaming_(streaming), window_lo_(window_lo), window_hi_(window_hi) {}
+  [[nodiscard]] Index window_lo() const { return window_lo_; }
+  [[nodiscard]] Index window_hi() const { return window_hi_; }
+  /// Continue at message position `position` (no piece before it is added).
+  void skip_to(Index position) { packed_ = position; }
   Copier(const Copier &) = delete;
   Copier &operator=(const Copier &) = delete;
   ~Copier() { flush(); }
@@ -182,8 +204,8 @@ public:
     }
     const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
     for (Index e = 0; e < g.count; ++e) {
-      std::memmove(to + static_cast<std::size_t>(e * dst_step) * es_,
-                   from + static_cast<std::size_t>(e * src_step) * es_, bytes);
+      copy_bytes(to + static_cast<std::size_t>(e * dst_step) * es_,
+                 from + static_cast<std::size_t>(e * src_step) * es_, bytes, streaming_);
     }
   }
 
@@ -196,8 +218,7 @@ private:
     const std::byte *from = src_ + static_cast<std::size_t>(src_off_) * es_;
     const std::size_t bytes = static_cast<std::size_t>(count_) * es_;
     count_ = 0;
-    // memmove: a local copy between user arrays may overlap.
-    std::memmove(to, from, bytes);
+    copy_bytes(to, from, bytes, streaming_); // as memmove: user arrays may overlap
   }
 
   const std::byte *src_;
@@ -205,6 +226,7 @@ private:
   std::size_t es_;
   bool src_packed_;
   bool dst_packed_;
+  bool streaming_;
   Index window_lo_;
   Index window_hi_;
   Index packed_ = 0;
@@ -213,16 +235,17 @@ private:
   Index count_ = 0;
 };
 
-std::vector<std::vector<RowGroup>> Executor::group_rows(const std::vector<RunPattern> &patterns,
-                                                        const std::vector<Peer> &peers,
-                                                        const Peer *self) const {
-  std::vector<std::vector<RowGroup>> groups(patterns.size());
+std::vector<RowGroups> Executor::group_rows(const std::vector<RunPattern> &patterns,
+                                            const std::vector<Peer> &peers,
+                                            const Peer *self) const {
+  std::vector<RowGroups> groups(patterns.size());
   if (plan_.region.kind != Region::Kind::full) {
     return groups; // trapezoids clip rows per column: for_each_piece walks them directly
   }
   const auto build = [&](const Peer &p) {
     auto &g = groups[static_cast<std::size_t>(p.row_slot)];
-    if (g.empty()) g = row_groups(patterns[static_cast<std::size_t>(p.row_slot)]);
+    if (g.period.empty() && g.tail.empty())
+      g = row_groups(patterns[static_cast<std::size_t>(p.row_slot)]);
   };
   for (const Peer &p : peers)
     build(p);
@@ -230,27 +253,44 @@ std::vector<std::vector<RowGroup>> Executor::group_rows(const std::vector<RunPat
   return groups;
 }
 
-void Executor::copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
-                            const RunPattern &cols, Copier &copier) const {
+void Executor::copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
+                            Copier &copier) const {
   if (plan_.region.kind != Region::Kind::full) {
     for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, lld_src_, lld_dst_,
                    [&](Index src, Index dst, Index count) { copier.add(src, dst, count); });
     return;
   }
-  cols.for_each([&](const Run &c) {
+  // Every column carries the same rows: a window of the message starts and ends in known
+  // columns, so chunks and steps visit only their own.
+  const Index per_column = rows.total();
+  if (per_column == 0) {
+    return;
+  }
+  const Index hi = std::min(copier.window_hi(), per_column * cols.total());
+  const Index first = copier.window_lo() / per_column;
+  const Index last = (hi + per_column - 1) / per_column;
+  if (first >= last) {
+    return;
+  }
+  copier.skip_to(first * per_column);
+  cols.for_each(cols.index_of(first), cols.index_of(last - 1) + 1, [&](const Run &c) {
     for (Index dc = 0; dc < c.length; ++dc) {
       const Index src_col = (c.src_local + dc) * lld_src_;
       const Index dst_col = (c.dst_local + dc) * lld_dst_;
-      for (const RowGroup &g : groups) {
-        copier.add_group(g, src_col, dst_col);
-      }
+      groups.for_each([&](const RowGroup &g, Index src_shift, Index dst_shift) {
+        copier.add_group(g, src_col + src_shift, dst_col + dst_shift);
+      });
     }
   });
 }
 
+bool Executor::streams(const Peer &peer) const {
+  return static_cast<std::size_t>(peer.elements) * element_size_ >= kStreamingBytes;
+}
+
 void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo,
                     Index hi) const {
-  Copier copier(a, out, element_size_, false, true, lo, hi);
+  Copier copier(a, out, element_size_, false, true, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
                plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier);
@@ -258,7 +298,7 @@ void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out, Index 
 
 void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo,
                       Index hi) const {
-  Copier copier(in, b, element_size_, true, false, lo, hi);
+  Copier copier(in, b, element_size_, true, false, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.recv_rows[r], recv_groups_[r],
                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier);
@@ -268,25 +308,217 @@ void Executor::copy_local(const std::byte *a, std::byte *b) const {
   if (plan_.self.elements == 0) {
     return;
   }
-  Copier copier(a, b, element_size_, false, false);
+  Copier copier(a, b, element_size_, false, false, streams(plan_.self));
   const auto r = static_cast<std::size_t>(plan_.self.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
                plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier);
 }
 
-void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int peer) {
+void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
+                    const RequestInfo &info) {
   const std::size_t max_bytes = max_message_bytes;
   for (std::size_t done = 0; done < bytes; done += max_bytes) {
     const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
     requests_.emplace_back();
+    request_info_.push_back(info);
     const int rc =
-        send ? MPI_Isend(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back())
-             : MPI_Irecv(buffer + done, piece, MPI_BYTE, peer, tag_, comm_, &requests_.back());
+        send ? MPI_Isend(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back())
+             : MPI_Irecv(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back());
     if (rc != MPI_SUCCESS) {
       requests_.back() = MPI_REQUEST_NULL; // never completes: a receive is never unpacked
-      record(rc, send ? "MPI_Isend" : "MPI_Irecv", peer);
+      record(rc, send ? "MPI_Isend" : "MPI_Irecv", info.rank);
     }
   }
+}
+
+namespace {
+
+// Tags of the single-copy control messages, apart from the data (tag) and from the other
+// phase's executors (tag + 1, tag + 2).
+constexpr int kAddressTag = 16;
+constexpr int kReplyTag = 32;
+
+template <class T> std::byte *bytes_of(T &value) {
+  return reinterpret_cast<std::byte *>(&value);
+}
+
+} // namespace
+
+void Executor::negotiate() {
+  negotiated_ = true;
+  identity_ = single_copy::identify(probe_, lld_src_);
+  const single_copy::Mode mode = single_copy::mode_from_environment();
+  requests_.clear();
+  request_info_.clear();
+  for (std::size_t i = 0; i < plan_.recvs.size(); ++i) {
+    post(false, bytes_of(sender_identity_[i]), sizeof(single_copy::Identity), tag_ + kAddressTag,
+         {RequestKind::address_receive, static_cast<int>(i), plan_.recvs[i].rank, 0, 0, nullptr});
+  }
+  const std::size_t identities = requests_.size();
+  for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
+    const RequestInfo info{
+        RequestKind::reply_receive, static_cast<int>(i), plan_.sends[i].rank, 0, 0, nullptr};
+    post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag, info);
+    post(true, bytes_of(identity_), sizeof identity_, tag_ + kAddressTag,
+         {RequestKind::send, static_cast<int>(i), plan_.sends[i].rank, 0, 0, nullptr});
+  }
+  wait_each(
+      0, identities, "MPI_Waitany (single-copy negotiation)",
+      [&](std::size_t k) { return request_info_[k].rank; },
+      [&](std::size_t k) {
+        const auto i = static_cast<std::size_t>(request_info_[k].peer);
+        if (single_copy::can_read(sender_identity_[i])) {
+          recv_way_[i] = single_copy::cheapest_way(estimate_pieces(plan_.recvs[i]), mode);
+        }
+        reply_out_[i] = static_cast<std::int64_t>(recv_way_[i]);
+        post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+             {RequestKind::send, static_cast<int>(i), plan_.recvs[i].rank, 0, 0, nullptr});
+      });
+  wait_each(
+      identities, requests_.size(), "MPI_Waitany (single-copy negotiation)",
+      [&](std::size_t k) { return request_info_[k].rank; },
+      [&](std::size_t k) {
+        if (request_info_[k].kind == RequestKind::reply_receive) {
+          const auto i = static_cast<std::size_t>(request_info_[k].peer);
+          send_way_[i] = static_cast<single_copy::Way>(reply_in_[i]);
+        }
+      });
+}
+
+single_copy::PieceCounts Executor::estimate_pieces(const Peer &peer) const {
+  // Stretches contiguous on each side in one column, times the columns: a column's stretches
+  // that continue into the next one (whole columns with lld = column length) count apart.
+  std::size_t remote = 0;
+  std::size_t local = 0;
+  Index next_src = -1;
+  Index next_dst = -1;
+  plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)].for_each([&](const Run &r) {
+    remote += r.src_local == next_src ? 0 : 1;
+    local += r.dst_local == next_dst ? 0 : 1;
+    next_src = r.src_local + r.length;
+    next_dst = r.dst_local + r.length;
+  });
+  const auto columns =
+      static_cast<std::size_t>(plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)].total());
+  return {static_cast<std::size_t>(peer.elements) * element_size_, remote * columns,
+          local * columns};
+}
+
+void Executor::gather(std::size_t i, Index lo, Index hi, bool packed) {
+  const Peer &peer = plan_.recvs[i];
+  const Index lld = sender_identity_[i].lld;
+  const std::size_t es = element_size_;
+  Index position = 0;
+  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region, plan_.m,
+                 plan_.n, lld, lld_dst_, [&](Index src, Index dst, Index count) {
+                   const Index begin = std::max(position, lo);
+                   const Index end = std::min(position + count, hi);
+                   if (begin < end) {
+                     const Index skip = begin - position;
+                     reader_.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
+                                 static_cast<std::size_t>(dst + skip) * es,
+                                 static_cast<std::size_t>(end - begin) * es);
+                   }
+                   position += count;
+                 });
+}
+
+int Executor::read(std::size_t i, Index lo, Index hi, std::byte *b) {
+  const single_copy::Identity &sender = sender_identity_[i];
+  const Peer &peer = plan_.recvs[i];
+  const bool packed = recv_way_[i] == single_copy::Way::read_packed;
+  if (packed && plan_.region.kind == Region::Kind::full) {
+    // Bounce-sized windows of the message: unpack visits only their columns.
+    const auto chunk = static_cast<Index>(single_copy::kBounceBytes / element_size_);
+    for (Index position = lo; position < hi; position += chunk) {
+      const Index n = std::min(chunk, hi - position);
+      reader_.start(sender.pid,
+                    peer_address_[i] + static_cast<std::size_t>(position - lo) * element_size_,
+                    bounce_.get(), nullptr);
+      reader_.add(0, 0, static_cast<std::size_t>(n) * element_size_);
+      if (!reader_.finish()) {
+        return reader_.error();
+      }
+      unpack(peer, bounce_.get(), b, position, position + n);
+    }
+    return 0;
+  }
+  reader_.start(sender.pid, peer_address_[i], b,
+                recv_way_[i] == single_copy::Way::direct ? nullptr : bounce_.get(), streams(peer));
+  gather(i, lo, hi, packed);
+  reader_.finish();
+  return reader_.error();
+}
+
+void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer) {
+  const int rank = plan_.recvs[i].rank;
+  if (recv_way_[i] != single_copy::Way::sent) {
+    post(false, bytes_of(peer_address_[i]), sizeof(std::uint64_t), tag_ + kAddressTag,
+         {RequestKind::address_receive, static_cast<int>(i), rank, lo, hi, nullptr});
+    return;
+  }
+  const RequestInfo info{RequestKind::data_receive, static_cast<int>(i), rank, lo, hi, buffer};
+  const std::size_t before = requests_.size();
+  post(false, buffer, static_cast<std::size_t>(hi - lo) * element_size_, tag_, info);
+  pieces_pending_[i] = static_cast<int>(requests_.size() - before);
+}
+
+void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::byte *buffer) {
+  const int rank = plan_.sends[i].rank;
+  const RequestInfo info{RequestKind::send, static_cast<int>(i), rank, lo, hi, nullptr};
+  const single_copy::Way way = send_way_[i];
+  if (!single_copy::reads_array(way)) {
+    pack(plan_.sends[i], a, buffer, lo, hi);
+    streaming_fence(); // the receiver, or MPI, reads the buffer from another process
+  }
+  if (way == single_copy::Way::sent) {
+    post(true, buffer, static_cast<std::size_t>(hi - lo) * element_size_, tag_, info);
+    return;
+  }
+  post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+       {RequestKind::reply_receive, static_cast<int>(i), rank, lo, hi, nullptr});
+  address_out_[i] =
+      reinterpret_cast<std::uintptr_t>(way == single_copy::Way::read_packed ? buffer : a);
+  post(true, bytes_of(address_out_[i]), sizeof(std::uint64_t), tag_ + kAddressTag, info);
+}
+
+void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
+  wait_each(
+      first, end, what, [&](std::size_t k) { return request_info_[k].rank; },
+      [&](std::size_t k) {
+        const RequestInfo &info = request_info_[k];
+        const auto i = static_cast<std::size_t>(info.peer);
+        switch (info.kind) {
+        case RequestKind::data_receive:
+          // A message with a failed piece never reaches zero pending pieces: not unpacked.
+          if (--pieces_pending_[i] == 0) {
+            unpack(plan_.recvs[i], info.buffer, b, info.lo, info.hi);
+          }
+          break;
+        case RequestKind::address_receive: {
+          const int error = read(i, info.lo, info.hi, b);
+          reply_out_[i] = error;
+          if (error != 0 && failure_.empty()) {
+            failure_ = "redist execute: single-copy read from rank " + std::to_string(info.rank) +
+                       " failed: " + (error > 0 ? std::strerror(error) : "short read");
+          }
+          // Copied after the read: the reply may be posted while request_info_ grows.
+          const RequestInfo reply{RequestKind::send, info.peer, info.rank, 0, 0, nullptr};
+          post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag, reply);
+          break;
+        }
+        case RequestKind::reply_receive:
+          if (reply_in_[i] != 0 && failure_.empty()) {
+            failure_ = "redist execute: rank " + std::to_string(info.rank) +
+                       " could not read this rank's array in a single copy (errno " +
+                       std::to_string(reply_in_[i]) + ")";
+          }
+          break;
+        case RequestKind::send:
+          break;
+        }
+      });
 }
 
 void Executor::execute(const void *a_void, void *b_void) {
@@ -295,11 +527,17 @@ void Executor::execute(const void *a_void, void *b_void) {
   failure_.clear();
   if (phases_[0]) {
     execute_two_phases(a, b);
-  } else if (schedule_.strategy == Strategy::all_at_once) {
-    execute_all_at_once(a, b);
   } else {
-    execute_steps(a, b);
+    if (!negotiated_) {
+      negotiate();
+    }
+    if (schedule_.strategy == Strategy::all_at_once) {
+      execute_all_at_once(a, b);
+    } else {
+      execute_steps(a, b);
+    }
   }
+  streaming_fence();
   if (!failure_.empty()) {
     throw Error(REDIST_ERR_MPI, failure_);
   }
@@ -317,94 +555,85 @@ void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
 }
 
 void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
-  send_buffer_.resize(send_offsets_.back());
-  recv_buffer_.resize(recv_offsets_.back());
   requests_.clear();
-  request_peer_.clear();
-  pieces_pending_.assign(plan_.recvs.size(), 0);
-
+  request_info_.clear();
   for (std::size_t i = 0; i < plan_.recvs.size(); ++i) {
-    const std::size_t before = requests_.size();
-    post(false, recv_buffer_.data() + recv_offsets_[i], recv_offsets_[i + 1] - recv_offsets_[i],
-         plan_.recvs[i].rank);
-    request_peer_.resize(requests_.size(), static_cast<int>(i));
-    pieces_pending_[i] = static_cast<int>(requests_.size() - before);
+    post_receive(i, 0, plan_.recvs[i].elements, recv_buffer_.get() + recv_offsets_[i]);
   }
-  const std::size_t receive_requests = requests_.size();
+  const std::size_t receives = requests_.size();
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
-    std::byte *out = send_buffer_.data() + send_offsets_[i];
-    pack(plan_.sends[i], a, out);
-    post(true, out, send_offsets_[i + 1] - send_offsets_[i], plan_.sends[i].rank);
-    request_peer_.resize(requests_.size(), static_cast<int>(i));
+    post_send(i, 0, plan_.sends[i].elements, a, send_buffer_.get() + send_offsets_[i]);
   }
   copy_local(a, b);
-
-  const auto peer_of = [&](std::size_t k) { return static_cast<std::size_t>(request_peer_[k]); };
-  // A message with a failed piece never reaches zero pending pieces: it is not unpacked.
-  wait_each(
-      0, receive_requests, "MPI_Waitany (receive)",
-      [&](std::size_t k) { return plan_.recvs[peer_of(k)].rank; },
-      [&](std::size_t k) {
-        const std::size_t peer = peer_of(k);
-        if (--pieces_pending_[peer] == 0) {
-          unpack(plan_.recvs[peer], recv_buffer_.data() + recv_offsets_[peer], b);
-        }
-      });
-  wait_each(
-      receive_requests, requests_.size(), "MPI_Waitany (send)",
-      [&](std::size_t k) { return plan_.sends[peer_of(k)].rank; }, [](std::size_t) {});
+  complete(0, receives, b, "MPI_Waitany (receive)");
+  complete(receives, requests_.size(), b, "MPI_Waitany (send)");
 }
 
 // Stepwise execution: in each step this rank exchanges only with that step's partners (no
-// barrier: a step waits for its own two messages only); pieces longer than the chunk go in
-// sub-steps, so the buffers never exceed one chunk each way.
+// barrier: a step waits for its own two messages only); packed pieces longer than the chunk
+// go in sub-steps, so the buffers never exceed one chunk each way. A single-copy piece moves
+// whole in the first sub-step: it needs no buffer.
 void Executor::execute_steps(const std::byte *a, std::byte *b) {
-  send_buffer_.resize(step_send_bytes_);
-  recv_buffer_.resize(step_recv_bytes_);
   bool local_done = false;
   for (const RankStep &step : schedule_.steps) {
-    const Index longest = std::max(step.send_count, step.recv_count);
+    const auto recv = static_cast<std::size_t>(step.recv);
+    const auto send = static_cast<std::size_t>(step.send);
+    const bool recv_direct = step.recv_count > 0 && single_copy::reads_array(recv_way_[recv]);
+    const bool send_direct = step.send_count > 0 && single_copy::reads_array(send_way_[send]);
+    const Index recv_packed = recv_direct ? 0 : step.recv_count;
+    const Index send_packed = send_direct ? 0 : step.send_count;
+    const Index longest = std::max(recv_packed, send_packed);
     const Index chunk = schedule_.chunk_elements > 0 ? schedule_.chunk_elements : longest;
-    for (Index begin = 0; begin < longest; begin += chunk) {
+    for (Index begin = 0; begin == 0 || begin < longest; begin += chunk) {
       requests_.clear();
-      const Index recv_n = std::clamp<Index>(step.recv_count - begin, 0, chunk);
-      const Index send_n = std::clamp<Index>(step.send_count - begin, 0, chunk);
-      const Peer *from = recv_n > 0 ? &plan_.recvs[static_cast<std::size_t>(step.recv)] : nullptr;
-      const Peer *to = send_n > 0 ? &plan_.sends[static_cast<std::size_t>(step.send)] : nullptr;
-      if (from != nullptr) {
-        post(false, recv_buffer_.data(), static_cast<std::size_t>(recv_n) * element_size_,
-             from->rank);
+      request_info_.clear();
+      const Index recv_n = std::clamp<Index>(recv_packed - begin, 0, chunk);
+      const Index send_n = std::clamp<Index>(send_packed - begin, 0, chunk);
+      if (begin == 0 && recv_direct) {
+        post_receive(recv, step.recv_offset, step.recv_offset + step.recv_count, nullptr);
       }
-      const std::size_t receive_requests = requests_.size();
-      if (to != nullptr) {
+      if (recv_n > 0) {
+        const Index lo = step.recv_offset + begin;
+        post_receive(recv, lo, lo + recv_n, recv_buffer_.get());
+      }
+      const std::size_t receives = requests_.size();
+      if (begin == 0 && send_direct) {
+        post_send(send, step.send_offset, step.send_offset + step.send_count, a, nullptr);
+      }
+      if (send_n > 0) {
         const Index lo = step.send_offset + begin;
-        pack(*to, a, send_buffer_.data(), lo, lo + send_n);
-        post(true, send_buffer_.data(), static_cast<std::size_t>(send_n) * element_size_, to->rank);
+        post_send(send, lo, lo + send_n, a, send_buffer_.get());
       }
       if (!local_done) {
         copy_local(a, b);
         local_done = true;
       }
-      if (from != nullptr) {
-        std::size_t received = 0;
-        wait_each(
-            0, receive_requests, "MPI_Waitany (receive)", [&](std::size_t) { return from->rank; },
-            [&](std::size_t) { ++received; });
-        if (received == receive_requests) { // else a piece failed: not unpacked
-          const Index lo = step.recv_offset + begin;
-          unpack(*from, recv_buffer_.data(), b, lo, lo + recv_n);
-        }
-      }
-      if (to != nullptr) {
-        wait_each(
-            receive_requests, requests_.size(), "MPI_Waitany (send)",
-            [&](std::size_t) { return to->rank; }, [](std::size_t) {});
+      complete(0, receives, b, "MPI_Waitany (receive)");
+      complete(receives, requests_.size(), b, "MPI_Waitany (send)");
+      if (longest == 0) {
+        break;
       }
     }
   }
   if (!local_done) {
     copy_local(a, b);
   }
+}
+
+std::size_t Executor::single_copy_sends() const {
+  if (phases_[0]) { // its own plan_ is the whole transfer: the phases hold the messages
+    return phases_[0]->single_copy_sends() + phases_[1]->single_copy_sends();
+  }
+  return plan_.sends.size() - static_cast<std::size_t>(std::count(
+                                  send_way_.begin(), send_way_.end(), single_copy::Way::sent));
+}
+
+std::size_t Executor::single_copy_receives() const {
+  if (phases_[0]) { // its own plan_ is the whole transfer: the phases hold the messages
+    return phases_[0]->single_copy_receives() + phases_[1]->single_copy_receives();
+  }
+  return plan_.recvs.size() - static_cast<std::size_t>(std::count(
+                                  recv_way_.begin(), recv_way_.end(), single_copy::Way::sent));
 }
 
 std::size_t Executor::buffer_bytes() const {

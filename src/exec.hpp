@@ -1,10 +1,15 @@
 #pragma once
-// Layer 5: the MPI executor. Packs, sends, receives and unpacks one rank's part of a plan:
-// one aggregated message per peer, all non-blocking; the rank-local part is copied directly
-// while messages are in flight; each message is unpacked as soon as it arrives.
+// Layer 5: the MPI executor. Moves one rank's part of a plan: one aggregated message per peer,
+// all non-blocking; the rank-local part is copied directly while messages are in flight.
+// A message goes one of two ways, chosen per peer on the first execution:
+// - packed: packed, sent, received, and unpacked as soon as it arrives;
+// - single copy (peers on one node, messages of long pieces, single_copy.hpp): the sender
+//   sends its array's address, the receiver reads the pieces straight into its array and
+//   replies when done.
 
 #include "plan.hpp"
 #include "planner.hpp"
+#include "single_copy.hpp"
 
 #include <mpi.h>
 
@@ -39,8 +44,13 @@ public:
   [[nodiscard]] std::size_t element_size() const { return element_size_; }
   [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
   /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() uses,
-  /// allocated by the constructor (std::bad_alloc there), then reused.
+  /// allocated by the constructor (std::bad_alloc there), then reused. Messages read in a
+  /// single copy never touch their part.
   [[nodiscard]] std::size_t buffer_bytes() const;
+  /// Messages this rank sends / receives in a single copy (decided by the first execute();
+  /// two-phase plans: both phases' messages).
+  [[nodiscard]] std::size_t single_copy_sends() const;
+  [[nodiscard]] std::size_t single_copy_receives() const;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
   /// Tests lower it to exercise the splitting.
@@ -49,23 +59,55 @@ public:
   static constexpr int kTag = 7411;
 
 private:
+  enum class RequestKind : std::uint8_t { data_receive, address_receive, reply_receive, send };
+  struct RequestInfo {
+    RequestKind kind = RequestKind::send;
+    int peer = 0; // index into plan_.recvs (receives) or plan_.sends (reply receives, sends)
+    int rank = -1;
+    Index lo = 0; // message elements [lo, hi) this request moves (receives)
+    Index hi = 0;
+    std::byte *buffer = nullptr; // data receives: where the packed elements land
+  };
+
+  /// First execution: every sender tells its receivers who it is; each receiver answers
+  /// whether it will read that message in a single copy.
+  void negotiate();
+  /// Give the pieces of receive elements [lo, hi) of plan_.recvs[i] to reader_: offsets in
+  /// the sender's array (its leading dimension), or in its packed buffer, and in b.
+  void gather(std::size_t i, Index lo, Index hi, bool packed = false);
+  /// The pieces of a received message, estimated from its row pattern (for the choice of
+  /// its way; O(row runs), not O(pieces)).
+  [[nodiscard]] single_copy::PieceCounts estimate_pieces(const Peer &peer) const;
   void execute_two_phases(const std::byte *a, std::byte *b);
   void execute_all_at_once(const std::byte *a, std::byte *b);
   void execute_steps(const std::byte *a, std::byte *b);
-  /// Post a non-blocking send or receive of `bytes`, in several messages when larger than
-  /// the message limit; the requests are appended to requests_.
-  void post(bool send, std::byte *buffer, std::size_t bytes, int peer);
+  /// Post a non-blocking send or receive of `bytes` with `tag`, in several messages when
+  /// larger than the message limit; the requests are appended to requests_, each with `info`.
+  void post(bool send, std::byte *buffer, std::size_t bytes, int tag, const RequestInfo &info);
+  /// Post this rank's part of moving receive elements [lo, hi) of plan_.recvs[i] (data into
+  /// `buffer` or, in a single copy, the sender's address) / send elements [lo, hi) of
+  /// plan_.sends[i] (packed from `a` into `buffer`, or this rank's address).
+  void post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer);
+  void post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::byte *buffer);
+  /// Wait for requests_[first, end), handling each as it completes: unpack data, read
+  /// single-copy messages and reply, check replies.
+  void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
+
   /// Pack / unpack message elements [lo, hi) (the whole message by default).
   void pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo = 0,
             Index hi = INT64_MAX) const;
   void unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo = 0,
               Index hi = INT64_MAX) const;
   void copy_local(const std::byte *a, std::byte *b) const;
-  void copy_message(const RunPattern &rows, const std::vector<RowGroup> &groups,
-                    const RunPattern &cols, Copier &copier) const;
-  std::vector<std::vector<RowGroup>> group_rows(const std::vector<RunPattern> &patterns,
-                                                const std::vector<Peer> &peers,
-                                                const Peer *self) const;
+  /// Whether copying a message's elements streams past the cache (copy.hpp).
+  [[nodiscard]] bool streams(const Peer &peer) const;
+  /// Read receive elements [lo, hi) of plan_.recvs[i] from its sender (the address arrived):
+  /// 0, or the errno of the failure (-1: fewer bytes than asked).
+  int read(std::size_t i, Index lo, Index hi, std::byte *b);
+  void copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
+                    Copier &copier) const;
+  std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
+                                    const std::vector<Peer> &peers, const Peer *self) const;
   /// Remember the first MPI failure of this execution; execute() throws it at the end.
   void record(int mpi_code, const char *what, int peer);
   /// Wait for requests_[first, end) one at a time: done(k) for each one that completed,
@@ -85,13 +127,26 @@ private:
   std::vector<std::size_t> recv_offsets_;
   std::size_t step_send_bytes_ = 0; // stepwise: largest chunk sent / received
   std::size_t step_recv_bytes_ = 0;
-  std::vector<std::byte> send_buffer_;
-  std::vector<std::byte> recv_buffer_;
+  std::unique_ptr<std::byte[]> send_buffer_; // not initialised: untouched pages stay free
+  std::unique_ptr<std::byte[]> recv_buffer_;
   std::vector<MPI_Request> requests_; // receives first, then sends
-  std::vector<int> request_peer_;     // index into plan_.recvs / plan_.sends of each request
-  std::vector<int> pieces_pending_;   // per receive peer
-  std::vector<std::vector<RowGroup>> send_groups_; // by row slot (full regions only)
-  std::vector<std::vector<RowGroup>> recv_groups_;
+  std::vector<RequestInfo> request_info_;
+  std::vector<int> pieces_pending_; // per receive peer
+  // Single copy: decided on the first execution, per peer.
+  bool negotiated_ = false;
+  std::vector<single_copy::Way> send_way_; // per plan_.sends
+  std::vector<single_copy::Way> recv_way_; // per plan_.recvs
+  single_copy::Reader reader_;
+  std::unique_ptr<std::byte[]> bounce_;                // bounced receives
+  std::vector<single_copy::Identity> sender_identity_; // per plan_.recvs
+  std::uint64_t probe_ = 0;
+  single_copy::Identity identity_;
+  std::vector<std::uint64_t> address_out_;  // per plan_.sends: what the reader reads
+  std::vector<std::uint64_t> peer_address_; // per plan_.recvs
+  std::vector<std::int64_t> reply_in_;      // per plan_.sends: 0 or the reader's errno
+  std::vector<std::int64_t> reply_out_;     // per plan_.recvs
+  std::vector<RowGroups> send_groups_;      // by row slot (full regions only)
+  std::vector<RowGroups> recv_groups_;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
   std::string failure_; // first MPI failure of the running execute(), "" if none

@@ -9,7 +9,7 @@ namespace {
 
 // A period shorter than this is stretched to a multiple of itself (at most the window), so
 // that tiny periods (e.g. one process on each side) do not turn into per-element loops.
-constexpr Index kMinStoredPeriod = 4096;
+constexpr Index kMinStoredPeriod = 1024;
 
 // lcm(a, b), or `cap` when the result would be >= cap (or overflow).
 Index lcm_capped(Index a, Index b, Index cap) {
@@ -87,6 +87,16 @@ void RunPattern::finish() {
   }
   per_period_ = prefix_.back();
   total_ = count_below(length_);
+}
+
+Index RunPattern::index_of(Index c) const {
+  Index lo = 0; // count_below(lo) <= c < count_below(hi)
+  Index hi = length_;
+  while (hi - lo > 1) {
+    const Index mid = lo + (hi - lo) / 2;
+    (count_below(mid) <= c ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 Index RunPattern::count_below(Index x) const {

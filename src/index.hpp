@@ -48,8 +48,13 @@ public:
   [[nodiscard]] Index total() const { return total_; }
   /// Elements with window index < x (0 <= x <= window length).
   [[nodiscard]] Index count_below(Index x) const;
+  /// Window index of the element with `c` elements below it (0 <= c < total()).
+  [[nodiscard]] Index index_of(Index c) const;
   [[nodiscard]] const std::vector<Run> &period_runs() const { return runs_; }
   [[nodiscard]] Index period() const { return period_; }
+  /// Advance of the source / destination local indices from one period to the next.
+  [[nodiscard]] Index src_stride() const { return src_stride_; }
+  [[nodiscard]] Index dst_stride() const { return dst_stride_; }
   [[nodiscard]] Index window_length() const { return length_; }
 
   /// Visit, in increasing k, the runs clipped to window indices [lo, hi); runs that are

@@ -117,9 +117,11 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   return plan;
 }
 
-std::vector<RowGroup> row_groups(const RunPattern &rows) {
+namespace {
+
+std::vector<RowGroup> row_groups_between(const RunPattern &rows, Index lo, Index hi) {
   std::vector<RowGroup> groups;
-  rows.for_each([&](const Run &r) {
+  rows.for_each(lo, hi, [&](const Run &r) {
     if (!groups.empty()) {
       RowGroup &g = groups.back();
       if (g.length == r.length) {
@@ -139,6 +141,20 @@ std::vector<RowGroup> row_groups(const RunPattern &rows) {
     groups.push_back({r.src_local, r.dst_local, r.length, 1, 0, 0});
   });
   groups.shrink_to_fit();
+  return groups;
+}
+
+} // namespace
+
+RowGroups row_groups(const RunPattern &rows) {
+  RowGroups groups;
+  groups.periods = rows.window_length() / rows.period();
+  groups.src_stride = rows.src_stride();
+  groups.dst_stride = rows.dst_stride();
+  if (groups.periods > 0) {
+    groups.period = row_groups_between(rows, 0, rows.period());
+  }
+  groups.tail = row_groups_between(rows, groups.periods * rows.period(), rows.window_length());
   return groups;
 }
 

@@ -67,7 +67,7 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size);
 Index message_elements(const RunPattern &rows, const RunPattern &cols, const Region &region,
                        Index m, Index n);
 
-/// The row pieces of a message over the whole window, grouped: `count` runs of `length`
+/// Row pieces of a message, grouped: `count` runs of `length`
 /// elements, run i at local rows src + i*src_step and dst + i*dst_step. Element-cyclic
 /// layouts give a few long groups of single elements instead of one piece per element.
 struct RowGroup {
@@ -78,7 +78,29 @@ struct RowGroup {
   Index src_step = 0;
   Index dst_step = 0;
 };
-std::vector<RowGroup> row_groups(const RunPattern &rows);
+/// The groups of a message's rows, kept for one period of the pattern (and the window's last,
+/// partial period) so that their memory follows the pattern, not the matrix.
+struct RowGroups {
+  std::vector<RowGroup> period; ///< window indices [0, period): the first of `periods`
+  Index periods = 0;            ///< whole periods in the window
+  Index src_stride = 0;         ///< advance of the local indices per period
+  Index dst_stride = 0;
+  std::vector<RowGroup> tail; ///< the rest of the window (its local indices included)
+
+  /// f(group, src_shift, dst_shift) for every group in window order, shifts to add to its
+  /// local indices.
+  template <class F> void for_each(F &&f) const {
+    for (Index t = 0; t < periods; ++t) {
+      for (const RowGroup &g : period) {
+        f(g, t * src_stride, t * dst_stride);
+      }
+    }
+    for (const RowGroup &g : tail) {
+      f(g, Index{0}, Index{0});
+    }
+  }
+};
+RowGroups row_groups(const RunPattern &rows);
 
 /// Visit the contiguous pieces of one message in message order:
 /// f(src_offset, dst_offset, count), offsets in elements into the local arrays (leading

@@ -11,6 +11,7 @@
 
 #include "api_internal.hpp"
 #include "blacs.hpp"
+#include "single_copy.hpp"
 
 #include <atomic>
 #include <cctype>
@@ -365,6 +366,9 @@ std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions 
     if (!parse_count(v, value))
       return bad("REDIST_MAX_MEMORY", v, "must be a number of bytes >= 0 (0 = no cap)");
     out.max_memory = value;
+  }
+  if (const std::string why = single_copy::environment_error(); !why.empty()) {
+    return ArgumentError{0, std::string(c.routine) + ": " + why};
   }
   return std::nullopt;
 }

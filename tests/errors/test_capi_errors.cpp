@@ -453,6 +453,22 @@ TEST(CApiErrors, OptionsNullMeansDefaults) {
       success);
 }
 
+TEST(CApiErrors, UnknownSingleCopyEnvironment) {
+  const Scenario s = errtest::standard_scenario();
+  CArgs x(s);
+  redist_plan plan = nullptr;
+  setenv("REDIST_SINGLE_COPY", "sometimes", 1);
+  const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
+                                          REDIST_REGION_FULL, 0, &plan);
+  unsetenv("REDIST_SINGLE_COPY");
+  EXPECT_EQ(status, REDIST_ERR_ARGUMENT);
+  EXPECT_STREQ(redist_last_error(),
+               "redist_plan_create: environment variable REDIST_SINGLE_COPY = 'sometimes': "
+               "unknown (known: auto, never, always, direct, bounced, read-packed)");
+  EXPECT_EQ(plan, nullptr);
+  capitest::valid_plan_works("[after REDIST_SINGLE_COPY = sometimes] ");
+}
+
 TEST(CApiErrors, OptionsDifferBetweenRanks) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   const int last = errtest::last_rank();

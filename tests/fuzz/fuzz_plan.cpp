@@ -273,18 +273,19 @@ void check_2d(Bytes &in) {
                                offsets.push_back((source_side ? s : d) + e);
                            });
     if (t.region.kind == Region::Kind::full) {
-      const std::vector<redist::RowGroup> groups = redist::row_groups(rows);
+      const redist::RowGroups groups = redist::row_groups(rows);
       std::vector<Index> grouped;
       cols.for_each([&](const Run &c) {
         for (Index dc = 0; dc < c.length; ++dc) {
           const Index col = source_side ? (c.src_local + dc) * lld_s : (c.dst_local + dc) * lld_d;
-          for (const redist::RowGroup &g : groups) {
+          groups.for_each([&](const redist::RowGroup &g, Index src_shift, Index dst_shift) {
             for (Index k = 0; k < g.count; ++k) {
-              const Index first = source_side ? g.src + k * g.src_step : g.dst + k * g.dst_step;
+              const Index first = source_side ? g.src + src_shift + k * g.src_step
+                                              : g.dst + dst_shift + k * g.dst_step;
               for (Index e = 0; e < g.length; ++e)
                 grouped.push_back(col + first + e);
             }
-          }
+          });
         }
       });
       if (grouped != offsets) fail(what + ": RowGroup walk differs from the piece walk", text);

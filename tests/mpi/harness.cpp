@@ -40,6 +40,13 @@ void print0(const std::string &s) {
   }
 }
 
+int on_any_rank(bool here) {
+  int mine = here ? 1 : 0;
+  int any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any;
+}
+
 std::uint64_t shared_seed(const char *test_name, std::uint64_t fallback) {
   unsigned long long seed = options().seed_given ? options().seed : fallback;
   MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);

@@ -40,6 +40,9 @@ int world_size();
 /// Print on rank 0 only (one fprintf + fflush).
 void print0(const std::string &s);
 
+/// 1 when `here` is true on any rank of MPI_COMM_WORLD, else 0. Collective.
+int on_any_rank(bool here);
+
 /// Seed for a test: --seed / REDIST_TEST_SEED if given, else `fallback`; rank 0's value is
 /// broadcast so every rank draws the same cases. Rank 0 prints it with `test_name`.
 std::uint64_t shared_seed(const char *test_name, std::uint64_t fallback);

@@ -228,6 +228,8 @@ TEST(Errors, ScalapackEntryEnvironmentOptions) {
       {"REDIST_SCHEDULE", "caterpillar", nullptr},
       {"REDIST_MAX_MEMORY", "8", "below one element sent and one received"},
       {"REDIST_MAX_MEMORY", "16", nullptr},
+      {"REDIST_SINGLE_COPY", "sometimes", "REDIST_SINGLE_COPY = 'sometimes': unknown"},
+      {"REDIST_SINGLE_COPY", "never", nullptr},
   };
   for (const Setting &setting : settings) {
     setenv(setting.variable, setting.value, 1);

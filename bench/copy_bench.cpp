@@ -1,0 +1,130 @@
+// copy_bench: the per-byte and per-piece costs behind single_copy::cheapest_way and
+// copy_bytes (docs/performance.md), measured on this machine. No MPI: cross-memory reads go to
+// this process's own memory, which takes the same kernel path (pages pinned per piece).
+//
+//   bench/copy_bench [--mib N] [--reps R]
+//
+// Prints medians of R repetitions, each moving N MiB:
+//  1. one memcpy of the whole buffer;
+//  2. process_vm_readv with remote pieces of each size (local side contiguous), then with
+//     local pieces of each size (remote side contiguous);
+//  3. pieces of each size copied with memcpy and with copy_bytes' streaming stores into every
+//     other slot of the destination (the layout of a block-cyclic column half of which arrives
+//     from another process).
+#include "copy.hpp"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+double median_seconds(int reps, const std::function<void()> &run) {
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Read `bytes` from `from` into `to` with process_vm_readv, in remote (or local) pieces of
+// `piece` bytes, IOV_MAX pieces per call. False if the kernel refuses.
+bool read_in_pieces(std::byte *to, const std::byte *from, std::size_t bytes, std::size_t piece,
+                    bool remote_pieces) {
+  constexpr std::size_t kMaxPieces = 1024;
+  std::vector<iovec> pieces(kMaxPieces);
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t start = done;
+    std::size_t count = 0;
+    while (done < bytes && count < kMaxPieces) {
+      const std::size_t n = std::min(piece, bytes - done);
+      pieces[count++] = {const_cast<std::byte *>(remote_pieces ? from + done : to + done), n};
+      done += n;
+    }
+    iovec whole{const_cast<std::byte *>(remote_pieces ? to + start : from + start), done - start};
+    const ssize_t got = remote_pieces
+                            ? process_vm_readv(getpid(), &whole, 1, pieces.data(), count, 0)
+                            : process_vm_readv(getpid(), pieces.data(), count, &whole, 1, 0);
+    if (got != static_cast<ssize_t>(done - start)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::size_t mib = 128;
+  int reps = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string arg = argv[i];
+    if (arg == "--mib") {
+      mib = std::strtoull(argv[i + 1], nullptr, 10);
+    } else if (arg == "--reps") {
+      reps = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "usage: copy_bench [--mib N] [--reps R]\n");
+      return 2;
+    }
+  }
+  const std::size_t bytes = mib << 20;
+  std::vector<std::byte> source(bytes, std::byte{1});
+  std::vector<std::byte> target(2 * bytes, std::byte{0});
+  const auto rate = [&](double seconds) { return static_cast<double>(bytes) / seconds / 1e9; };
+
+  const double whole =
+      median_seconds(reps, [&] { std::memcpy(target.data(), source.data(), bytes); });
+  std::printf("copy_bench: %zu MiB, median of %d\n", mib, reps);
+  std::printf("memcpy, whole buffer                 %8.2f ms  %6.2f GB/s\n", whole * 1e3,
+              rate(whole));
+
+  // Largest first: the 1 MiB rate is the base the per-piece cost is measured against.
+  const std::size_t sizes[] = {std::size_t{1} << 20, 65536, 8192, 2048, 512, 256, 64};
+  for (const bool remote_pieces : {true, false}) {
+    double base = 0.0;
+    for (const std::size_t piece : sizes) {
+      bool ok = true;
+      const double t = median_seconds(reps, [&] {
+        ok = ok && read_in_pieces(target.data(), source.data(), bytes, piece, remote_pieces);
+      });
+      if (!ok) {
+        std::printf("process_vm_readv is not permitted here\n");
+        return 0;
+      }
+      if (base == 0.0) {
+        base = t;
+      }
+      const auto pieces = static_cast<double>(bytes) / static_cast<double>(piece);
+      std::printf("cross-memory read, %s pieces %7zu B  %8.2f ms  %6.2f GB/s  %6.1f ns/piece "
+                  "beyond the 1 MiB rate\n",
+                  remote_pieces ? "remote" : "local ", piece, t * 1e3, rate(t),
+                  (t - base) / pieces * 1e9);
+    }
+  }
+  for (const std::size_t piece : {std::size_t{64}, std::size_t{512}, std::size_t{4096}}) {
+    for (const bool streaming : {false, true}) {
+      const double t = median_seconds(reps, [&] {
+        for (std::size_t offset = 0; offset + piece <= bytes; offset += piece) {
+          redist::copy_bytes(target.data() + 2 * offset, source.data() + offset, piece, streaming);
+        }
+        redist::streaming_fence();
+      });
+      std::printf("pieces of %5zu B to every other slot, %-9s %8.2f ms  %6.2f GB/s\n", piece,
+                  streaming ? "streaming" : "memmove", t * 1e3, rate(t));
+    }
+  }
+  return 0;
+}

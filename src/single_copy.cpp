@@ -1,0 +1,241 @@
+#include "single_copy.hpp"
+
+#include "copy.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+
+namespace redist::single_copy {
+namespace {
+
+constexpr std::size_t kMaxBatchBytes = std::size_t{1} << 30; // below the kernel's MAX_RW_COUNT
+
+// Two processes with the same boot and pid namespace name each other by the same pid. The
+// key is computed once; 0 when /proc cannot tell or single copy is switched off.
+std::uint64_t compute_node_key() {
+  if (mode_from_environment() == Mode::never) {
+    return 0;
+  }
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  if (!std::getline(boot, boot_id) || boot_id.empty()) {
+    return 0;
+  }
+  char ns[256] = {};
+  const ssize_t length = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  if (length <= 0) {
+    return 0;
+  }
+  const std::uint64_t key =
+      std::hash<std::string>{}(boot_id + '/' + std::string(ns, static_cast<std::size_t>(length)));
+  return key == 0 ? 1 : key;
+}
+
+std::uint64_t node_key() {
+  static const std::uint64_t key = compute_node_key();
+  return key;
+}
+
+} // namespace
+
+namespace {
+
+std::optional<Mode> parse_mode(const char *value) {
+  const std::pair<const char *, Mode> names[] = {
+      {"auto", Mode::automatic}, {"always", Mode::always},   {"never", Mode::never},
+      {"direct", Mode::direct},  {"bounced", Mode::bounced}, {"read-packed", Mode::read_packed}};
+  for (const auto &[name, mode] : names) {
+    if (std::strcmp(value, name) == 0) {
+      return mode;
+    }
+  }
+  return std::nullopt;
+}
+
+const char *environment_value() {
+  const char *value = std::getenv("REDIST_SINGLE_COPY");
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+} // namespace
+
+Mode mode_from_environment() {
+  const char *value = environment_value();
+  return value != nullptr ? parse_mode(value).value_or(Mode::automatic) : Mode::automatic;
+}
+
+std::string environment_error() {
+  const char *value = environment_value();
+  if (value == nullptr || parse_mode(value)) {
+    return "";
+  }
+  return std::string("environment variable REDIST_SINGLE_COPY = '") + value +
+         "': unknown (known: auto, never, always, direct, bounced, read-packed)";
+}
+
+Identity identify(std::uint64_t &probe, Index lld) {
+  Identity id;
+  id.pid = getpid();
+  id.node = node_key();
+  probe = reinterpret_cast<std::uintptr_t>(&probe) ^ 0x5EC0'11C0'9E37'79B9ULL ^
+          static_cast<std::uint64_t>(id.pid);
+  id.probe_address = reinterpret_cast<std::uintptr_t>(&probe);
+  id.probe_value = probe;
+  id.lld = lld;
+  return id;
+}
+
+bool can_read(const Identity &sender) {
+  if (sender.node == 0 || sender.node != node_key() || sender.pid <= 0) {
+    return false;
+  }
+  std::uint64_t value = ~sender.probe_value;
+  Reader reader;
+  reader.start(sender.pid, sender.probe_address, reinterpret_cast<std::byte *>(&value), nullptr);
+  reader.add(0, 0, sizeof value);
+  return reader.finish() && value == sender.probe_value;
+}
+
+Way cheapest_way(const PieceCounts &counts, Mode mode) {
+  // Seconds beyond moving the bytes once across processes, which every way pays.
+  constexpr double kCopyPerByte = 0.085e-9;      // a pass over memory
+  constexpr double kFromCachePerByte = 0.03e-9;  // a pass out of the bounce buffer
+  constexpr double kPerPieceCopied = 3e-9;       // a memmove call of pack or unpack
+  constexpr double kPerRemotePieceRead = 175e-9; // the kernel pins its pages
+  constexpr double kPerLocalPieceRead = 25e-9;
+  constexpr double kPerLocalPieceBounced = 5e-9;
+  constexpr double kRoundTrip = 20e-6; // address and reply
+  const auto bytes = static_cast<double>(counts.bytes);
+  const auto remote = static_cast<double>(counts.remote_pieces);
+  const auto local = static_cast<double>(counts.local_pieces);
+  const double pack = bytes * kCopyPerByte + remote * kPerPieceCopied;
+  const std::pair<double, Way> ways[] = {
+      {remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip, Way::direct},
+      {remote * kPerRemotePieceRead + local * kPerLocalPieceBounced + bytes * kFromCachePerByte +
+           kRoundTrip,
+       Way::bounced},
+      {pack + bytes * kFromCachePerByte + local * kPerPieceCopied + kRoundTrip, Way::read_packed},
+      {pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied, Way::sent},
+  };
+  const auto cheapest = [](const auto *first, const auto *last) {
+    return std::min_element(first, last,
+                            [](const auto &x, const auto &y) { return x.first < y.first; })
+        ->second;
+  };
+  switch (mode) {
+  case Mode::direct:
+    return Way::direct;
+  case Mode::bounced:
+    return Way::bounced;
+  case Mode::read_packed:
+    return Way::read_packed;
+  case Mode::always:
+    return cheapest(ways, ways + 3);
+  default:
+    return cheapest(ways, ways + 4);
+  }
+}
+
+void Reader::reset(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,
+                   std::byte *bounce) {
+  pid_ = pid;
+  remote_base_ = remote_base;
+  local_base_ = local_base;
+  bounce_ = bounce;
+  remote_count_ = 0;
+  local_count_ = 0;
+  bounced_.clear();
+  gathered_ = 0;
+  counts_ = {};
+  error_ = 0;
+}
+
+void Reader::add(std::size_t remote_offset, std::size_t local_offset, std::size_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  std::uint64_t remote = remote_base_ + remote_offset;
+  std::uintptr_t local = reinterpret_cast<std::uintptr_t>(local_base_) + local_offset;
+  bool joins_remote = counts_.bytes > 0 && remote == next_remote_;
+  bool joins_local = counts_.bytes > 0 && local == next_local_;
+  counts_.bytes += bytes;
+  counts_.remote_pieces += joins_remote ? 0 : 1;
+  counts_.local_pieces += joins_local ? 0 : 1;
+  next_remote_ = remote + bytes;
+  next_local_ = local + bytes;
+  std::byte *to = local_base_ + local_offset;
+  const std::size_t capacity = bounce_ != nullptr ? kBounceBytes : kMaxBatchBytes;
+  while (bytes > 0) {
+    if (gathered_ == capacity || (!joins_remote && remote_count_ == kMaxPieces) ||
+        (bounce_ == nullptr && !joins_local && local_count_ == kMaxPieces)) {
+      read();
+      joins_remote = false;
+      joins_local = false;
+    }
+    const std::size_t take = std::min(bytes, capacity - gathered_);
+    if (joins_remote) {
+      remote_[remote_count_ - 1].iov_len += take;
+    } else {
+      // An address in the sender's process, never dereferenced here.
+      // NOLINTNEXTLINE(performance-no-int-to-ptr)
+      remote_[remote_count_++] = {reinterpret_cast<void *>(remote), take};
+    }
+    if (bounce_ != nullptr) {
+      if (joins_local) {
+        bounced_.back().iov_len += take;
+      } else {
+        bounced_.push_back({to, take});
+      }
+    } else if (joins_local) {
+      local_[local_count_ - 1].iov_len += take;
+    } else {
+      local_[local_count_++] = {to, take};
+    }
+    gathered_ += take;
+    remote += take;
+    to += take;
+    bytes -= take;
+    joins_remote = true; // the rest of a piece split at a full batch
+    joins_local = true;
+  }
+}
+
+void Reader::read() {
+  if (gathered_ > 0 && error_ == 0) {
+    iovec into_bounce{bounce_, gathered_};
+    const bool bounced = bounce_ != nullptr;
+    const ssize_t got =
+        process_vm_readv(static_cast<pid_t>(pid_), bounced ? &into_bounce : local_.data(),
+                         bounced ? 1 : local_count_, remote_.data(), remote_count_, 0);
+    if (got < 0) {
+      error_ = errno;
+    } else if (static_cast<std::size_t>(got) != gathered_) {
+      error_ = -1;
+    } else if (bounced) {
+      const std::byte *from = bounce_;
+      for (const iovec &piece : bounced_) {
+        copy_bytes(static_cast<std::byte *>(piece.iov_base), from, piece.iov_len, streaming_);
+        from += piece.iov_len;
+      }
+    }
+  }
+  remote_count_ = 0;
+  local_count_ = 0;
+  bounced_.clear();
+  gathered_ = 0;
+}
+
+bool Reader::finish() {
+  read();
+  return error_ == 0;
+}
+
+} // namespace redist::single_copy

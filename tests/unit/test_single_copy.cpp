@@ -1,0 +1,292 @@
+// Single-copy reads (single_copy.hpp), streaming copies (copy.hpp) and RunPattern::index_of,
+// against plain memcpy / memmove and enumeration. Reads go to this process's own memory, so no
+// MPI is needed; where the kernel forbids cross-memory attach the read tests are skipped
+// (and say so).
+#include "copy.hpp"
+#include "index.hpp"
+#include "plan.hpp"
+#include "single_copy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace redist {
+namespace {
+
+std::vector<std::byte> random_bytes(std::size_t n, std::mt19937_64 &rng) {
+  std::vector<std::byte> v(n);
+  for (auto &b : v) {
+    b = static_cast<std::byte>(rng() & 0xFF);
+  }
+  return v;
+}
+
+TEST(CopyBytes, MatchesMemmoveWithAndWithoutStreaming) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 4000; ++trial) {
+    const std::size_t size = 1 + rng() % 12000;
+    std::vector<std::byte> data = random_bytes(size, rng);
+    std::vector<std::byte> expected = data;
+    const std::size_t n = rng() % (size + 1);
+    const std::size_t from = rng() % (size - n + 1);
+    // A third of the trials overlap source and destination.
+    const std::size_t to =
+        trial % 3 == 0 ? std::min(size - n, from + rng() % 80) : rng() % (size - n + 1);
+    const bool streaming = (trial & 1) != 0;
+    std::memmove(expected.data() + to, expected.data() + from, n);
+    copy_bytes(data.data() + to, data.data() + from, n, streaming);
+    streaming_fence();
+    ASSERT_EQ(data, expected) << "trial " << trial << " n " << n << " from " << from << " to " << to
+                              << " streaming " << streaming;
+  }
+}
+
+// Whether this process may use process_vm_readv at all (seccomp or the kernel may forbid it).
+bool cross_memory_attach_works() {
+  std::uint64_t source = 0x1234'5678'9ABC'DEF0ULL;
+  std::uint64_t target = 0;
+  iovec local{&target, sizeof target};
+  iovec remote{&source, sizeof source};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+             static_cast<ssize_t>(sizeof target) &&
+         target == source;
+}
+
+struct Piece {
+  std::size_t remote;
+  std::size_t local;
+  std::size_t bytes;
+};
+
+// Random pieces in message order: the local side visits disjoint ranges (each byte of the
+// destination written at most once), the remote side may repeat and run backwards; runs of
+// pieces contiguous on one side or both, so joining and batching are exercised.
+std::vector<Piece> random_pieces(std::size_t remote_size, std::size_t local_size,
+                                 std::size_t max_piece, std::mt19937_64 &rng) {
+  std::vector<Piece> pieces;
+  std::size_t local = rng() % 64;
+  std::size_t remote = rng() % (remote_size / 2);
+  while (true) {
+    const std::size_t bytes = 1 + rng() % max_piece;
+    if (local + bytes > local_size) {
+      break;
+    }
+    if (remote + bytes > remote_size) {
+      remote = rng() % (remote_size / 2);
+    }
+    if (remote + bytes > remote_size) {
+      break;
+    }
+    pieces.push_back({remote, local, bytes});
+    local += bytes + (rng() % 3 == 0 ? rng() % 40 : 0);
+    switch (rng() % 4) {
+    case 0:
+      remote += bytes; // contiguous on the remote side
+      break;
+    case 1:
+      remote += bytes + rng() % 100;
+      break;
+    default:
+      remote = rng() % (remote_size - std::min(remote_size, bytes));
+      break;
+    }
+  }
+  return pieces;
+}
+
+// Joined pieces on one side, counted independently of Reader.
+std::size_t stretches(const std::vector<Piece> &pieces, bool remote_side) {
+  std::size_t count = 0;
+  std::size_t next = SIZE_MAX;
+  for (const Piece &p : pieces) {
+    const std::size_t start = remote_side ? p.remote : p.local;
+    count += start == next ? 0 : 1;
+    next = start + p.bytes;
+  }
+  return count;
+}
+
+TEST(SingleCopyReader, ReadsEveryPieceDirectAndBounced) {
+  if (!cross_memory_attach_works()) {
+    GTEST_SKIP() << "process_vm_readv is not permitted here: single copy falls back to MPI";
+  }
+  std::mt19937_64 rng(5);
+  std::vector<std::byte> bounce(single_copy::kBounceBytes);
+  single_copy::Reader reader;
+  for (int trial = 0; trial < 120; ++trial) {
+    // Small pieces give more than IOV_MAX per batch; large ones span several bounce buffers.
+    const std::size_t max_piece = trial % 3 == 0 ? 16 : trial % 3 == 1 ? 700 : 300'000;
+    const std::size_t remote_size = trial % 3 == 2 ? 3'000'000 : 200'000;
+    const std::size_t local_size = trial % 3 == 2 ? 4'000'000 : 120'000;
+    const std::vector<std::byte> source = random_bytes(remote_size, rng);
+    const std::vector<Piece> pieces = random_pieces(remote_size, local_size, max_piece, rng);
+    std::vector<std::byte> expected = random_bytes(local_size, rng);
+    std::vector<std::byte> got = expected;
+    for (const Piece &p : pieces) {
+      std::memcpy(expected.data() + p.local, source.data() + p.remote, p.bytes);
+    }
+    const bool bounced = (trial & 1) != 0;
+    reader.start(getpid(), reinterpret_cast<std::uintptr_t>(source.data()), got.data(),
+                 bounced ? bounce.data() : nullptr, (trial & 2) != 0);
+    std::size_t bytes = 0;
+    for (const Piece &p : pieces) {
+      reader.add(p.remote, p.local, p.bytes);
+      bytes += p.bytes;
+    }
+    ASSERT_TRUE(reader.finish()) << "errno " << reader.error();
+    streaming_fence();
+    ASSERT_EQ(got, expected) << "trial " << trial << ", " << pieces.size() << " pieces";
+    EXPECT_EQ(reader.counts().bytes, bytes);
+    EXPECT_EQ(reader.counts().remote_pieces, stretches(pieces, true));
+    EXPECT_EQ(reader.counts().local_pieces, stretches(pieces, false));
+  }
+}
+
+TEST(SingleCopyReader, ReportsAnUnreadableAddress) {
+  if (!cross_memory_attach_works()) {
+    GTEST_SKIP() << "process_vm_readv is not permitted here";
+  }
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void *mapped = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  ASSERT_EQ(munmap(mapped, page), 0);
+  std::vector<std::byte> target(64);
+  single_copy::Reader reader;
+  reader.start(getpid(), reinterpret_cast<std::uintptr_t>(mapped), target.data(), nullptr);
+  reader.add(0, 0, target.size());
+  EXPECT_FALSE(reader.finish());
+  EXPECT_EQ(reader.error(), EFAULT);
+}
+
+TEST(SingleCopyIdentity, ReadableOnlyWithTheRightNodeAndProbe) {
+  std::uint64_t probe = 0;
+  const single_copy::Identity self = single_copy::identify(probe, 17);
+  EXPECT_EQ(self.pid, getpid());
+  EXPECT_EQ(self.lld, 17);
+  EXPECT_EQ(self.probe_address, reinterpret_cast<std::uintptr_t>(&probe));
+  EXPECT_EQ(self.probe_value, probe);
+  if (!cross_memory_attach_works() || self.node == 0) {
+    EXPECT_FALSE(single_copy::can_read(self));
+    GTEST_SKIP() << "single copy is not available here (node key " << self.node << ")";
+  }
+  EXPECT_TRUE(single_copy::can_read(self));
+  single_copy::Identity other_node = self;
+  other_node.node ^= 1;
+  EXPECT_FALSE(single_copy::can_read(other_node));
+  single_copy::Identity wrong_probe = self;
+  wrong_probe.probe_value ^= 1;
+  EXPECT_FALSE(single_copy::can_read(wrong_probe));
+  single_copy::Identity no_node = self;
+  no_node.node = 0;
+  EXPECT_FALSE(single_copy::can_read(no_node));
+}
+
+TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
+  using single_copy::Mode;
+  using single_copy::Way;
+  const std::size_t mib = std::size_t{1} << 20;
+  // Whole columns on both sides: read straight in.
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic), Way::direct);
+  // Whole columns at the sender, 512-byte pieces here: through the bounce buffer.
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic),
+            Way::bounced);
+  // 64-byte pieces at the sender: pinning a page per piece costs more than packing.
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic), Way::read_packed);
+  // A few hundred bytes: MPI's eager message beats a round trip.
+  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic), Way::sent);
+  for (const single_copy::PieceCounts counts :
+       {single_copy::PieceCounts{512, 4, 4}, single_copy::PieceCounts{64 * mib, mib, mib}}) {
+    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always), Way::sent);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::direct), Way::direct);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::bounced), Way::bounced);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed), Way::read_packed);
+  }
+}
+
+TEST(RunPattern, IndexOfInvertsCountBelow) {
+  std::mt19937_64 rng(3);
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Transfer1D t;
+    t.src = {static_cast<Index>(50 + rng() % 900), static_cast<Index>(1 + rng() % 40),
+             static_cast<int>(1 + rng() % 5), 0};
+    t.dst = {static_cast<Index>(50 + rng() % 900), static_cast<Index>(1 + rng() % 40),
+             static_cast<int>(1 + rng() % 5), 0};
+    t.src.src = static_cast<int>(rng() % static_cast<std::uint64_t>(t.src.nprocs));
+    t.dst.src = static_cast<int>(rng() % static_cast<std::uint64_t>(t.dst.nprocs));
+    const Index length = 1 + static_cast<Index>(rng() % static_cast<std::uint64_t>(
+                                                            std::min(t.src.extent, t.dst.extent)));
+    t.src_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.src.extent - length + 1));
+    t.dst_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.dst.extent - length + 1));
+    t.length = length;
+    for (const RunPattern &pattern :
+         runs_from_source(t, static_cast<int>(rng() % 5) % t.src.nprocs)) {
+      std::vector<Index> indices; // window index of every element, in order
+      pattern.for_each([&](const redist::Run &r) {
+        for (Index e = 0; e < r.length; ++e) {
+          indices.push_back(r.k + e);
+        }
+      });
+      ASSERT_EQ(static_cast<Index>(indices.size()), pattern.total());
+      for (std::size_t c = 0; c < indices.size(); ++c) {
+        ASSERT_EQ(pattern.index_of(static_cast<Index>(c)), indices[c]) << "element " << c;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+// RowGroups keep one stored period of groups (at least 1,024 window indices): replayed over
+// the window they give every element of the pattern, in order, at its local indices.
+TEST(RowGroups, ReplayEveryElementOfThePattern) {
+  std::mt19937_64 rng(8);
+  int periods_replayed = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Transfer1D t;
+    t.src = {static_cast<Index>(50 + rng() % 30000),
+             static_cast<Index>(1 + rng() % (trial % 2 == 0 ? 8 : 40)),
+             static_cast<int>(1 + rng() % 4), 0};
+    t.dst = {static_cast<Index>(50 + rng() % 30000),
+             static_cast<Index>(1 + rng() % (trial % 2 == 0 ? 8 : 40)),
+             static_cast<int>(1 + rng() % 4), 0};
+    const Index length = 1 + static_cast<Index>(rng() % static_cast<std::uint64_t>(
+                                                            std::min(t.src.extent, t.dst.extent)));
+    t.src_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.src.extent - length + 1));
+    t.dst_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.dst.extent - length + 1));
+    t.length = length;
+    for (const RunPattern &pattern : runs_from_source(t, 0)) {
+      std::vector<std::pair<Index, Index>> expected; // (src, dst) local index of each element
+      pattern.for_each([&](const redist::Run &r) {
+        for (Index e = 0; e < r.length; ++e) {
+          expected.emplace_back(r.src_local + e, r.dst_local + e);
+        }
+      });
+      const RowGroups groups = row_groups(pattern);
+      std::vector<std::pair<Index, Index>> got;
+      groups.for_each([&](const RowGroup &g, Index src_shift, Index dst_shift) {
+        for (Index i = 0; i < g.count; ++i) {
+          for (Index e = 0; e < g.length; ++e) {
+            got.emplace_back(g.src + src_shift + i * g.src_step + e,
+                             g.dst + dst_shift + i * g.dst_step + e);
+          }
+        }
+      });
+      ASSERT_EQ(got, expected) << "trial " << trial;
+      periods_replayed += groups.periods > 1 ? 1 : 0;
+      // Memory follows one period of the pattern, not the window.
+      EXPECT_LE(groups.period.size() + groups.tail.size(), 2 * pattern.period_runs().size() + 2);
+    }
+  }
+  EXPECT_GT(periods_replayed, 100);
+}
+
+} // namespace
+} // namespace redist
