@@ -144,12 +144,13 @@ Way cheapest_way(const PieceCounts &counts, Mode mode) {
   }
 }
 
-void Reader::reset(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,
-                   std::byte *bounce) {
+void Reader::start(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,
+                   std::byte *bounce, bool streaming) {
   pid_ = pid;
   remote_base_ = remote_base;
   local_base_ = local_base;
   bounce_ = bounce;
+  streaming_ = streaming;
   remote_count_ = 0;
   local_count_ = 0;
   bounced_.clear();

@@ -83,10 +83,7 @@ public:
   /// Read from process pid's memory at remote_base into local_base; through `bounce`
   /// (kBounceBytes) when not null, copied out with streaming stores if `streaming` (copy.hpp).
   void start(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base, std::byte *bounce,
-             bool streaming = false) {
-    reset(pid, remote_base, local_base, bounce);
-    streaming_ = streaming;
-  }
+             bool streaming = false);
 
   void add(std::size_t remote_offset, std::size_t local_offset, std::size_t bytes);
   /// Reads what is still gathered; true when every byte arrived (else error() says why).
@@ -97,7 +94,6 @@ public:
   [[nodiscard]] int error() const { return error_; }
 
 private:
-  void reset(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base, std::byte *bounce);
   void read();
 
   static constexpr std::size_t kMaxPieces = 1024; // IOV_MAX on Linux

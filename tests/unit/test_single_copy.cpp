@@ -5,6 +5,7 @@
 #include "copy.hpp"
 #include "index.hpp"
 #include "plan.hpp"
+#include "reference.hpp"
 #include "single_copy.hpp"
 
 #include <gtest/gtest.h>
@@ -211,23 +212,11 @@ TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
 }
 
 TEST(RunPattern, IndexOfInvertsCountBelow) {
-  std::mt19937_64 rng(3);
+  test::Random rng(3);
   int checked = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    Transfer1D t;
-    t.src = {static_cast<Index>(50 + rng() % 900), static_cast<Index>(1 + rng() % 40),
-             static_cast<int>(1 + rng() % 5), 0};
-    t.dst = {static_cast<Index>(50 + rng() % 900), static_cast<Index>(1 + rng() % 40),
-             static_cast<int>(1 + rng() % 5), 0};
-    t.src.src = static_cast<int>(rng() % static_cast<std::uint64_t>(t.src.nprocs));
-    t.dst.src = static_cast<int>(rng() % static_cast<std::uint64_t>(t.dst.nprocs));
-    const Index length = 1 + static_cast<Index>(rng() % static_cast<std::uint64_t>(
-                                                            std::min(t.src.extent, t.dst.extent)));
-    t.src_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.src.extent - length + 1));
-    t.dst_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.dst.extent - length + 1));
-    t.length = length;
-    for (const RunPattern &pattern :
-         runs_from_source(t, static_cast<int>(rng() % 5) % t.src.nprocs)) {
+    const Transfer1D t = test::random_transfer(rng, 950, 40, 5);
+    for (const RunPattern &pattern : runs_from_source(t, rng.uniform_int(0, t.src.nprocs - 1))) {
       std::vector<Index> indices; // window index of every element, in order
       pattern.for_each([&](const redist::Run &r) {
         for (Index e = 0; e < r.length; ++e) {
@@ -247,21 +236,11 @@ TEST(RunPattern, IndexOfInvertsCountBelow) {
 // RowGroups keep one stored period of groups (at least 1,024 window indices): replayed over
 // the window they give every element of the pattern, in order, at its local indices.
 TEST(RowGroups, ReplayEveryElementOfThePattern) {
-  std::mt19937_64 rng(8);
+  test::Random rng(8);
   int periods_replayed = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    Transfer1D t;
-    t.src = {static_cast<Index>(50 + rng() % 30000),
-             static_cast<Index>(1 + rng() % (trial % 2 == 0 ? 8 : 40)),
-             static_cast<int>(1 + rng() % 4), 0};
-    t.dst = {static_cast<Index>(50 + rng() % 30000),
-             static_cast<Index>(1 + rng() % (trial % 2 == 0 ? 8 : 40)),
-             static_cast<int>(1 + rng() % 4), 0};
-    const Index length = 1 + static_cast<Index>(rng() % static_cast<std::uint64_t>(
-                                                            std::min(t.src.extent, t.dst.extent)));
-    t.src_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.src.extent - length + 1));
-    t.dst_start = static_cast<Index>(rng() % static_cast<std::uint64_t>(t.dst.extent - length + 1));
-    t.length = length;
+    // Small blocks give periods far shorter than the window.
+    const Transfer1D t = test::random_transfer(rng, 30000, trial % 2 == 0 ? 8 : 40, 4);
     for (const RunPattern &pattern : runs_from_source(t, 0)) {
       std::vector<std::pair<Index, Index>> expected; // (src, dst) local index of each element
       pattern.for_each([&](const redist::Run &r) {
