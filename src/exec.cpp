@@ -583,7 +583,8 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
     const Index recv_packed = recv_direct ? 0 : step.recv_count;
     const Index send_packed = send_direct ? 0 : step.send_count;
     const Index longest = std::max(recv_packed, send_packed);
-    const Index chunk = schedule_.chunk_elements > 0 ? schedule_.chunk_elements : longest;
+    const Index chunk =
+        schedule_.chunk_elements > 0 ? schedule_.chunk_elements : std::max<Index>(longest, 1);
     for (Index begin = 0; begin == 0 || begin < longest; begin += chunk) {
       requests_.clear();
       request_info_.clear();
@@ -610,9 +611,6 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
       }
       complete(0, receives, b, "MPI_Waitany (receive)");
       complete(receives, requests_.size(), b, "MPI_Waitany (send)");
-      if (longest == 0) {
-        break;
-      }
     }
   }
   if (!local_done) {

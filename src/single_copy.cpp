@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <string>
 
 namespace redist::single_copy {
@@ -43,10 +42,6 @@ std::uint64_t node_key() {
   static const std::uint64_t key = compute_node_key();
   return key;
 }
-
-} // namespace
-
-namespace {
 
 std::optional<Mode> parse_mode(const char *value) {
   const std::pair<const char *, Mode> names[] = {
