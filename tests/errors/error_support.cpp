@@ -72,8 +72,6 @@ mpitest::GridSpec map_grid(int nprow, int npcol, std::vector<int> ranks) {
   return g;
 }
 
-namespace {
-
 mpitest::MatSpec matrix(mpitest::GridSpec g, std::int64_t mg, std::int64_t ng, std::int64_t mb,
                         std::int64_t nb, int rsrc, int csrc, std::int64_t ia, std::int64_t ja,
                         std::int64_t lld_extra) {
@@ -90,6 +88,8 @@ mpitest::MatSpec matrix(mpitest::GridSpec g, std::int64_t mg, std::int64_t ng, s
   s.lld_extra.assign(static_cast<std::size_t>(s.grid.size()), lld_extra);
   return s;
 }
+
+namespace {
 
 void grid_shape(int p, int &nprow, int &npcol) {
   nprow = p;

@@ -70,6 +70,11 @@ struct Scenario {
 
 mpitest::GridSpec init_grid(char order, int nprow, int npcol);
 mpitest::GridSpec map_grid(int nprow, int npcol, std::vector<int> ranks);
+/// A matrix on grid g: M_ x N_ = mg x ng, blocks mb x nb, first block on (rsrc, csrc), window at
+/// (ia, ja) (1-based), every process's LLD its local rows plus lld_extra.
+mpitest::MatSpec matrix(mpitest::GridSpec g, std::int64_t mg, std::int64_t ng, std::int64_t mb,
+                        std::int64_t nb, int rsrc, int csrc, std::int64_t ia, std::int64_t ja,
+                        std::int64_t lld_extra);
 
 /// The standard scenario of the file comment.
 Scenario standard_scenario();

@@ -4,6 +4,7 @@
 // copies correctly (the MPI tests' element oracle, tests/mpi/harness.hpp). The allocations are
 // counted by replacing the global operator new in this program, which the library's calls resolve
 // to.
+#include "../errors/error_support.hpp"
 #include "../mpi/harness.hpp"
 
 #include <redist.h>
@@ -54,34 +55,21 @@ void operator delete[](void *p, std::size_t) noexcept {
 
 namespace {
 
-using mpitest::GridKind;
 using mpitest::GridSpec;
 using mpitest::LocalBuf;
 using mpitest::MatSpec;
 
-// Column-major grid of nprow x (world size / nprow) over ranks 0, 1, ...
+// Ranks 0, 1, ... in an nprow x (world size / nprow) grid, column-major.
 GridSpec grid(int nprow) {
-  GridSpec g;
-  g.kind = GridKind::Map;
-  g.nprow = nprow;
-  g.npcol = mpitest::world_size() / nprow;
-  for (int r = 0; r < g.nprow * g.npcol; ++r)
-    g.ranks.push_back(r);
-  return g;
+  std::vector<int> ranks(static_cast<std::size_t>(mpitest::world_size() / nprow * nprow));
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    ranks[r] = static_cast<int>(r);
+  return errtest::map_grid(nprow, mpitest::world_size() / nprow, std::move(ranks));
 }
 
 MatSpec matrix(GridSpec g, std::int64_t mg, std::int64_t ng, std::int64_t mb, std::int64_t nb,
                std::int64_t ia, std::int64_t ja, std::int64_t lld_extra) {
-  MatSpec s;
-  s.mg = mg;
-  s.ng = ng;
-  s.mb = mb;
-  s.nb = nb;
-  s.ia = ia;
-  s.ja = ja;
-  s.lld_extra.assign(static_cast<std::size_t>(g.size()), lld_extra);
-  s.grid = std::move(g);
-  return s;
+  return errtest::matrix(std::move(g), mg, ng, mb, nb, 0, 0, ia, ja, lld_extra);
 }
 
 struct Case {
