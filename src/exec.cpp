@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -60,8 +61,9 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  send_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? send_offsets_.back()
-                                                                         : step_send_bytes_);
+  send_buffer_ =
+      single_copy::SharedBuffer(all_at_once ? send_offsets_.back() : step_send_bytes_,
+                                single_copy::mode_from_environment() != single_copy::Mode::never);
   recv_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back()
                                                                          : step_recv_bytes_);
   const std::size_t requests = 2 * (plan_.sends.size() + plan_.recvs.size()) + 4;
@@ -76,6 +78,7 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   address_out_.resize(plan_.sends.size());
   sender_identity_.resize(plan_.recvs.size());
   peer_address_.resize(plan_.recvs.size());
+  peer_segment_.resize(plan_.recvs.size());
   reply_in_.resize(plan_.sends.size());
   reply_out_.resize(plan_.recvs.size());
 }
@@ -346,7 +349,7 @@ template <class T> std::byte *bytes_of(T &value) {
 
 void Executor::negotiate() {
   negotiated_ = true;
-  identity_ = single_copy::identify(probe_, lld_src_);
+  identity_ = single_copy::identify(probe_, lld_src_, send_buffer_);
   const single_copy::Mode mode = single_copy::mode_from_environment();
   requests_.clear();
   request_info_.clear();
@@ -368,7 +371,12 @@ void Executor::negotiate() {
       [&](std::size_t k) {
         const auto i = static_cast<std::size_t>(request_info_[k].peer);
         if (single_copy::can_read(sender_identity_[i])) {
-          recv_way_[i] = single_copy::cheapest_way(estimate_pieces(plan_.recvs[i]), mode);
+          const single_copy::PieceCounts counts = estimate_pieces(plan_.recvs[i]);
+          recv_way_[i] = single_copy::cheapest_way(counts, mode, true);
+          if (recv_way_[i] == single_copy::Way::mapped &&
+              !peer_segment_[i].map(sender_identity_[i])) {
+            recv_way_[i] = single_copy::cheapest_way(counts, mode, false);
+          }
         }
         reply_out_[i] = static_cast<std::int64_t>(recv_way_[i]);
         post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
@@ -383,6 +391,7 @@ void Executor::negotiate() {
           send_way_[i] = static_cast<single_copy::Way>(reply_in_[i]);
         }
       });
+  send_buffer_.release_fd(); // every receiver has mapped it or chosen otherwise
 }
 
 single_copy::PieceCounts Executor::estimate_pieces(const Peer &peer) const {
@@ -427,6 +436,15 @@ void Executor::gather(std::size_t i, Index lo, Index hi, bool packed) {
 int Executor::read(std::size_t i, Index lo, Index hi, std::byte *b) {
   const single_copy::Identity &sender = sender_identity_[i];
   const Peer &peer = plan_.recvs[i];
+  if (recv_way_[i] == single_copy::Way::mapped) {
+    const std::byte *in =
+        peer_segment_[i].at(peer_address_[i], static_cast<std::size_t>(hi - lo) * element_size_);
+    if (in == nullptr) {
+      return EFAULT;
+    }
+    unpack(peer, in, b, lo, hi);
+    return 0;
+  }
   const bool packed = recv_way_[i] == single_copy::Way::read_packed;
   if (packed && plan_.region.kind == Region::Kind::full) {
     // Bounce-sized windows of the message: unpack visits only their columns.
@@ -478,8 +496,7 @@ void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, 
   }
   post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
        {RequestKind::reply_receive, static_cast<int>(i), rank, lo, hi, nullptr});
-  address_out_[i] =
-      reinterpret_cast<std::uintptr_t>(way == single_copy::Way::read_packed ? buffer : a);
+  address_out_[i] = reinterpret_cast<std::uintptr_t>(single_copy::reads_array(way) ? a : buffer);
   post(true, bytes_of(address_out_[i]), sizeof(std::uint64_t), tag_ + kAddressTag, info);
 }
 
@@ -562,7 +579,7 @@ void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
   }
   const std::size_t receives = requests_.size();
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
-    post_send(i, 0, plan_.sends[i].elements, a, send_buffer_.get() + send_offsets_[i]);
+    post_send(i, 0, plan_.sends[i].elements, a, send_buffer_.data() + send_offsets_[i]);
   }
   copy_local(a, b);
   complete(0, receives, b, "MPI_Waitany (receive)");
@@ -603,7 +620,7 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
       }
       if (send_n > 0) {
         const Index lo = step.send_offset + begin;
-        post_send(send, lo, lo + send_n, a, send_buffer_.get());
+        post_send(send, lo, lo + send_n, a, send_buffer_.data());
       }
       if (!local_done) {
         copy_local(a, b);
@@ -632,6 +649,14 @@ std::size_t Executor::single_copy_receives() const {
   }
   return plan_.recvs.size() - static_cast<std::size_t>(std::count(
                                   recv_way_.begin(), recv_way_.end(), single_copy::Way::sent));
+}
+
+std::size_t Executor::mapped_receives() const {
+  if (phases_[0]) {
+    return phases_[0]->mapped_receives() + phases_[1]->mapped_receives();
+  }
+  return static_cast<std::size_t>(
+      std::count(recv_way_.begin(), recv_way_.end(), single_copy::Way::mapped));
 }
 
 std::size_t Executor::buffer_bytes() const {

@@ -51,6 +51,8 @@ public:
   /// two-phase plans: both phases' messages).
   [[nodiscard]] std::size_t single_copy_sends() const;
   [[nodiscard]] std::size_t single_copy_receives() const;
+  /// Of those receives, the ones unpacked from the sender's mapped buffer (Way::mapped).
+  [[nodiscard]] std::size_t mapped_receives() const;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
   /// Tests lower it to exercise the splitting.
@@ -127,7 +129,7 @@ private:
   std::vector<std::size_t> recv_offsets_;
   std::size_t step_send_bytes_ = 0; // stepwise: largest chunk sent / received
   std::size_t step_recv_bytes_ = 0;
-  std::unique_ptr<std::byte[]> send_buffer_; // not initialised: untouched pages stay free
+  single_copy::SharedBuffer send_buffer_; // not initialised: untouched pages stay free
   std::unique_ptr<std::byte[]> recv_buffer_;
   std::vector<MPI_Request> requests_; // receives first, then sends
   std::vector<RequestInfo> request_info_;
@@ -141,11 +143,12 @@ private:
   std::vector<single_copy::Identity> sender_identity_; // per plan_.recvs
   std::uint64_t probe_ = 0;
   single_copy::Identity identity_;
-  std::vector<std::uint64_t> address_out_;  // per plan_.sends: what the reader reads
-  std::vector<std::uint64_t> peer_address_; // per plan_.recvs
-  std::vector<std::int64_t> reply_in_;      // per plan_.sends: 0 or the reader's errno
-  std::vector<std::int64_t> reply_out_;     // per plan_.recvs
-  std::vector<RowGroups> send_groups_;      // by row slot (full regions only)
+  std::vector<std::uint64_t> address_out_;         // per plan_.sends: what the reader reads
+  std::vector<std::uint64_t> peer_address_;        // per plan_.recvs
+  std::vector<single_copy::Mapping> peer_segment_; // per plan_.recvs: mapped send buffers
+  std::vector<std::int64_t> reply_in_;             // per plan_.sends: 0 or the reader's errno
+  std::vector<std::int64_t> reply_out_;            // per plan_.recvs
+  std::vector<RowGroups> send_groups_;             // by row slot (full regions only)
   std::vector<RowGroups> recv_groups_;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array

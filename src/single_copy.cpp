@@ -2,6 +2,9 @@
 
 #include "copy.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
 
 namespace redist::single_copy {
 namespace {
@@ -46,7 +50,8 @@ std::uint64_t node_key() {
 std::optional<Mode> parse_mode(const char *value) {
   const std::pair<const char *, Mode> names[] = {
       {"auto", Mode::automatic}, {"always", Mode::always},   {"never", Mode::never},
-      {"direct", Mode::direct},  {"bounced", Mode::bounced}, {"read-packed", Mode::read_packed}};
+      {"direct", Mode::direct},  {"bounced", Mode::bounced}, {"read-packed", Mode::read_packed},
+      {"mapped", Mode::mapped}};
   for (const auto &[name, mode] : names) {
     if (std::strcmp(value, name) == 0) {
       return mode;
@@ -73,10 +78,10 @@ std::string environment_error() {
     return "";
   }
   return std::string("environment variable REDIST_SINGLE_COPY = '") + value +
-         "': unknown (known: auto, never, always, direct, bounced, read-packed)";
+         "': unknown (known: auto, never, always, direct, bounced, read-packed, mapped)";
 }
 
-Identity identify(std::uint64_t &probe, Index lld) {
+Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer) {
   Identity id;
   id.pid = getpid();
   id.node = node_key();
@@ -85,6 +90,11 @@ Identity identify(std::uint64_t &probe, Index lld) {
   id.probe_address = reinterpret_cast<std::uintptr_t>(&probe);
   id.probe_value = probe;
   id.lld = lld;
+  if (send_buffer.fd() >= 0) {
+    id.segment_fd = send_buffer.fd();
+    id.segment_address = reinterpret_cast<std::uintptr_t>(send_buffer.data());
+    id.segment_bytes = send_buffer.size();
+  }
   return id;
 }
 
@@ -99,7 +109,7 @@ bool can_read(const Identity &sender) {
   return reader.finish() && value == sender.probe_value;
 }
 
-Way cheapest_way(const PieceCounts &counts, Mode mode) {
+Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped) {
   // Seconds beyond moving the bytes once across processes, which every way pays.
   constexpr double kCopyPerByte = 0.085e-9;      // a pass over memory
   constexpr double kFromCachePerByte = 0.03e-9;  // a pass out of the bounce buffer
@@ -112,7 +122,9 @@ Way cheapest_way(const PieceCounts &counts, Mode mode) {
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);
   const double pack = bytes * kCopyPerByte + remote * kPerPieceCopied;
+  const double unmapped = mapped ? 0.0 : 1e300;
   const std::pair<double, Way> ways[] = {
+      {unmapped + pack + local * kPerPieceCopied + kRoundTrip, Way::mapped},
       {remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip, Way::direct},
       {remote * kPerRemotePieceRead + local * kPerLocalPieceBounced + bytes * kFromCachePerByte +
            kRoundTrip,
@@ -132,11 +144,136 @@ Way cheapest_way(const PieceCounts &counts, Mode mode) {
     return Way::bounced;
   case Mode::read_packed:
     return Way::read_packed;
+  case Mode::mapped:
+    return mapped ? Way::mapped : Way::read_packed;
   case Mode::always:
-    return cheapest(ways, ways + 3);
-  default:
     return cheapest(ways, ways + 4);
+  default:
+    return cheapest(ways, ways + 5);
   }
+}
+
+SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  if (shareable) {
+    const int fd = memfd_create("redist-send-buffer", MFD_CLOEXEC);
+    if (fd >= 0) {
+      void *memory = ftruncate(fd, static_cast<off_t>(bytes)) == 0
+                         ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                         : MAP_FAILED;
+      if (memory != MAP_FAILED) {
+        data_ = static_cast<std::byte *>(memory);
+        fd_ = fd;
+        mapped_ = true;
+        return;
+      }
+      close(fd);
+    }
+  }
+  data_ = new std::byte[bytes]; // NOLINT(cppcoreguidelines-owning-memory): freed in reset()
+}
+
+SharedBuffer::SharedBuffer(SharedBuffer &&other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
+      fd_(std::exchange(other.fd_, -1)), mapped_(std::exchange(other.mapped_, false)) {}
+
+SharedBuffer &SharedBuffer::operator=(SharedBuffer &&other) noexcept {
+  if (this != &other) {
+    reset();
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    fd_ = std::exchange(other.fd_, -1);
+    mapped_ = std::exchange(other.mapped_, false);
+  }
+  return *this;
+}
+
+SharedBuffer::~SharedBuffer() {
+  reset();
+}
+
+void SharedBuffer::release_fd() {
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
+void SharedBuffer::reset() {
+  release_fd();
+  if (mapped_) {
+    munmap(data_, bytes_);
+  } else {
+    delete[] data_; // NOLINT(cppcoreguidelines-owning-memory)
+  }
+  data_ = nullptr;
+  bytes_ = 0;
+  mapped_ = false;
+}
+
+Mapping::Mapping(Mapping &&other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
+      sender_address_(std::exchange(other.sender_address_, 0)) {}
+
+Mapping &Mapping::operator=(Mapping &&other) noexcept {
+  if (this != &other) {
+    reset();
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    sender_address_ = std::exchange(other.sender_address_, 0);
+  }
+  return *this;
+}
+
+Mapping::~Mapping() {
+  reset();
+}
+
+void Mapping::reset() {
+  if (data_ != nullptr) {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): munmap takes a void *
+    munmap(const_cast<std::byte *>(data_), bytes_);
+  }
+  data_ = nullptr;
+  bytes_ = 0;
+  sender_address_ = 0;
+}
+
+bool Mapping::map(const Identity &sender) {
+  reset();
+  if (sender.segment_fd < 0 || sender.segment_bytes == 0 || sender.pid <= 0) {
+    return false;
+  }
+  const std::string path =
+      "/proc/" + std::to_string(sender.pid) + "/fd/" + std::to_string(sender.segment_fd);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  const auto bytes = static_cast<std::size_t>(sender.segment_bytes);
+  struct stat status {};
+  // The size tells the memory file from another file under that number.
+  void *memory = fstat(fd, &status) == 0 && static_cast<std::uint64_t>(status.st_size) == bytes
+                     ? mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0)
+                     : MAP_FAILED;
+  close(fd);
+  if (memory == MAP_FAILED) {
+    return false;
+  }
+  data_ = static_cast<const std::byte *>(memory);
+  bytes_ = bytes;
+  sender_address_ = sender.segment_address;
+  return true;
+}
+
+const std::byte *Mapping::at(std::uint64_t address, std::size_t bytes) const {
+  if (data_ == nullptr || address < sender_address_ || address - sender_address_ > bytes_ ||
+      bytes > bytes_ - (address - sender_address_)) {
+    return nullptr;
+  }
+  return data_ + (address - sender_address_);
 }
 
 void Reader::start(std::int64_t pid, std::uint64_t remote_base, std::byte *local_base,

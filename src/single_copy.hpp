@@ -1,8 +1,10 @@
 #pragma once
 // Single-copy transfer between processes of one node: the receiver reads the pieces of a
 // message straight from the sender's array with Linux cross-memory attach (process_vm_readv),
-// as Open MPI's vader BTL does for contiguous messages. No packing, no message buffers. No MPI
-// here: the executor exchanges the identities and decides.
+// as Open MPI's vader BTL does for contiguous messages. No packing, no message buffers. Where
+// pieces are too short for that, the sender packs into a memory file the receiver maps, and
+// the receiver unpacks from there. No MPI here: the executor exchanges the identities and
+// decides.
 
 #include "index.hpp"
 
@@ -24,20 +26,26 @@ struct Identity {
   std::uint64_t probe_address = 0; ///< a word the receiver reads to prove it can
   std::uint64_t probe_value = 0;   ///< what it holds
   std::int64_t lld = 1;            ///< the sender's leading dimension
+  std::int64_t segment_fd = -1;    ///< its send buffer's memory file, -1 if none (SharedBuffer)
+  std::uint64_t segment_address = 0;
+  std::uint64_t segment_bytes = 0;
 };
 
-/// This process's identity, with lld. `probe` must stay alive and unchanged while receivers
-/// may probe it; it is filled here.
-Identity identify(std::uint64_t &probe, Index lld);
+class SharedBuffer;
+
+/// This process's identity, with lld and the send buffer receivers may map. `probe` must stay
+/// alive and unchanged while receivers may probe it; it is filled here.
+Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer);
 
 /// True when this process can read the sender's memory: same kernel and pid namespace, cross
 /// memory attach permitted, and the probe word reads back as announced.
 bool can_read(const Identity &sender);
 
-enum class Mode : std::uint8_t { automatic, always, never, direct, bounced, read_packed };
-/// REDIST_SINGLE_COPY = auto (default) | always | never | direct | bounced | read-packed.
-/// `always` reads every message from a readable peer, the cheapest read; the last three force
-/// that read (the tests use them to run each path on small messages).
+enum class Mode : std::uint8_t { automatic, always, never, direct, bounced, read_packed, mapped };
+/// REDIST_SINGLE_COPY = auto (default) | always | never | direct | bounced | read-packed |
+/// mapped. `always` reads every message from a readable peer, the cheapest read; the last
+/// four force that read (the tests use them to run each path on small messages); `mapped`
+/// falls back to `read-packed` where the sender's buffer cannot be mapped.
 Mode mode_from_environment();
 /// "" when REDIST_SINGLE_COPY is unset, empty or valid, else why not (plans refuse to be made).
 std::string environment_error();
@@ -55,6 +63,7 @@ enum class Way : std::uint8_t {
   direct,      ///< read from the sender's array straight into the receiver's
   bounced,     ///< read from the sender's array into a cache-sized bounce buffer, copied out
   read_packed, ///< packed by the sender, read into the bounce buffer, unpacked from there
+  mapped,      ///< packed by the sender into a SharedBuffer the receiver maps, unpacked from it
 };
 
 /// Whether the message is read from the sender's array as it is (no packing).
@@ -63,12 +72,69 @@ inline bool reads_array(Way way) {
 }
 
 /// The cheapest way to move a message with these pieces, given that this process can read
-/// the sender's memory (or the way `mode` forces). Costs per byte and per piece measured on
-/// this project's 2-core machine (docs/performance.md): a cross-memory read moves 6 GB/s, as
-/// MPI does for a packed message, but costs about 175 ns per remote piece (the kernel pins its
-/// pages) and 25 ns per local piece read directly; packing or unpacking costs a memory copy
-/// (0.085 ns per byte), unpacking from the cache much less; a read needs a round trip.
-Way cheapest_way(const PieceCounts &counts, Mode mode);
+/// the sender's memory (or the way `mode` forces) and whether it mapped the sender's buffer.
+/// Costs per byte and per piece measured on this project's 2-core machine
+/// (docs/performance.md): a cross-memory read moves 6 GB/s, as MPI does for a packed message,
+/// but costs about 175 ns per remote piece (the kernel pins its pages) and 25 ns per local
+/// piece read directly; packing or unpacking costs a memory copy (0.085 ns per byte),
+/// unpacking from the cache much less; a read needs a round trip. Unpacking from a mapped
+/// buffer is itself the move between the processes.
+Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped);
+
+/// Bytes in a memory file (memfd) when the system gives one, so that a receiver with the
+/// rights of a cross-memory read can map them (Mapping); else in ordinary memory. Pages are
+/// not initialised. The file descriptor is closed by release_fd() once receivers have mapped.
+class SharedBuffer {
+public:
+  SharedBuffer() = default;
+  /// `shareable` false: ordinary memory only.
+  SharedBuffer(std::size_t bytes, bool shareable);
+  SharedBuffer(const SharedBuffer &) = delete;
+  SharedBuffer &operator=(const SharedBuffer &) = delete;
+  SharedBuffer(SharedBuffer &&other) noexcept;
+  SharedBuffer &operator=(SharedBuffer &&other) noexcept;
+  ~SharedBuffer();
+
+  [[nodiscard]] std::byte *data() const { return data_; }
+  [[nodiscard]] std::size_t size() const { return bytes_; }
+  /// The memory file's descriptor, -1 when the bytes are not in one or it was released.
+  [[nodiscard]] int fd() const { return fd_; }
+  void release_fd();
+
+private:
+  void reset();
+
+  std::byte *data_ = nullptr;
+  std::size_t bytes_ = 0;
+  int fd_ = -1;
+  bool mapped_ = false; // data_ from mmap, else from new[]
+};
+
+/// Another process's SharedBuffer mapped read-only here, through /proc/PID/fd/FD (which asks
+/// for the same permission as a cross-memory read).
+class Mapping {
+public:
+  Mapping() = default;
+  Mapping(const Mapping &) = delete;
+  Mapping &operator=(const Mapping &) = delete;
+  Mapping(Mapping &&other) noexcept;
+  Mapping &operator=(Mapping &&other) noexcept;
+  ~Mapping();
+
+  /// Maps the segment `sender` announces; false (and nothing mapped) if it has none or the
+  /// system refuses.
+  bool map(const Identity &sender);
+  [[nodiscard]] bool empty() const { return data_ == nullptr; }
+  /// The sender's bytes [address, address + bytes), or null when they lie outside the segment.
+  [[nodiscard]] const std::byte *at(std::uint64_t address, std::size_t bytes) const;
+
+private:
+  void reset();
+
+  const std::byte *data_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::uint64_t sender_address_ = 0;
+};
 
 /// Bytes of the bounce buffer: well inside a core's L2 cache.
 inline constexpr std::size_t kBounceBytes = std::size_t{256} << 10;

@@ -464,7 +464,7 @@ TEST(CApiErrors, UnknownSingleCopyEnvironment) {
   EXPECT_EQ(status, REDIST_ERR_ARGUMENT);
   EXPECT_STREQ(redist_last_error(),
                "redist_plan_create: environment variable REDIST_SINGLE_COPY = 'sometimes': "
-               "unknown (known: auto, never, always, direct, bounced, read-packed)");
+               "unknown (known: auto, never, always, direct, bounced, read-packed, mapped)");
   EXPECT_EQ(plan, nullptr);
   capitest::valid_plan_works("[after REDIST_SINGLE_COPY = sometimes] ");
 }

@@ -58,11 +58,14 @@ const char *mode_name(single_copy::Mode mode) {
     return "bounced";
   case single_copy::Mode::read_packed:
     return "read-packed";
+  case single_copy::Mode::mapped:
+    return "mapped";
   }
   return "?";
 }
 
-/// Which rank can read which rank's memory (row: the reader), from every rank's identity.
+/// Which rank can read which rank's memory (row: the reader), and which can also map its
+/// shared send buffers, from every rank's identity.
 class Readability {
 public:
   /// Collective over `comm`.
@@ -70,13 +73,16 @@ public:
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size_);
-    const single_copy::Identity mine = single_copy::identify(probe_, 1);
+    const single_copy::SharedBuffer buffer(4096, true);
+    const single_copy::Identity mine = single_copy::identify(probe_, 1, buffer);
     std::vector<single_copy::Identity> all(static_cast<std::size_t>(size_));
     MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
     std::vector<int> row(static_cast<std::size_t>(size_), 0);
     for (int sender = 0; sender < size_; ++sender) {
+      const single_copy::Identity &id = all[static_cast<std::size_t>(sender)];
+      single_copy::Mapping mapping;
       row[static_cast<std::size_t>(sender)] =
-          sender != rank && single_copy::can_read(all[static_cast<std::size_t>(sender)]) ? 1 : 0;
+          sender != rank && single_copy::can_read(id) ? (mapping.map(id) ? 2 : 1) : 0;
     }
     readable_.resize(static_cast<std::size_t>(size_) * static_cast<std::size_t>(size_));
     MPI_Allgather(row.data(), size_, MPI_INT, readable_.data(), size_, MPI_INT, comm);
@@ -84,14 +90,20 @@ public:
   Readability(const Readability &) = delete;
   Readability &operator=(const Readability &) = delete;
 
-  [[nodiscard]] bool can_read(int reader, int sender) const {
-    return readable_[static_cast<std::size_t>(reader) * static_cast<std::size_t>(size_) +
-                     static_cast<std::size_t>(sender)] != 0;
+  [[nodiscard]] bool can_read(int reader, int sender) const { return at(reader, sender) != 0; }
+  [[nodiscard]] bool can_map(int reader, int sender) const { return at(reader, sender) == 2; }
+  [[nodiscard]] int pairs() const {
+    return static_cast<int>(
+        std::count_if(readable_.begin(), readable_.end(), [](int r) { return r != 0; }));
   }
-  [[nodiscard]] int pairs() const { return std::accumulate(readable_.begin(), readable_.end(), 0); }
   [[nodiscard]] int size() const { return size_; }
 
 private:
+  [[nodiscard]] int at(int reader, int sender) const {
+    return readable_[static_cast<std::size_t>(reader) * static_cast<std::size_t>(size_) +
+                     static_cast<std::size_t>(sender)];
+  }
+
   std::uint64_t probe_ = 0; // the other ranks' can_read reads it between the two allgathers
   int size_ = 0;
   std::vector<int> readable_;
@@ -224,11 +236,14 @@ ExecCase draw_case(Rng &rng, int np, int index) {
 struct WayCounts {
   std::size_t receives = 0;
   std::size_t sends = 0;
+  std::size_t mappable_receives = 0; ///< of the receives, from a rank whose buffer maps here
 };
 WayCounts readable_messages(const RankPlan &plan, int me, const Readability &readable) {
   WayCounts counts;
-  for (const redist::Peer &p : plan.recvs)
+  for (const redist::Peer &p : plan.recvs) {
     counts.receives += readable.can_read(me, p.rank) ? 1 : 0;
+    counts.mappable_receives += readable.can_map(me, p.rank) ? 1 : 0;
+  }
   for (const redist::Peer &p : plan.sends)
     counts.sends += readable.can_read(p.rank, me) ? 1 : 0;
   return counts;
@@ -239,6 +254,7 @@ struct Tally {
   int two_phase_plans = 0;
   int chunked_plans = 0; ///< stepwise with chunk_elements > 0
   std::size_t single_copy_receives = 0;
+  std::size_t mapped_receives = 0;
 };
 
 /// Plan `c` on this rank exactly as the C API does (src/capi.cpp), then execute it three times
@@ -283,6 +299,7 @@ template <class T> std::string run_case(const ExecCase &c, Tally &tally) {
       const WayCounts counts = readable_messages(phase, rank, w.readable);
       readable.receives += counts.receives;
       readable.sends += counts.sends;
+      readable.mappable_receives += counts.mappable_receives;
     }
   } else {
     readable = readable_messages(plan, rank, w.readable);
@@ -339,6 +356,17 @@ template <class T> std::string run_case(const ExecCase &c, Tally &tally) {
     fail += std::string("  single copy under REDIST_SINGLE_COPY=") + mode_name(w.mode) + ": " +
             counts(receives, sends) + ", expected " + (automatic ? "at most " : "") +
             counts(expected.receives, expected.sends) + " (messages from / to readable ranks)\n";
+  }
+  const std::size_t mapped = executor.mapped_receives();
+  tally.mapped_receives += mapped;
+  const bool chooses = automatic || w.mode == single_copy::Mode::always;
+  const std::size_t mapped_expected =
+      w.mode == single_copy::Mode::mapped ? expected.mappable_receives : 0;
+  if (chooses ? mapped > expected.mappable_receives : mapped != mapped_expected) {
+    fail += std::string("  mapped receives under REDIST_SINGLE_COPY=") + mode_name(w.mode) + ": " +
+            std::to_string(mapped) + ", expected " + (chooses ? "at most " : "") +
+            std::to_string(chooses ? expected.mappable_receives : mapped_expected) +
+            " (messages from ranks whose buffers map here)\n";
   }
   return fail;
 }
@@ -402,7 +430,9 @@ TEST(Executor, RandomTransfersExecutedRepeatedly) {
          std::to_string(total(tally.two_phase_plans)) + ", stepwise in chunks " +
          std::to_string(total(tally.chunked_plans)) + " (summed over ranks); messages read in a " +
          "single copy " +
-         std::to_string(total(static_cast<long long>(tally.single_copy_receives))) + "\n");
+         std::to_string(total(static_cast<long long>(tally.single_copy_receives))) +
+         ", of them unpacked from a mapped buffer " +
+         std::to_string(total(static_cast<long long>(tally.mapped_receives))) + "\n");
   EXPECT_EQ(failed, 0);
 }
 

@@ -168,7 +168,7 @@ TEST(SingleCopyReader, ReportsAnUnreadableAddress) {
 
 TEST(SingleCopyIdentity, ReadableOnlyWithTheRightNodeAndProbe) {
   std::uint64_t probe = 0;
-  const single_copy::Identity self = single_copy::identify(probe, 17);
+  const single_copy::Identity self = single_copy::identify(probe, 17, single_copy::SharedBuffer());
   EXPECT_EQ(self.pid, getpid());
   EXPECT_EQ(self.lld, 17);
   EXPECT_EQ(self.probe_address, reinterpret_cast<std::uintptr_t>(&probe));
@@ -189,25 +189,104 @@ TEST(SingleCopyIdentity, ReadableOnlyWithTheRightNodeAndProbe) {
   EXPECT_FALSE(single_copy::can_read(no_node));
 }
 
+TEST(SharedBuffer, MapsThroughProcFdAndSeesLaterWrites) {
+  std::mt19937_64 rng(21);
+  const std::size_t bytes = 3 * 4096 + 100; // not a whole number of pages
+  single_copy::SharedBuffer buffer(bytes, true);
+  ASSERT_EQ(buffer.size(), bytes);
+  if (buffer.fd() < 0) {
+    GTEST_SKIP() << "memfd_create is not available here: send buffers are ordinary memory";
+  }
+  std::uint64_t probe = 0;
+  const single_copy::Identity self = single_copy::identify(probe, 1, buffer);
+  EXPECT_EQ(self.segment_fd, buffer.fd());
+  EXPECT_EQ(self.segment_address, reinterpret_cast<std::uintptr_t>(buffer.data()));
+  EXPECT_EQ(self.segment_bytes, bytes);
+  single_copy::Mapping mapping;
+  ASSERT_TRUE(mapping.map(self));
+  // The receiver sees what the sender writes after mapping, at the sender's addresses.
+  const std::vector<std::byte> data = random_bytes(bytes, rng);
+  std::memcpy(buffer.data(), data.data(), bytes);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t offset = rng() % bytes;
+    const std::size_t n = rng() % (bytes - offset + 1);
+    const std::byte *seen = mapping.at(self.segment_address + offset, n);
+    ASSERT_NE(seen, nullptr) << "offset " << offset << " bytes " << n;
+    EXPECT_EQ(std::memcmp(seen, data.data() + offset, n), 0) << "offset " << offset;
+  }
+  // Outside the segment: refused, not read.
+  EXPECT_EQ(mapping.at(self.segment_address - 1, 1), nullptr);
+  EXPECT_EQ(mapping.at(self.segment_address + bytes, 1), nullptr);
+  EXPECT_EQ(mapping.at(self.segment_address + 8, bytes), nullptr);
+  EXPECT_EQ(mapping.at(self.segment_address, SIZE_MAX), nullptr);
+  EXPECT_NE(mapping.at(self.segment_address + bytes, 0), nullptr);
+  // Moved, the mapping still reads the same bytes; the moved-from one is empty.
+  single_copy::Mapping moved = std::move(mapping);
+  EXPECT_TRUE(mapping.empty()); // NOLINT(bugprone-use-after-move): checks the moved-from state
+  ASSERT_FALSE(moved.empty());
+  EXPECT_EQ(std::memcmp(moved.at(self.segment_address, bytes), data.data(), bytes), 0);
+  // Once the descriptor is released no one else maps it; existing mappings stay.
+  buffer.release_fd();
+  EXPECT_EQ(buffer.fd(), -1);
+  single_copy::Mapping late;
+  EXPECT_FALSE(late.map(self));
+  EXPECT_TRUE(late.empty());
+  buffer.data()[5] = std::byte{0x5A};
+  EXPECT_EQ(moved.at(self.segment_address + 5, 1)[0], std::byte{0x5A});
+}
+
+TEST(SharedBuffer, OrdinaryMemoryAnnouncesNoSegment) {
+  single_copy::SharedBuffer plain(1000, false);
+  EXPECT_EQ(plain.fd(), -1);
+  ASSERT_NE(plain.data(), nullptr);
+  std::memset(plain.data(), 1, plain.size());
+  std::uint64_t probe = 0;
+  const single_copy::Identity self = single_copy::identify(probe, 1, plain);
+  EXPECT_EQ(self.segment_fd, -1);
+  single_copy::Mapping mapping;
+  EXPECT_FALSE(mapping.map(self));
+  EXPECT_EQ(mapping.at(reinterpret_cast<std::uintptr_t>(plain.data()), 1), nullptr);
+  const single_copy::SharedBuffer empty(0, true);
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(empty.fd(), -1);
+  // A number that names another file (of another size) is not mapped.
+  single_copy::SharedBuffer shared(4096, true);
+  if (shared.fd() >= 0) {
+    single_copy::Identity wrong_size = single_copy::identify(probe, 1, shared);
+    wrong_size.segment_bytes = 8192;
+    EXPECT_FALSE(mapping.map(wrong_size));
+  }
+}
+
 TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
   using single_copy::Mode;
   using single_copy::Way;
   const std::size_t mib = std::size_t{1} << 20;
   // Whole columns on both sides: read straight in.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic), Way::direct);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic, false), Way::direct);
   // Whole columns at the sender, 512-byte pieces here: through the bounce buffer.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic),
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic, false),
             Way::bounced);
   // 64-byte pieces at the sender: pinning a page per piece costs more than packing.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic), Way::read_packed);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, false),
+            Way::read_packed);
+  // The same pieces with the sender's buffer mapped: unpacked straight from it.
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, true), Way::mapped);
+  // Whole columns still read straight in, mapped or not.
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic, true), Way::direct);
   // A few hundred bytes: MPI's eager message beats a round trip.
-  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic), Way::sent);
+  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic, false), Way::sent);
+  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic, true), Way::sent);
   for (const single_copy::PieceCounts counts :
        {single_copy::PieceCounts{512, 4, 4}, single_copy::PieceCounts{64 * mib, mib, mib}}) {
-    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always), Way::sent);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::direct), Way::direct);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::bounced), Way::bounced);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed), Way::read_packed);
+    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always, false), Way::sent);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::direct, false), Way::direct);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::bounced, false), Way::bounced);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed, false), Way::read_packed);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed, true), Way::read_packed);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::mapped, true), Way::mapped);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::mapped, false), Way::read_packed);
+    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always, false), Way::mapped);
   }
 }
 
