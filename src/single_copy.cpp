@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,8 @@ namespace redist::single_copy {
 namespace {
 
 constexpr std::size_t kMaxBatchBytes = std::size_t{1} << 30; // below the kernel's MAX_RW_COUNT
+
+std::atomic<int> open_segments{0}; // SharedBuffers holding a descriptor
 
 // Two processes with the same boot and pid namespace name each other by the same pid. The
 // key is computed once; 0 when /proc cannot tell or single copy is switched off.
@@ -115,25 +118,35 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped) {
   constexpr double kFromCachePerByte = 0.03e-9;  // a pass out of the bounce buffer
   constexpr double kPerPieceCopied = 3e-9;       // a memmove call of pack or unpack
   constexpr double kPerRemotePieceRead = 175e-9; // the kernel pins its pages
-  constexpr double kPerLocalPieceRead = 25e-9;
+  constexpr double kPerLocalPieceRead = 100e-9;  // 40 ns alone, 170 ns with 2 ranks per core
   constexpr double kPerLocalPieceBounced = 5e-9;
   constexpr double kRoundTrip = 20e-6; // address and reply
   const auto bytes = static_cast<double>(counts.bytes);
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);
   const double pack = bytes * kCopyPerByte + remote * kPerPieceCopied;
-  const double unmapped = mapped ? 0.0 : 1e300;
-  const std::pair<double, Way> ways[] = {
-      {unmapped + pack + local * kPerPieceCopied + kRoundTrip, Way::mapped},
-      {remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip, Way::direct},
+  const double direct = remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip;
+  const double sent = pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied;
+  // With the buffer mapped, unpacking from it replaces the two reads through the bounce
+  // buffer: the bench measured it faster than both wherever they were chosen (gridshape and
+  // p-to-q at 4 ranks, docs/performance.md), though the per-byte costs above would not say so.
+  const std::pair<double, Way> mapped_ways[] = {
+      {direct, Way::direct},
+      {pack + local * kPerPieceCopied + kRoundTrip, Way::mapped},
+      {sent, Way::sent},
+  };
+  const std::pair<double, Way> unmapped_ways[] = {
+      {direct, Way::direct},
       {remote * kPerRemotePieceRead + local * kPerLocalPieceBounced + bytes * kFromCachePerByte +
            kRoundTrip,
        Way::bounced},
       {pack + bytes * kFromCachePerByte + local * kPerPieceCopied + kRoundTrip, Way::read_packed},
-      {pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied, Way::sent},
+      {sent, Way::sent},
   };
-  const auto cheapest = [](const auto *first, const auto *last) {
-    return std::min_element(first, last,
+  // `always` leaves out the last way, sending.
+  const auto cheapest = [mode](const auto &ways) {
+    const auto last = std::end(ways) - (mode == Mode::always ? 1 : 0);
+    return std::min_element(std::begin(ways), last,
                             [](const auto &x, const auto &y) { return x.first < y.first; })
         ->second;
   };
@@ -146,10 +159,8 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped) {
     return Way::read_packed;
   case Mode::mapped:
     return mapped ? Way::mapped : Way::read_packed;
-  case Mode::always:
-    return cheapest(ways, ways + 4);
   default:
-    return cheapest(ways, ways + 5);
+    return mapped ? cheapest(mapped_ways) : cheapest(unmapped_ways);
   }
 }
 
@@ -157,7 +168,7 @@ SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
   if (bytes == 0) {
     return;
   }
-  if (shareable) {
+  if (shareable && open_segments.fetch_add(1) < kMaxOpenSegments) {
     const int fd = memfd_create("redist-send-buffer", MFD_CLOEXEC);
     if (fd >= 0) {
       void *memory = ftruncate(fd, static_cast<off_t>(bytes)) == 0
@@ -171,6 +182,9 @@ SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
       }
       close(fd);
     }
+    --open_segments;
+  } else if (shareable) {
+    --open_segments;
   }
   data_ = new std::byte[bytes]; // NOLINT(cppcoreguidelines-owning-memory): freed in reset()
 }
@@ -198,6 +212,7 @@ void SharedBuffer::release_fd() {
   if (fd_ >= 0) {
     close(fd_);
     fd_ = -1;
+    --open_segments;
   }
 }
 

@@ -83,7 +83,9 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped);
 
 /// Bytes in a memory file (memfd) when the system gives one, so that a receiver with the
 /// rights of a cross-memory read can map them (Mapping); else in ordinary memory. Pages are
-/// not initialised. The file descriptor is closed by release_fd() once receivers have mapped.
+/// not initialised. The file descriptor is closed by release_fd() once receivers have mapped;
+/// at most kMaxOpenSegments buffers hold one at a time (plans made and not yet executed), so
+/// that the program's own descriptors never run out: the others use ordinary memory.
 class SharedBuffer {
 public:
   SharedBuffer() = default;
@@ -100,6 +102,8 @@ public:
   /// The memory file's descriptor, -1 when the bytes are not in one or it was released.
   [[nodiscard]] int fd() const { return fd_; }
   void release_fd();
+
+  static constexpr int kMaxOpenSegments = 64;
 
 private:
   void reset();

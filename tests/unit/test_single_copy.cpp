@@ -258,6 +258,32 @@ TEST(SharedBuffer, OrdinaryMemoryAnnouncesNoSegment) {
   }
 }
 
+TEST(SharedBuffer, AtMostSoManyHoldADescriptorAtOnce) {
+  constexpr int kMax = single_copy::SharedBuffer::kMaxOpenSegments;
+  std::vector<single_copy::SharedBuffer> held;
+  for (int i = 0; i < kMax; ++i) {
+    held.emplace_back(4096, true);
+  }
+  if (held[0].fd() < 0) {
+    GTEST_SKIP() << "memfd_create is not available here";
+  }
+  for (const single_copy::SharedBuffer &b : held) {
+    EXPECT_GE(b.fd(), 0);
+  }
+  const single_copy::SharedBuffer beyond(4096, true);
+  EXPECT_EQ(beyond.fd(), -1);
+  ASSERT_NE(beyond.data(), nullptr); // ordinary memory instead
+  std::memset(beyond.data(), 7, beyond.size());
+  held[3].release_fd();
+  const single_copy::SharedBuffer after_release(4096, true);
+  EXPECT_GE(after_release.fd(), 0);
+  held.clear(); // destroyed buffers give their descriptors back
+  for (int i = 0; i + 1 < kMax; ++i) {
+    held.emplace_back(4096, true);
+    EXPECT_GE(held.back().fd(), 0) << "buffer " << i;
+  }
+}
+
 TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
   using single_copy::Mode;
   using single_copy::Way;
@@ -270,8 +296,11 @@ TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
   // 64-byte pieces at the sender: pinning a page per piece costs more than packing.
   EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, false),
             Way::read_packed);
-  // The same pieces with the sender's buffer mapped: unpacked straight from it.
+  // The same pieces with the sender's buffer mapped: unpacked straight from it; and so are
+  // whole columns at the sender going to 512-byte pieces here.
   EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, true), Way::mapped);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic, true),
+            Way::mapped);
   // Whole columns still read straight in, mapped or not.
   EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic, true), Way::direct);
   // A few hundred bytes: MPI's eager message beats a round trip.
