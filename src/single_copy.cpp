@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,18 @@ namespace {
 constexpr std::size_t kMaxBatchBytes = std::size_t{1} << 30; // below the kernel's MAX_RW_COUNT
 
 std::atomic<int> open_segments{0}; // SharedBuffers holding a descriptor
+
+// A memory file reserves nothing: larger than memory and swap, it would map and fail only
+// when written. Such sizes take the ordinary allocation, which refuses them at once (as the
+// kernel's overcommit heuristic does for a single allocation).
+bool fits_in_memory(std::size_t bytes) {
+  struct sysinfo info {};
+  if (sysinfo(&info) != 0) {
+    return false;
+  }
+  const std::uint64_t units = std::uint64_t{info.totalram} + info.totalswap;
+  return bytes / std::max<std::uint64_t>(info.mem_unit, 1) <= units;
+}
 
 // Two processes with the same boot and pid namespace name each other by the same pid. The
 // key is computed once; 0 when /proc cannot tell or single copy is switched off.
@@ -168,6 +181,7 @@ SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
   if (bytes == 0) {
     return;
   }
+  shareable = shareable && fits_in_memory(bytes);
   if (shareable && open_segments.fetch_add(1) < kMaxOpenSegments) {
     const int fd = memfd_create("redist-send-buffer", MFD_CLOEXEC);
     if (fd >= 0) {
