@@ -75,6 +75,8 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   }
   send_way_.assign(plan_.sends.size(), single_copy::Way::sent);
   recv_way_.assign(plan_.recvs.size(), single_copy::Way::sent);
+  later_send_way_ = send_way_;
+  later_recv_way_ = recv_way_;
   address_out_.resize(plan_.sends.size());
   sender_identity_.resize(plan_.recvs.size());
   peer_address_.resize(plan_.recvs.size());
@@ -372,13 +374,18 @@ void Executor::negotiate() {
         const auto i = static_cast<std::size_t>(request_info_[k].peer);
         if (single_copy::can_read(sender_identity_[i])) {
           const single_copy::PieceCounts counts = estimate_pieces(plan_.recvs[i]);
-          recv_way_[i] = single_copy::cheapest_way(counts, mode, true);
-          if (recv_way_[i] == single_copy::Way::mapped &&
-              !peer_segment_[i].map(sender_identity_[i])) {
-            recv_way_[i] = single_copy::cheapest_way(counts, mode, false);
+          const single_copy::Way unmapped = single_copy::cheapest_way(counts, mode, false);
+          single_copy::Way later = single_copy::cheapest_way(counts, mode, true);
+          if (later == single_copy::Way::mapped && !peer_segment_[i].map(sender_identity_[i])) {
+            later = unmapped;
           }
+          const bool chosen = mode == single_copy::Mode::automatic ||
+                              mode == single_copy::Mode::always; // else forced from the start
+          recv_way_[i] = later == single_copy::Way::mapped && chosen ? unmapped : later;
+          later_recv_way_[i] = later;
         }
-        reply_out_[i] = static_cast<std::int64_t>(recv_way_[i]);
+        reply_out_[i] = static_cast<std::int64_t>(recv_way_[i]) |
+                        static_cast<std::int64_t>(later_recv_way_[i]) << 8;
         post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
              {RequestKind::send, static_cast<int>(i), plan_.recvs[i].rank, 0, 0, nullptr});
       });
@@ -388,7 +395,8 @@ void Executor::negotiate() {
       [&](std::size_t k) {
         if (request_info_[k].kind == RequestKind::reply_receive) {
           const auto i = static_cast<std::size_t>(request_info_[k].peer);
-          send_way_[i] = static_cast<single_copy::Way>(reply_in_[i]);
+          send_way_[i] = static_cast<single_copy::Way>(reply_in_[i] & 0xFF);
+          later_send_way_[i] = static_cast<single_copy::Way>(reply_in_[i] >> 8 & 0xFF);
         }
       });
   send_buffer_.release_fd(); // every receiver has mapped it or chosen otherwise
@@ -547,6 +555,10 @@ void Executor::execute(const void *a_void, void *b_void) {
   } else {
     if (!negotiated_) {
       negotiate();
+    } else if (!later_ways_in_use_) { // the second execution (same sizes: no allocation)
+      send_way_ = later_send_way_;
+      recv_way_ = later_recv_way_;
+      later_ways_in_use_ = true;
     }
     if (schedule_.strategy == Strategy::all_at_once) {
       execute_all_at_once(a, b);

@@ -138,6 +138,12 @@ private:
   bool negotiated_ = false;
   std::vector<single_copy::Way> send_way_; // per plan_.sends
   std::vector<single_copy::Way> recv_way_; // per plan_.recvs
+  // The ways from the second execution on. `mapped` waits for it: its first pack faults in
+  // the pages of the memory file, which costs more than a single plan execution gains (a
+  // plan executed once reads the sender's array, touching no buffer).
+  std::vector<single_copy::Way> later_send_way_;
+  std::vector<single_copy::Way> later_recv_way_;
+  bool later_ways_in_use_ = false;
   single_copy::Reader reader_;
   std::unique_ptr<std::byte[]> bounce_;                // bounced receives
   std::vector<single_copy::Identity> sender_identity_; // per plan_.recvs
