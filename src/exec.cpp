@@ -3,6 +3,9 @@
 #include "copy.hpp"
 #include "error.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -61,9 +64,11 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  send_buffer_ =
-      single_copy::SharedBuffer(all_at_once ? send_offsets_.back() : step_send_bytes_,
-                                single_copy::mode_from_environment() != single_copy::Mode::never);
+  const std::size_t send_bytes = all_at_once ? send_offsets_.back() : step_send_bytes_;
+  send_buffer_ = std::make_unique_for_overwrite<std::byte[]>(send_bytes);
+  if (!plan_.sends.empty() && single_copy::mode_from_environment() != single_copy::Mode::never) {
+    segment_ = single_copy::SharedBuffer(send_bytes, true);
+  }
   recv_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back()
                                                                          : step_recv_bytes_);
   const std::size_t requests = 2 * (plan_.sends.size() + plan_.recvs.size()) + 4;
@@ -351,7 +356,7 @@ template <class T> std::byte *bytes_of(T &value) {
 
 void Executor::negotiate() {
   negotiated_ = true;
-  identity_ = single_copy::identify(probe_, lld_src_, send_buffer_);
+  identity_ = single_copy::identify(probe_, lld_src_, segment_);
   const single_copy::Mode mode = single_copy::mode_from_environment();
   requests_.clear();
   request_info_.clear();
@@ -399,7 +404,7 @@ void Executor::negotiate() {
           later_send_way_[i] = static_cast<single_copy::Way>(reply_in_[i] >> 8 & 0xFF);
         }
       });
-  send_buffer_.release_fd(); // every receiver has mapped it or chosen otherwise
+  segment_.release_fd(); // every receiver has mapped it or chosen otherwise
 }
 
 single_copy::PieceCounts Executor::estimate_pieces(const Peer &peer) const {
@@ -490,10 +495,13 @@ void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer
   pieces_pending_[i] = static_cast<int>(requests_.size() - before);
 }
 
-void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::byte *buffer) {
+void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
+                         std::size_t offset) {
   const int rank = plan_.sends[i].rank;
   const RequestInfo info{RequestKind::send, static_cast<int>(i), rank, lo, hi, nullptr};
   const single_copy::Way way = send_way_[i];
+  std::byte *buffer =
+      (way == single_copy::Way::mapped ? segment_.data() : send_buffer_.get()) + offset;
   if (!single_copy::reads_array(way)) {
     pack(plan_.sends[i], a, buffer, lo, hi);
     streaming_fence(); // the receiver, or MPI, reads the buffer from another process
@@ -555,10 +563,8 @@ void Executor::execute(const void *a_void, void *b_void) {
   } else {
     if (!negotiated_) {
       negotiate();
-    } else if (!later_ways_in_use_) { // the second execution (same sizes: no allocation)
-      send_way_ = later_send_way_;
-      recv_way_ = later_recv_way_;
-      later_ways_in_use_ = true;
+    } else if (!later_ways_in_use_) {
+      use_later_ways();
     }
     if (schedule_.strategy == Strategy::all_at_once) {
       execute_all_at_once(a, b);
@@ -569,6 +575,42 @@ void Executor::execute(const void *a_void, void *b_void) {
   streaming_fence();
   if (!failure_.empty()) {
     throw Error(REDIST_ERR_MPI, failure_);
+  }
+}
+
+namespace {
+
+// Give the whole pages inside [begin, begin + bytes) back to the system; they read as zeros
+// if touched again.
+void release_pages(std::byte *begin, std::size_t bytes) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page;
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(begin) + bytes) / page * page;
+  if (first < end) {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): a page boundary inside the buffer
+    madvise(reinterpret_cast<void *>(first), end - first, MADV_DONTNEED);
+  }
+}
+
+} // namespace
+
+void Executor::use_later_ways() {
+  // Same sizes: copying allocates nothing.
+  send_way_ = later_send_way_;
+  recv_way_ = later_recv_way_;
+  later_ways_in_use_ = true;
+  const auto unbuffered = [](single_copy::Way way) {
+    return way == single_copy::Way::mapped || single_copy::reads_array(way);
+  };
+  if (schedule_.strategy == Strategy::all_at_once) {
+    for (std::size_t i = 0; i < send_way_.size(); ++i) {
+      if (unbuffered(send_way_[i])) {
+        release_pages(send_buffer_.get() + send_offsets_[i],
+                      send_offsets_[i + 1] - send_offsets_[i]);
+      }
+    }
+  } else if (std::all_of(send_way_.begin(), send_way_.end(), unbuffered)) {
+    release_pages(send_buffer_.get(), step_send_bytes_); // steps share one buffer
   }
 }
 
@@ -591,7 +633,7 @@ void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
   }
   const std::size_t receives = requests_.size();
   for (std::size_t i = 0; i < plan_.sends.size(); ++i) {
-    post_send(i, 0, plan_.sends[i].elements, a, send_buffer_.data() + send_offsets_[i]);
+    post_send(i, 0, plan_.sends[i].elements, a, send_offsets_[i]);
   }
   copy_local(a, b);
   complete(0, receives, b, "MPI_Waitany (receive)");
@@ -628,11 +670,11 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
       }
       const std::size_t receives = requests_.size();
       if (begin == 0 && send_direct) {
-        post_send(send, step.send_offset, step.send_offset + step.send_count, a, nullptr);
+        post_send(send, step.send_offset, step.send_offset + step.send_count, a, 0);
       }
       if (send_n > 0) {
         const Index lo = step.send_offset + begin;
-        post_send(send, lo, lo + send_n, a, send_buffer_.data());
+        post_send(send, lo, lo + send_n, a, 0);
       }
       if (!local_done) {
         copy_local(a, b);

@@ -88,9 +88,13 @@ private:
   void post(bool send, std::byte *buffer, std::size_t bytes, int tag, const RequestInfo &info);
   /// Post this rank's part of moving receive elements [lo, hi) of plan_.recvs[i] (data into
   /// `buffer` or, in a single copy, the sender's address) / send elements [lo, hi) of
-  /// plan_.sends[i] (packed from `a` into `buffer`, or this rank's address).
+  /// plan_.sends[i] (packed from `a` at byte `offset` of send_buffer_, or of segment_ when
+  /// mapped; or this rank's address).
   void post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer);
-  void post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::byte *buffer);
+  void post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::size_t offset);
+  /// From the second execution on: the ways agreed for it, and the pages of send_buffer_
+  /// that only messages now mapped used given back.
+  void use_later_ways();
   /// Wait for requests_[first, end), handling each as it completes: unpack data, read
   /// single-copy messages and reply, check replies.
   void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
@@ -129,7 +133,10 @@ private:
   std::vector<std::size_t> recv_offsets_;
   std::size_t step_send_bytes_ = 0; // stepwise: largest chunk sent / received
   std::size_t step_recv_bytes_ = 0;
-  single_copy::SharedBuffer send_buffer_; // not initialised: untouched pages stay free
+  std::unique_ptr<std::byte[]> send_buffer_; // not initialised: untouched pages stay free
+  // The same layout in a memory file, for the messages receivers unpack from their mapping
+  // (Way::mapped). Its pages, shared ones, cost more to fault in than send_buffer_'s.
+  single_copy::SharedBuffer segment_;
   std::unique_ptr<std::byte[]> recv_buffer_;
   std::vector<MPI_Request> requests_; // receives first, then sends
   std::vector<RequestInfo> request_info_;
