@@ -64,10 +64,14 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  const std::size_t send_bytes = all_at_once ? send_offsets_.back() : step_send_bytes_;
-  send_buffer_ = std::make_unique_for_overwrite<std::byte[]>(send_bytes);
-  if (!plan_.sends.empty() && single_copy::mode_from_environment() != single_copy::Mode::never) {
-    segment_ = single_copy::SharedBuffer(send_bytes, true);
+  const bool shareable = single_copy::mode_from_environment() != single_copy::Mode::never;
+  if (!all_at_once) { // one step's buffer, reused by every step: its pages fault in once
+    segment_ = single_copy::SharedBuffer(step_send_bytes_, shareable);
+  } else if (!plan_.sends.empty()) {
+    send_buffer_ = std::make_unique_for_overwrite<std::byte[]>(send_offsets_.back());
+    if (shareable) {
+      segment_ = single_copy::SharedBuffer(send_offsets_.back(), true);
+    }
   }
   recv_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back()
                                                                          : step_recv_bytes_);
@@ -501,7 +505,8 @@ void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
   const RequestInfo info{RequestKind::send, static_cast<int>(i), rank, lo, hi, nullptr};
   const single_copy::Way way = send_way_[i];
   std::byte *buffer =
-      (way == single_copy::Way::mapped ? segment_.data() : send_buffer_.get()) + offset;
+      (way == single_copy::Way::mapped || !send_buffer_ ? segment_.data() : send_buffer_.get()) +
+      offset;
   if (!single_copy::reads_array(way)) {
     pack(plan_.sends[i], a, buffer, lo, hi);
     streaming_fence(); // the receiver, or MPI, reads the buffer from another process
@@ -599,18 +604,13 @@ void Executor::use_later_ways() {
   send_way_ = later_send_way_;
   recv_way_ = later_recv_way_;
   later_ways_in_use_ = true;
-  const auto unbuffered = [](single_copy::Way way) {
-    return way == single_copy::Way::mapped || single_copy::reads_array(way);
-  };
-  if (schedule_.strategy == Strategy::all_at_once) {
-    for (std::size_t i = 0; i < send_way_.size(); ++i) {
-      if (unbuffered(send_way_[i])) {
-        release_pages(send_buffer_.get() + send_offsets_[i],
-                      send_offsets_[i + 1] - send_offsets_[i]);
-      }
+  if (!send_buffer_) {
+    return; // stepwise: one buffer for every way
+  }
+  for (std::size_t i = 0; i < send_way_.size(); ++i) {
+    if (send_way_[i] == single_copy::Way::mapped || single_copy::reads_array(send_way_[i])) {
+      release_pages(send_buffer_.get() + send_offsets_[i], send_offsets_[i + 1] - send_offsets_[i]);
     }
-  } else if (std::all_of(send_way_.begin(), send_way_.end(), unbuffered)) {
-    release_pages(send_buffer_.get(), step_send_bytes_); // steps share one buffer
   }
 }
 

@@ -133,9 +133,11 @@ private:
   std::vector<std::size_t> recv_offsets_;
   std::size_t step_send_bytes_ = 0; // stepwise: largest chunk sent / received
   std::size_t step_recv_bytes_ = 0;
-  std::unique_ptr<std::byte[]> send_buffer_; // not initialised: untouched pages stay free
-  // The same layout in a memory file, for the messages receivers unpack from their mapping
-  // (Way::mapped). Its pages, shared ones, cost more to fault in than send_buffer_'s.
+  // All-at-once: send_buffer_ holds the packed messages, and segment_, the same layout in a
+  // memory file, those receivers unpack from their mapping (Way::mapped; shared pages cost
+  // more to fault in). Stepwise: segment_ alone holds one step's message, whatever its way.
+  // Neither is initialised: untouched pages stay free.
+  std::unique_ptr<std::byte[]> send_buffer_;
   single_copy::SharedBuffer segment_;
   std::unique_ptr<std::byte[]> recv_buffer_;
   std::vector<MPI_Request> requests_; // receives first, then sends
