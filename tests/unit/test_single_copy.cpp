@@ -261,6 +261,7 @@ TEST(SharedBuffer, OrdinaryMemoryAnnouncesNoSegment) {
 TEST(SharedBuffer, AtMostSoManyHoldADescriptorAtOnce) {
   constexpr int kMax = single_copy::SharedBuffer::kMaxOpenSegments;
   std::vector<single_copy::SharedBuffer> held;
+  held.reserve(kMax);
   for (int i = 0; i < kMax; ++i) {
     held.emplace_back(4096, true);
   }
