@@ -388,9 +388,9 @@ void Executor::negotiate() {
           if (later == single_copy::Way::mapped && !peer_segment_[i].map(sender_identity_[i])) {
             later = unmapped;
           }
-          const bool chosen = mode == single_copy::Mode::automatic ||
-                              mode == single_copy::Mode::always; // else forced from the start
-          recv_way_[i] = later == single_copy::Way::mapped && chosen ? unmapped : later;
+          const bool by_model = mode == single_copy::Mode::automatic ||
+                                mode == single_copy::Mode::always; // else forced from the start
+          recv_way_[i] = later == single_copy::Way::mapped && by_model ? unmapped : later;
           later_recv_way_[i] = later;
         }
         reply_out_[i] = static_cast<std::int64_t>(recv_way_[i]) |
