@@ -704,6 +704,7 @@ struct Options {
   bool list = false;
   bool cold = false;
   bool plan_extents = false;
+  bool shared_arrays = false;
 };
 
 void usage() {
@@ -714,6 +715,7 @@ void usage() {
       "  --case NAME  run only cases whose name contains NAME\n"
       "  --csv FILE   also write the table as CSV\n"
       "  --cold       clear redist's plan cache before every redist call\n"
+      "  --shared-arrays  A (for both libraries) from redist_alloc: receivers map and copy it\n"
       "  --plan-extents  time plan creation (C API) for extents 10^3 ... 10^9 instead\n"
       "  --list       list the cases and exit\n");
 }
@@ -818,9 +820,18 @@ Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt,
     if (opt.cold) redist_scalapack_clear_cache();
   };
   int bad_status = 0;
-  auto scal = [&] { run_scalapack(k, A.data.data(), bs.data()); };
+  // --shared-arrays: the same A, copied into memory from redist_alloc, for both libraries.
+  void* a = A.data.data();
+  if (opt.shared_arrays) {
+    if (redist_alloc(A.data.size(), &a) != REDIST_SUCCESS) {
+      std::fprintf(stderr, "redist_bench: %s\n", redist_last_error());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::memcpy(a, A.data.data(), A.data.size());
+  }
+  auto scal = [&] { run_scalapack(k, a, bs.data()); };
   auto red = [&] {
-    run_redist(k, A.data.data(), br.data());
+    run_redist(k, a, br.data());
     if (redist_scalapack_last_status() != 0) bad_status = 1;
   };
   // Warm-up each, then alternate the two so that drifts of the machine hit both alike.
@@ -882,6 +893,7 @@ Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt,
 
   if (ga.member) Cblacs_gridexit(ga.ctxt);
   if (gb.member) Cblacs_gridexit(gb.ctxt);
+  if (opt.shared_arrays) redist_free(a);
   return row;
 }
 
@@ -930,6 +942,7 @@ int main(int argc, char** argv) {
     else if (a == "--csv") opt.csv = next();
     else if (a == "--list") opt.list = true;
     else if (a == "--cold") opt.cold = true;
+    else if (a == "--shared-arrays") opt.shared_arrays = true;
     else if (a == "--plan-extents") opt.plan_extents = true;
     else if (a == "--help" || a == "-h") {
       if (me == 0) usage();

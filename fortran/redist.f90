@@ -106,7 +106,7 @@ module redist
   end interface redist_calibrate
 
   public :: redist_plan_destroy, redist_plan_get_info, redist_message, redist_status_name, &
-            redist_schedule_name
+            redist_schedule_name, redist_alloc, redist_free
 
   type, bind(c) :: c_layout
     integer(c_int64_t) :: m, n, mb, nb
@@ -157,6 +157,19 @@ module redist
       type(redist_plan_info), intent(out) :: info
       integer(c_int) :: status
     end function c_plan_get_info
+
+    function c_alloc(bytes, memory) bind(c, name='redist_alloc') result(status)
+      import :: c_int, c_ptr, c_size_t
+      integer(c_size_t), value :: bytes
+      type(c_ptr), intent(out) :: memory
+      integer(c_int) :: status
+    end function c_alloc
+
+    function c_free(memory) bind(c, name='redist_free') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: memory
+      integer(c_int) :: status
+    end function c_free
 
     function c_calibrate(comm, alpha, beta) bind(c, name='redist_f_calibrate') result(status)
       import :: c_double, c_int
@@ -379,6 +392,24 @@ contains
     call c_set_message(c_null_char)
     status = c_plan_get_info(plan%handle, info)
   end subroutine redist_plan_get_info
+
+  !> Memory for a local array that the other processes of the node can map and copy from
+  !> (redist_alloc in redist.h); c_f_pointer makes an array of it. Local.
+  subroutine redist_alloc(bytes, memory, status)
+    integer(c_size_t), intent(in) :: bytes
+    type(c_ptr), intent(out) :: memory
+    integer, intent(out) :: status
+    call c_set_message(c_null_char)
+    status = c_alloc(bytes, memory)
+  end subroutine redist_alloc
+
+  !> Free memory from redist_alloc (c_null_ptr is accepted). Local.
+  subroutine redist_free(memory, status)
+    type(c_ptr), intent(in) :: memory
+    integer, intent(out) :: status
+    call c_set_message(c_null_char)
+    status = c_free(memory)
+  end subroutine redist_free
 
   subroutine calibrate(comm, alpha, beta, status)
     integer, intent(in) :: comm

@@ -18,6 +18,7 @@
 #define REDIST_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -141,6 +142,20 @@ int redist_plan_execute(redist_plan plan, const void *a, void *b);
 
 /** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. */
 int redist_plan_destroy(redist_plan *plan);
+
+/**
+ * Allocate @p bytes, zero-filled, for a local array that the other processes of this node can
+ * map: a process receiving from an array allocated here then copies the pieces it needs
+ * straight from it, in user space, instead of reading them through the kernel or having them
+ * packed (docs/performance.md). Any array works as a source; only these are mapped. The
+ * memory lives in a memory file whose descriptor stays open until redist_free. Local (not
+ * collective). *memory is NULL when @p bytes is 0; REDIST_ERR_NO_MEMORY when the system gives
+ * no memory file of that size.
+ */
+int redist_alloc(size_t bytes, void **memory);
+
+/** Free memory from redist_alloc. NULL is accepted; any other pointer is an error. Local. */
+int redist_free(void *memory);
 
 /** Statistics of this process's part of a plan. */
 typedef struct redist_plan_info {

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace redist {
@@ -337,6 +339,32 @@ extern "C" int redist_plan_destroy(redist_plan *plan) {
     MPI_Comm_free(&(*plan)->comm);
     delete *plan;
     *plan = nullptr;
+  });
+}
+
+extern "C" int redist_alloc(size_t bytes, void **memory) {
+  static const char *call = "redist_alloc";
+  return c_barrier(call, [&] {
+    if (memory == nullptr) throw_argument(call, "memory", 0, "NULL pointer to the result");
+    *memory = nullptr;
+    if (bytes == 0) return;
+    *memory = single_copy::allocate_shared_array(bytes);
+    if (*memory == nullptr) {
+      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": no memory file of " +
+                                            std::to_string(bytes) +
+                                            " bytes: " + std::strerror(errno));
+    }
+  });
+}
+
+extern "C" int redist_free(void *memory) {
+  static const char *call = "redist_free";
+  return c_barrier(call, [&] {
+    if (memory != nullptr && !single_copy::free_shared_array(memory)) {
+      throw_argument(call, "memory",
+                     static_cast<long long>(reinterpret_cast<std::uintptr_t>(memory)),
+                     "not from redist_alloc, or freed already");
+    }
   });
 }
 

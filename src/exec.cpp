@@ -89,6 +89,8 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   address_out_.resize(plan_.sends.size());
   sender_identity_.resize(plan_.recvs.size());
   peer_address_.resize(plan_.recvs.size());
+  peer_array_.resize(plan_.recvs.size());
+  copied_from_array_.resize(plan_.recvs.size());
   peer_segment_.resize(plan_.recvs.size());
   reply_in_.resize(plan_.sends.size());
   reply_out_.resize(plan_.recvs.size());
@@ -268,9 +270,9 @@ std::vector<RowGroups> Executor::group_rows(const std::vector<RunPattern> &patte
 }
 
 void Executor::copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
-                            Copier &copier) const {
+                            Copier &copier, Index src_lld) const {
   if (plan_.region.kind != Region::Kind::full) {
-    for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, lld_src_, lld_dst_,
+    for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, src_lld, lld_dst_,
                    [&](Index src, Index dst, Index count) { copier.add(src, dst, count); });
     return;
   }
@@ -289,7 +291,7 @@ void Executor::copy_message(const RunPattern &rows, const RowGroups &groups, con
   copier.skip_to(first * per_column);
   cols.for_each(cols.index_of(first), cols.index_of(last - 1) + 1, [&](const Run &c) {
     for (Index dc = 0; dc < c.length; ++dc) {
-      const Index src_col = (c.src_local + dc) * lld_src_;
+      const Index src_col = (c.src_local + dc) * src_lld;
       const Index dst_col = (c.dst_local + dc) * lld_dst_;
       groups.for_each([&](const RowGroup &g, Index src_shift, Index dst_shift) {
         copier.add_group(g, src_col + src_shift, dst_col + dst_shift);
@@ -307,7 +309,7 @@ void Executor::pack(const Peer &peer, const std::byte *a, std::byte *out, Index 
   Copier copier(a, out, element_size_, false, true, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
-               plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier);
+               plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier, lld_src_);
 }
 
 void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo,
@@ -315,7 +317,7 @@ void Executor::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index
   Copier copier(in, b, element_size_, true, false, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.recv_rows[r], recv_groups_[r],
-               plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier);
+               plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier, lld_src_);
 }
 
 void Executor::copy_local(const std::byte *a, std::byte *b) const {
@@ -325,7 +327,7 @@ void Executor::copy_local(const std::byte *a, std::byte *b) const {
   Copier copier(a, b, element_size_, false, false, streams(plan_.self));
   const auto r = static_cast<std::size_t>(plan_.self.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
-               plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier);
+               plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier, lld_src_);
 }
 
 void Executor::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
@@ -358,9 +360,9 @@ template <class T> std::byte *bytes_of(T &value) {
 
 } // namespace
 
-void Executor::negotiate() {
+void Executor::negotiate(const std::byte *a) {
   negotiated_ = true;
-  identity_ = single_copy::identify(probe_, lld_src_, segment_);
+  identity_ = single_copy::identify(probe_, lld_src_, segment_, a);
   const single_copy::Mode mode = single_copy::mode_from_environment();
   requests_.clear();
   request_info_.clear();
@@ -381,11 +383,16 @@ void Executor::negotiate() {
       [&](std::size_t k) { return request_info_[k].rank; },
       [&](std::size_t k) {
         const auto i = static_cast<std::size_t>(request_info_[k].peer);
-        if (single_copy::can_read(sender_identity_[i])) {
+        const single_copy::Identity &sender = sender_identity_[i];
+        if (single_copy::can_read(sender)) {
           const single_copy::PieceCounts counts = estimate_pieces(plan_.recvs[i]);
-          const single_copy::Way unmapped = single_copy::cheapest_way(counts, mode, false);
-          single_copy::Way later = single_copy::cheapest_way(counts, mode, true);
-          if (later == single_copy::Way::mapped && !peer_segment_[i].map(sender_identity_[i])) {
+          const bool array = peer_array_[i].map(sender.pid, sender.array);
+          const single_copy::Way unmapped =
+              single_copy::cheapest_way(counts, mode, {.buffer = false, .array = array});
+          single_copy::Way later =
+              single_copy::cheapest_way(counts, mode, {.buffer = true, .array = array});
+          if (later == single_copy::Way::mapped &&
+              !peer_segment_[i].map(sender.pid, sender.buffer)) {
             later = unmapped;
           }
           const bool by_model = mode == single_copy::Mode::automatic ||
@@ -454,8 +461,8 @@ int Executor::read(std::size_t i, Index lo, Index hi, std::byte *b) {
   const single_copy::Identity &sender = sender_identity_[i];
   const Peer &peer = plan_.recvs[i];
   if (recv_way_[i] == single_copy::Way::mapped) {
-    const std::byte *in =
-        peer_segment_[i].at(peer_address_[i], static_cast<std::size_t>(hi - lo) * element_size_);
+    const std::byte *in = peer_segment_[i].at(peer_address_[i].address,
+                                              static_cast<std::size_t>(hi - lo) * element_size_);
     if (in == nullptr) {
       return EFAULT;
     }
@@ -469,7 +476,8 @@ int Executor::read(std::size_t i, Index lo, Index hi, std::byte *b) {
     for (Index position = lo; position < hi; position += chunk) {
       const Index n = std::min(chunk, hi - position);
       reader_.start(sender.pid,
-                    peer_address_[i] + static_cast<std::size_t>(position - lo) * element_size_,
+                    peer_address_[i].address +
+                        static_cast<std::size_t>(position - lo) * element_size_,
                     bounce_.get(), nullptr);
       reader_.add(0, 0, static_cast<std::size_t>(n) * element_size_);
       if (!reader_.finish()) {
@@ -479,7 +487,16 @@ int Executor::read(std::size_t i, Index lo, Index hi, std::byte *b) {
     }
     return 0;
   }
-  reader_.start(sender.pid, peer_address_[i], b,
+  if (single_copy::reads_array(recv_way_[i]) && peer_address_[i].array.fd >= 0) {
+    const single_copy::Segment &array = peer_address_[i].array;
+    if (peer_array_[i].id() != array.id) { // another array than the last one: map it
+      peer_array_[i].map(sender.pid, array);
+    }
+    if (!peer_array_[i].empty()) {
+      return copy_from_array(i, lo, hi, b);
+    }
+  }
+  reader_.start(sender.pid, peer_address_[i].address, b,
                 recv_way_[i] == single_copy::Way::direct ? nullptr : bounce_.get(), streams(peer));
   gather(i, lo, hi, packed);
   reader_.finish();
@@ -489,7 +506,7 @@ int Executor::read(std::size_t i, Index lo, Index hi, std::byte *b) {
 void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer) {
   const int rank = plan_.recvs[i].rank;
   if (recv_way_[i] != single_copy::Way::sent) {
-    post(false, bytes_of(peer_address_[i]), sizeof(std::uint64_t), tag_ + kAddressTag,
+    post(false, bytes_of(peer_address_[i]), sizeof(single_copy::Address), tag_ + kAddressTag,
          {RequestKind::address_receive, static_cast<int>(i), rank, lo, hi, nullptr});
     return;
   }
@@ -517,8 +534,12 @@ void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
   }
   post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
        {RequestKind::reply_receive, static_cast<int>(i), rank, lo, hi, nullptr});
-  address_out_[i] = reinterpret_cast<std::uintptr_t>(single_copy::reads_array(way) ? a : buffer);
-  post(true, bytes_of(address_out_[i]), sizeof(std::uint64_t), tag_ + kAddressTag, info);
+  if (single_copy::reads_array(way)) {
+    address_out_[i] = {reinterpret_cast<std::uintptr_t>(a), single_copy::shared_array_of(a)};
+  } else {
+    address_out_[i] = {reinterpret_cast<std::uintptr_t>(buffer), {}};
+  }
+  post(true, bytes_of(address_out_[i]), sizeof(single_copy::Address), tag_ + kAddressTag, info);
 }
 
 void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
@@ -566,8 +587,9 @@ void Executor::execute(const void *a_void, void *b_void) {
   if (phases_[0]) {
     execute_two_phases(a, b);
   } else {
+    std::fill(copied_from_array_.begin(), copied_from_array_.end(), 0);
     if (!negotiated_) {
-      negotiate();
+      negotiate(a);
     } else if (!later_ways_in_use_) {
       use_later_ways();
     }
@@ -711,6 +733,49 @@ std::size_t Executor::mapped_receives() const {
   }
   return static_cast<std::size_t>(
       std::count(recv_way_.begin(), recv_way_.end(), single_copy::Way::mapped));
+}
+
+std::size_t Executor::array_copies() const {
+  if (phases_[0]) {
+    return phases_[0]->array_copies() + phases_[1]->array_copies();
+  }
+  return static_cast<std::size_t>(
+      std::count(copied_from_array_.begin(), copied_from_array_.end(), 1));
+}
+
+namespace {
+
+// Elements of a sender's array (leading dimension lld) up to the last one a message reads:
+// local indices grow with the window index, so that is its last column's last row.
+Index source_extent(const RunPattern &rows, const RunPattern &cols, Index lld) {
+  if (rows.total() == 0 || cols.total() == 0) {
+    return 0;
+  }
+  Index row_end = 0;
+  Index last_column = 0;
+  rows.for_each(rows.index_of(rows.total() - 1), rows.window_length(),
+                [&](const Run &r) { row_end = r.src_local + r.length; });
+  cols.for_each(cols.index_of(cols.total() - 1), cols.window_length(),
+                [&](const Run &c) { last_column = c.src_local + c.length - 1; });
+  return last_column * lld + row_end;
+}
+
+} // namespace
+
+int Executor::copy_from_array(std::size_t i, Index lo, Index hi, std::byte *b) {
+  const Peer &peer = plan_.recvs[i];
+  const auto r = static_cast<std::size_t>(peer.row_slot);
+  const RunPattern &cols = plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)];
+  const Index lld = sender_identity_[i].lld;
+  const auto extent = static_cast<std::size_t>(source_extent(plan_.recv_rows[r], cols, lld));
+  const std::byte *a = peer_array_[i].at(peer_address_[i].address, extent * element_size_);
+  if (a == nullptr) {
+    return EFAULT; // the sender's array ends before the message does
+  }
+  Copier copier(a, b, element_size_, false, false, streams(peer), lo, hi);
+  copy_message(plan_.recv_rows[r], recv_groups_[r], cols, copier, lld);
+  copied_from_array_[i] = 1;
+  return 0;
 }
 
 std::size_t Executor::buffer_bytes() const {

@@ -53,6 +53,8 @@ public:
   [[nodiscard]] std::size_t single_copy_receives() const;
   /// Of those receives, the ones unpacked from the sender's mapped buffer (Way::mapped).
   [[nodiscard]] std::size_t mapped_receives() const;
+  /// Receives of the last execution copied from the sender's shared array, mapped here.
+  [[nodiscard]] std::size_t array_copies() const;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
   /// Tests lower it to exercise the splitting.
@@ -71,9 +73,13 @@ private:
     std::byte *buffer = nullptr; // data receives: where the packed elements land
   };
 
-  /// First execution: every sender tells its receivers who it is; each receiver answers
-  /// whether it will read that message in a single copy.
-  void negotiate();
+  /// First execution: every sender tells its receivers who it is (and whether its source
+  /// array `a` is a shared array); each receiver answers whether it will read that message in
+  /// a single copy.
+  void negotiate(const std::byte *a);
+  /// Copy receive elements [lo, hi) of plan_.recvs[i] from the sender's shared array, mapped
+  /// here: 0, or EFAULT when the pieces reach past it.
+  int copy_from_array(std::size_t i, Index lo, Index hi, std::byte *b);
   /// Give the pieces of receive elements [lo, hi) of plan_.recvs[i] to reader_: offsets in
   /// the sender's array (its leading dimension), or in its packed buffer, and in b.
   void gather(std::size_t i, Index lo, Index hi, bool packed = false);
@@ -110,8 +116,10 @@ private:
   /// Read receive elements [lo, hi) of plan_.recvs[i] from its sender (the address arrived):
   /// 0, or the errno of the failure (-1: fewer bytes than asked).
   int read(std::size_t i, Index lo, Index hi, std::byte *b);
+  /// Copy one message's pieces with `copier`; the source's leading dimension is src_lld
+  /// (this rank's, or a sender's whose array is mapped here).
   void copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
-                    Copier &copier) const;
+                    Copier &copier, Index src_lld) const;
   std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
                                     const std::vector<Peer> &peers, const Peer *self) const;
   /// Remember the first MPI failure of this execution; execute() throws it at the end.
@@ -158,8 +166,10 @@ private:
   std::vector<single_copy::Identity> sender_identity_; // per plan_.recvs
   std::uint64_t probe_ = 0;
   single_copy::Identity identity_;
-  std::vector<std::uint64_t> address_out_;         // per plan_.sends: what the reader reads
-  std::vector<std::uint64_t> peer_address_;        // per plan_.recvs
+  std::vector<single_copy::Address> address_out_;  // per plan_.sends: what the reader reads
+  std::vector<single_copy::Address> peer_address_; // per plan_.recvs
+  std::vector<single_copy::Mapping> peer_array_;   // per plan_.recvs: mapped source arrays
+  std::vector<char> copied_from_array_;            // per plan_.recvs, last execution
   std::vector<single_copy::Mapping> peer_segment_; // per plan_.recvs: mapped send buffers
   std::vector<std::int64_t> reply_in_;             // per plan_.sends: 0 or the reader's errno
   std::vector<std::int64_t> reply_out_;            // per plan_.recvs

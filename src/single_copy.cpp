@@ -11,10 +11,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -24,6 +28,18 @@ namespace {
 constexpr std::size_t kMaxBatchBytes = std::size_t{1} << 30; // below the kernel's MAX_RW_COUNT
 
 std::atomic<int> open_segments{0}; // SharedBuffers holding a descriptor
+std::atomic<std::uint64_t> next_segment_id{1};
+
+// The shared arrays of this process, by start address.
+struct SharedArrays {
+  std::mutex mutex;
+  std::map<std::uintptr_t, Segment> by_start;
+};
+
+SharedArrays &shared_arrays() {
+  static SharedArrays arrays;
+  return arrays;
+}
 
 // A memory file reserves nothing: larger than memory and swap, it would map and fail only
 // when written. Such sizes take the ordinary allocation, which refuses them at once (as the
@@ -97,7 +113,7 @@ std::string environment_error() {
          "': unknown (known: auto, never, always, direct, bounced, read-packed, mapped)";
 }
 
-Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer) {
+Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer, const void *a) {
   Identity id;
   id.pid = getpid();
   id.node = node_key();
@@ -106,12 +122,69 @@ Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buff
   id.probe_address = reinterpret_cast<std::uintptr_t>(&probe);
   id.probe_value = probe;
   id.lld = lld;
-  if (send_buffer.fd() >= 0) {
-    id.segment_fd = send_buffer.fd();
-    id.segment_address = reinterpret_cast<std::uintptr_t>(send_buffer.data());
-    id.segment_bytes = send_buffer.size();
-  }
+  id.buffer = send_buffer.segment();
+  id.array = shared_array_of(a);
   return id;
+}
+
+void *allocate_shared_array(std::size_t bytes) {
+  if (bytes == 0 || !fits_in_memory(bytes)) {
+    errno = bytes == 0 ? EINVAL : ENOMEM;
+    return nullptr;
+  }
+  const int fd = memfd_create("redist-array", MFD_CLOEXEC);
+  if (fd < 0) {
+    return nullptr;
+  }
+  void *memory = ftruncate(fd, static_cast<off_t>(bytes)) == 0
+                     ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                     : MAP_FAILED;
+  if (memory == MAP_FAILED) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+    return nullptr;
+  }
+  const auto start = reinterpret_cast<std::uintptr_t>(memory);
+  try {
+    SharedArrays &arrays = shared_arrays();
+    const std::lock_guard lock(arrays.mutex);
+    arrays.by_start.emplace(start, Segment{fd, start, bytes, next_segment_id++});
+  } catch (...) {
+    munmap(memory, bytes);
+    close(fd);
+    throw;
+  }
+  return memory;
+}
+
+bool free_shared_array(void *memory) {
+  Segment segment;
+  {
+    SharedArrays &arrays = shared_arrays();
+    const std::lock_guard lock(arrays.mutex);
+    const auto found = arrays.by_start.find(reinterpret_cast<std::uintptr_t>(memory));
+    if (found == arrays.by_start.end()) {
+      return false;
+    }
+    segment = found->second;
+    arrays.by_start.erase(found);
+  }
+  munmap(memory, segment.bytes);
+  close(static_cast<int>(segment.fd));
+  return true;
+}
+
+Segment shared_array_of(const void *address) {
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  SharedArrays &arrays = shared_arrays();
+  const std::lock_guard lock(arrays.mutex);
+  auto after = arrays.by_start.upper_bound(at);
+  if (address == nullptr || after == arrays.by_start.begin()) {
+    return {};
+  }
+  const Segment &segment = std::prev(after)->second;
+  return at - segment.address < segment.bytes ? segment : Segment{};
 }
 
 bool can_read(const Identity &sender) {
@@ -125,7 +198,7 @@ bool can_read(const Identity &sender) {
   return reader.finish() && value == sender.probe_value;
 }
 
-Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped) {
+Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   // Seconds beyond moving the bytes once across processes, which every way pays.
   constexpr double kCopyPerByte = 0.085e-9;      // a pass over memory
   constexpr double kFromCachePerByte = 0.03e-9;  // a pass out of the bounce buffer
@@ -138,7 +211,10 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped) {
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);
   const double pack = bytes * kCopyPerByte + remote * kPerPieceCopied;
-  const double direct = remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip;
+  // From a mapped array the copy is the move itself, a piece at a time.
+  const double direct =
+      mapped.array ? (remote + local) * kPerPieceCopied + kRoundTrip
+                   : remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip;
   const double sent = pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied;
   // With the buffer mapped, unpacking from it replaces the two reads through the bounce
   // buffer: the bench measured it faster than both wherever they were chosen (gridshape and
@@ -171,9 +247,9 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped) {
   case Mode::read_packed:
     return Way::read_packed;
   case Mode::mapped:
-    return mapped ? Way::mapped : Way::read_packed;
+    return mapped.buffer ? Way::mapped : Way::read_packed;
   default:
-    return mapped ? cheapest(mapped_ways) : cheapest(unmapped_ways);
+    return mapped.buffer ? cheapest(mapped_ways) : cheapest(unmapped_ways);
   }
 }
 
@@ -192,6 +268,7 @@ SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
         data_ = static_cast<std::byte *>(memory);
         fd_ = fd;
         mapped_ = true;
+        id_ = next_segment_id++;
         return;
       }
       close(fd);
@@ -205,7 +282,8 @@ SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
 
 SharedBuffer::SharedBuffer(SharedBuffer &&other) noexcept
     : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
-      fd_(std::exchange(other.fd_, -1)), mapped_(std::exchange(other.mapped_, false)) {}
+      fd_(std::exchange(other.fd_, -1)), mapped_(std::exchange(other.mapped_, false)),
+      id_(std::exchange(other.id_, 0)) {}
 
 SharedBuffer &SharedBuffer::operator=(SharedBuffer &&other) noexcept {
   if (this != &other) {
@@ -214,8 +292,16 @@ SharedBuffer &SharedBuffer::operator=(SharedBuffer &&other) noexcept {
     bytes_ = std::exchange(other.bytes_, 0);
     fd_ = std::exchange(other.fd_, -1);
     mapped_ = std::exchange(other.mapped_, false);
+    id_ = std::exchange(other.id_, 0);
   }
   return *this;
+}
+
+Segment SharedBuffer::segment() const {
+  if (fd_ < 0) {
+    return {};
+  }
+  return {fd_, reinterpret_cast<std::uintptr_t>(data_), bytes_, id_};
 }
 
 SharedBuffer::~SharedBuffer() {
@@ -240,11 +326,12 @@ void SharedBuffer::reset() {
   data_ = nullptr;
   bytes_ = 0;
   mapped_ = false;
+  id_ = 0;
 }
 
 Mapping::Mapping(Mapping &&other) noexcept
     : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
-      sender_address_(std::exchange(other.sender_address_, 0)) {}
+      sender_address_(std::exchange(other.sender_address_, 0)), id_(std::exchange(other.id_, 0)) {}
 
 Mapping &Mapping::operator=(Mapping &&other) noexcept {
   if (this != &other) {
@@ -252,6 +339,7 @@ Mapping &Mapping::operator=(Mapping &&other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     sender_address_ = std::exchange(other.sender_address_, 0);
+    id_ = std::exchange(other.id_, 0);
   }
   return *this;
 }
@@ -268,20 +356,22 @@ void Mapping::reset() {
   data_ = nullptr;
   bytes_ = 0;
   sender_address_ = 0;
+  id_ = 0;
 }
 
-bool Mapping::map(const Identity &sender) {
+bool Mapping::map(std::int64_t pid, const Segment &segment) {
   reset();
-  if (sender.segment_fd < 0 || sender.segment_bytes == 0 || sender.pid <= 0) {
+  if (segment.fd < 0 || segment.bytes == 0 || pid <= 0) {
     return false;
   }
-  const std::string path =
-      "/proc/" + std::to_string(sender.pid) + "/fd/" + std::to_string(sender.segment_fd);
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%lld/fd/%lld", static_cast<long long>(pid),
+                static_cast<long long>(segment.fd)); // no allocation: maps on later executions
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return false;
   }
-  const auto bytes = static_cast<std::size_t>(sender.segment_bytes);
+  const auto bytes = static_cast<std::size_t>(segment.bytes);
   struct stat status {};
   // The size tells the memory file from another file under that number.
   void *memory = fstat(fd, &status) == 0 && static_cast<std::uint64_t>(status.st_size) == bytes
@@ -293,8 +383,16 @@ bool Mapping::map(const Identity &sender) {
   }
   data_ = static_cast<const std::byte *>(memory);
   bytes_ = bytes;
-  sender_address_ = sender.segment_address;
+  sender_address_ = segment.address;
+  id_ = segment.id;
   return true;
+}
+
+std::size_t Mapping::bytes_from(std::uint64_t address) const {
+  if (data_ == nullptr || address < sender_address_ || address - sender_address_ > bytes_) {
+    return 0;
+  }
+  return bytes_ - (address - sender_address_);
 }
 
 const std::byte *Mapping::at(std::uint64_t address, std::size_t bytes) const {

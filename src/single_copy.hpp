@@ -19,6 +19,16 @@
 
 namespace redist::single_copy {
 
+/// A memory file another process of the node can map: its descriptor in the owner, where the
+/// owner maps it and how long it is. `id` names it in its owner for good (never reused, unlike
+/// descriptors and addresses). fd -1: none.
+struct Segment {
+  std::int64_t fd = -1;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t id = 0;
+};
+
 /// What a sender tells each of its receivers once per plan (plain data, sent as bytes).
 struct Identity {
   std::int64_t pid = 0;
@@ -26,16 +36,33 @@ struct Identity {
   std::uint64_t probe_address = 0; ///< a word the receiver reads to prove it can
   std::uint64_t probe_value = 0;   ///< what it holds
   std::int64_t lld = 1;            ///< the sender's leading dimension
-  std::int64_t segment_fd = -1;    ///< its send buffer's memory file, -1 if none (SharedBuffer)
-  std::uint64_t segment_address = 0;
-  std::uint64_t segment_bytes = 0;
+  Segment buffer;                  ///< its send buffer's memory file (SharedBuffer)
+  Segment array; ///< the memory file holding its source array, if allocate_shared_array's
+};
+
+/// Where a sender's message is, each execution: its source array or its packed buffer, and
+/// the shared array holding that address, if any.
+struct Address {
+  std::uint64_t address = 0;
+  Segment array;
 };
 
 class SharedBuffer;
 
-/// This process's identity, with lld and the send buffer receivers may map. `probe` must stay
-/// alive and unchanged while receivers may probe it; it is filled here.
-Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer);
+/// This process's identity, with lld, the send buffer receivers may map and the source array
+/// `a` of the first execution. `probe` must stay alive and unchanged while receivers may probe
+/// it; it is filled here.
+Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer,
+                  const void *a = nullptr);
+
+/// Memory for a program's local arrays (redist_alloc) that receivers of the node can map, so
+/// that they copy the pieces they need from it in user space: zero-filled, in a memory file
+/// whose descriptor stays open until free_shared_array. Null when the system gives none.
+void *allocate_shared_array(std::size_t bytes);
+/// False when `memory` did not come from allocate_shared_array (or was freed).
+bool free_shared_array(void *memory);
+/// The shared array holding `address`, or a Segment with fd -1.
+Segment shared_array_of(const void *address);
 
 /// True when this process can read the sender's memory: same kernel and pid namespace, cross
 /// memory attach permitted, and the probe word reads back as announced.
@@ -71,15 +98,22 @@ inline bool reads_array(Way way) {
   return way == Way::direct || way == Way::bounced;
 }
 
+/// What of the sender's a receiver has mapped: its send buffer, its source array.
+struct Mapped {
+  bool buffer = false;
+  bool array = false;
+};
+
 /// The cheapest way to move a message with these pieces, given that this process can read
-/// the sender's memory (or the way `mode` forces) and whether it mapped the sender's buffer.
+/// the sender's memory (or the way `mode` forces) and what it mapped of the sender's. With the
+/// source array mapped, `direct` and `bounced` copy its pieces in user space.
 /// Costs per byte and per piece measured on this project's 2-core machine
 /// (docs/performance.md): a cross-memory read moves 6 GB/s, as MPI does for a packed message,
 /// but costs about 175 ns per remote piece (the kernel pins its pages) and 25 ns per local
 /// piece read directly; packing or unpacking costs a memory copy (0.085 ns per byte),
 /// unpacking from the cache much less; a read needs a round trip. Unpacking from a mapped
 /// buffer is itself the move between the processes.
-Way cheapest_way(const PieceCounts &counts, Mode mode, bool mapped);
+Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped);
 
 /// Bytes in a memory file (memfd) when the system gives one, so that a receiver with the
 /// rights of a cross-memory read can map them (Mapping); else in ordinary memory. Pages are
@@ -101,6 +135,7 @@ public:
   [[nodiscard]] std::size_t size() const { return bytes_; }
   /// The memory file's descriptor, -1 when the bytes are not in one or it was released.
   [[nodiscard]] int fd() const { return fd_; }
+  [[nodiscard]] Segment segment() const;
   void release_fd();
 
   static constexpr int kMaxOpenSegments = 64;
@@ -112,10 +147,11 @@ private:
   std::size_t bytes_ = 0;
   int fd_ = -1;
   bool mapped_ = false; // data_ from mmap, else from new[]
+  std::uint64_t id_ = 0;
 };
 
-/// Another process's SharedBuffer mapped read-only here, through /proc/PID/fd/FD (which asks
-/// for the same permission as a cross-memory read).
+/// Another process's memory file (a SharedBuffer or a shared array) mapped read-only here,
+/// through /proc/PID/fd/FD (which asks for the same permission as a cross-memory read).
 class Mapping {
 public:
   Mapping() = default;
@@ -125,12 +161,16 @@ public:
   Mapping &operator=(Mapping &&other) noexcept;
   ~Mapping();
 
-  /// Maps the segment `sender` announces; false (and nothing mapped) if it has none or the
-  /// system refuses.
-  bool map(const Identity &sender);
+  /// Maps process pid's `segment`; false (and nothing mapped) if there is none or the system
+  /// refuses.
+  bool map(std::int64_t pid, const Segment &segment);
   [[nodiscard]] bool empty() const { return data_ == nullptr; }
-  /// The sender's bytes [address, address + bytes), or null when they lie outside the segment.
+  /// The id of the segment mapped (0 if none).
+  [[nodiscard]] std::uint64_t id() const { return id_; }
+  /// The owner's bytes [address, address + bytes), or null when they lie outside the segment.
   [[nodiscard]] const std::byte *at(std::uint64_t address, std::size_t bytes) const;
+  /// Bytes of the segment from the owner's `address` on (0 outside it).
+  [[nodiscard]] std::size_t bytes_from(std::uint64_t address) const;
 
 private:
   void reset();
@@ -138,6 +178,7 @@ private:
   const std::byte *data_ = nullptr;
   std::size_t bytes_ = 0;
   std::uint64_t sender_address_ = 0;
+  std::uint64_t id_ = 0;
 };
 
 /// Bytes of the bounce buffer: well inside a core's L2 cache.

@@ -469,6 +469,37 @@ TEST(CApiErrors, UnknownSingleCopyEnvironment) {
   capitest::valid_plan_works("[after REDIST_SINGLE_COPY = sometimes] ");
 }
 
+// redist_alloc / redist_free are local: each rank's mistakes are its own.
+TEST(CApiErrors, SharedArrayAllocation) {
+  EXPECT_EQ(redist_alloc(64, nullptr), REDIST_ERR_ARGUMENT);
+  EXPECT_STREQ(redist_last_error(),
+               "redist_alloc: argument memory = 0: NULL pointer to the result");
+  void *memory = &memory;
+  EXPECT_EQ(redist_alloc(0, &memory), REDIST_SUCCESS);
+  EXPECT_EQ(memory, nullptr);
+  EXPECT_EQ(redist_free(nullptr), REDIST_SUCCESS);
+  int not_allocated = 0;
+  EXPECT_EQ(redist_free(&not_allocated), REDIST_ERR_ARGUMENT);
+  EXPECT_NE(std::string(redist_last_error()).find("redist_free: argument memory = "),
+            std::string::npos)
+      << redist_last_error();
+  EXPECT_NE(std::string(redist_last_error()).find(": not from redist_alloc, or freed already"),
+            std::string::npos)
+      << redist_last_error();
+  ASSERT_EQ(redist_alloc(1000, &memory), REDIST_SUCCESS) << redist_last_error();
+  ASSERT_NE(memory, nullptr);
+  static_cast<char *>(memory)[999] = 1;
+  EXPECT_EQ(redist_free(memory), REDIST_SUCCESS);
+  EXPECT_EQ(redist_free(memory), REDIST_ERR_ARGUMENT); // twice
+  // Far more than memory and swap: refused with a reason, nothing allocated.
+  memory = &memory;
+  EXPECT_EQ(redist_alloc(std::size_t{1} << 60, &memory), REDIST_ERR_NO_MEMORY);
+  EXPECT_EQ(memory, nullptr);
+  EXPECT_NE(std::string(redist_last_error()).find("redist_alloc: no memory file of "),
+            std::string::npos)
+      << redist_last_error();
+}
+
 TEST(CApiErrors, OptionsDifferBetweenRanks) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   const int last = errtest::last_rank();

@@ -2,6 +2,7 @@
 !> stops the program and B is left untouched.
 module contract_checks
   use, intrinsic :: iso_fortran_env, only: int64, real32, real64, output_unit
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer, c_size_t
   use mpi_f08, only: MPI_COMM_WORLD
   use redist
   use redist_scalapack, only: pdgemr2d, redist_scalapack_last_status
@@ -49,6 +50,8 @@ contains
     character(len=:), allocatable :: message
     real(real32) :: a32(64), b32(64)
     real(real64) :: a64(64), b64(64)
+    real(real64), pointer :: shared_a(:)
+    type(c_ptr) :: memory
 
     a = row_of_processes(nprocs, 2)
     b = row_of_processes(nprocs, 4)
@@ -82,6 +85,22 @@ contains
     call redist_plan_execute(plan, a64, b64, status)
     call expect(status == REDIST_SUCCESS .and. count(same_bits_each(b64, 1.0_real64)) == 16, &
                 'the same plan with real(8) arrays copies 16 elements per process', failures)
+    ! A source array from redist_alloc, which the receivers of the node map.
+    call redist_alloc(64_c_size_t * 8, memory, status)
+    call expect(status == REDIST_SUCCESS, 'redist_alloc of 64 real(8)', failures)
+    if (status == REDIST_SUCCESS) then
+      call c_f_pointer(memory, shared_a, [64])
+      shared_a = 2
+      b64 = -1
+      call redist_plan_execute(plan, shared_a, b64, status)
+      call expect(status == REDIST_SUCCESS .and. count(same_bits_each(b64, 2.0_real64)) == 16, &
+                  'the plan copies 16 elements per process from memory of redist_alloc', failures)
+      call redist_free(memory, status)
+      call expect(status == REDIST_SUCCESS, 'redist_free', failures)
+      call redist_free(memory, status)
+      call expect(status == REDIST_ERR_ARGUMENT, 'redist_free twice must give &
+                  &REDIST_ERR_ARGUMENT', failures)
+    end if
     call redist_plan_destroy(plan, status)
     call expect(status == REDIST_SUCCESS, 'plan destruction', failures)
     call redist_plan_destroy(plan, status)

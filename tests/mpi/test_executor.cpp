@@ -30,6 +30,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -81,8 +82,9 @@ public:
     for (int sender = 0; sender < size_; ++sender) {
       const single_copy::Identity &id = all[static_cast<std::size_t>(sender)];
       single_copy::Mapping mapping;
-      row[static_cast<std::size_t>(sender)] =
-          sender != rank && single_copy::can_read(id) ? (mapping.map(id) ? 2 : 1) : 0;
+      row[static_cast<std::size_t>(sender)] = sender != rank && single_copy::can_read(id)
+                                                  ? (mapping.map(id.pid, id.buffer) ? 2 : 1)
+                                                  : 0;
     }
     readable_.resize(static_cast<std::size_t>(size_) * static_cast<std::size_t>(size_));
     MPI_Allgather(row.data(), size_, MPI_INT, readable_.data(), size_, MPI_INT, comm);
@@ -255,6 +257,12 @@ struct Tally {
   int chunked_plans = 0; ///< stepwise with chunk_elements > 0
   std::size_t single_copy_receives = 0;
   std::size_t mapped_receives = 0;
+  std::size_t array_copies = 0; ///< receives copied from a mapped source array
+};
+
+/// Frees memory from single_copy::allocate_shared_array.
+struct SharedArrayFree {
+  void operator()(void *memory) const { single_copy::free_shared_array(memory); }
 };
 
 /// Plan `c` on this rank exactly as the C API does (src/capi.cpp), then execute it three times
@@ -293,6 +301,11 @@ template <class T> std::string run_case(const ExecCase &c, Tally &tally) {
   if (c.two_phases && !choice.phases) fail += "  the plan does not run in two phases\n";
   tally.two_phase_plans += choice.phases ? 1 : 0;
   tally.chunked_plans += choice.chunk_elements > 0 && !choice.steps.empty() ? 1 : 0;
+  // Receives of the plan that reads the caller's source array (a two-phase plan's first phase)
+  // from ranks whose memory files map here.
+  const std::size_t source_mappable =
+      readable_messages(choice.phases ? choice.phases->plans[0] : plan, rank, w.readable)
+          .mappable_receives;
   WayCounts readable;
   if (choice.phases) {
     for (const RankPlan &phase : choice.phases->plans) {
@@ -314,6 +327,10 @@ template <class T> std::string run_case(const ExecCase &c, Tally &tally) {
   };
   const Execution executions[] = {{1, 4, true}, {2, 5, true}, {3, 4, false}};
   std::vector<std::vector<T>> sources(std::size(executions));
+  // Odd cases copy the first and last sources into shared arrays (redist_alloc's memory),
+  // which receivers map and copy from; the second stays in ordinary memory.
+  const bool shared_sources = c.index % 2 == 1;
+  std::vector<std::unique_ptr<void, SharedArrayFree>> shared(std::size(executions));
   std::vector<T> b1;
   std::vector<T> b2;
   for (std::size_t e = 0; e < std::size(executions); ++e) {
@@ -321,19 +338,42 @@ template <class T> std::string run_case(const ExecCase &c, Tally &tally) {
     std::vector<T> &a = sources[e];
     fill_a(c.a, la, x.a_salt, a);
     const std::vector<T> a_before = a;
+    T *source = a.data();
+    if (shared_sources && e != 1 && !a.empty()) {
+      shared[e].reset(single_copy::allocate_shared_array(a.size() * sizeof(T)));
+      if (shared[e]) {
+        source = static_cast<T *>(shared[e].get());
+        std::memcpy(source, a.data(), a.size() * sizeof(T));
+      }
+    }
+    // Every rank's sources are shared, or none: the same case everywhere.
+    const bool from_shared = on_any_rank(shared[e] != nullptr) != 0;
     std::vector<T> &b = x.b_salt == 4 ? b1 : b2;
     if (x.fresh_b) fill_sentinel(lb, x.b_salt, b);
     const std::string what = "execution " + std::to_string(e + 1) + " (A salt " +
                              std::to_string(x.a_salt) + (x.fresh_b ? ", fresh B" : ", B of 1") +
                              ")";
     try {
-      executor.execute(a.data(), b.data());
+      executor.execute(source, b.data());
     } catch (const redist::Error &error) {
       fail += "  " + what + " threw: " + error.what() + "\n";
       continue;
     }
-    if (std::memcmp(a.data(), a_before.data(), a.size() * sizeof(T)) != 0)
+    if (std::memcmp(source, a_before.data(), a.size() * sizeof(T)) != 0)
       fail += "  " + what + ": the source array was modified\n";
+    // Forced reads of the array copy every mappable message from the shared arrays; the
+    // model may choose otherwise; the other ways never read the array.
+    const std::size_t copies = executor.array_copies();
+    tally.array_copies += copies;
+    const bool reads = w.mode == single_copy::Mode::direct || w.mode == single_copy::Mode::bounced;
+    const bool may_read =
+        w.mode == single_copy::Mode::automatic || w.mode == single_copy::Mode::always;
+    const std::size_t expected_copies = from_shared && (reads || may_read) ? source_mappable : 0;
+    if (reads || !may_read ? copies != expected_copies : copies > expected_copies) {
+      fail += "  " + what + ": " + std::to_string(copies) +
+              " receives copied from a mapped source array, expected " +
+              (reads || !may_read ? "" : "at most ") + std::to_string(expected_copies) + "\n";
+    }
     std::string report;
     const std::int64_t bad = check_b(c.copy(), c.a, c.b, lb, b.data(), x.a_salt, x.b_salt, report);
     if (bad > 0) {
@@ -432,7 +472,9 @@ TEST(Executor, RandomTransfersExecutedRepeatedly) {
          "single copy " +
          std::to_string(total(static_cast<long long>(tally.single_copy_receives))) +
          ", of them unpacked from a mapped buffer " +
-         std::to_string(total(static_cast<long long>(tally.mapped_receives))) + "\n");
+         std::to_string(total(static_cast<long long>(tally.mapped_receives))) +
+         ", copied from a mapped source array " +
+         std::to_string(total(static_cast<long long>(tally.array_copies))) + "\n");
   EXPECT_EQ(failed, 0);
 }
 

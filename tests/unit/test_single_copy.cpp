@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -199,40 +200,40 @@ TEST(SharedBuffer, MapsThroughProcFdAndSeesLaterWrites) {
   }
   std::uint64_t probe = 0;
   const single_copy::Identity self = single_copy::identify(probe, 1, buffer);
-  EXPECT_EQ(self.segment_fd, buffer.fd());
-  EXPECT_EQ(self.segment_address, reinterpret_cast<std::uintptr_t>(buffer.data()));
-  EXPECT_EQ(self.segment_bytes, bytes);
+  EXPECT_EQ(self.buffer.fd, buffer.fd());
+  EXPECT_EQ(self.buffer.address, reinterpret_cast<std::uintptr_t>(buffer.data()));
+  EXPECT_EQ(self.buffer.bytes, bytes);
   single_copy::Mapping mapping;
-  ASSERT_TRUE(mapping.map(self));
+  ASSERT_TRUE(mapping.map(self.pid, self.buffer));
   // The receiver sees what the sender writes after mapping, at the sender's addresses.
   const std::vector<std::byte> data = random_bytes(bytes, rng);
   std::memcpy(buffer.data(), data.data(), bytes);
   for (int trial = 0; trial < 200; ++trial) {
     const std::size_t offset = rng() % bytes;
     const std::size_t n = rng() % (bytes - offset + 1);
-    const std::byte *seen = mapping.at(self.segment_address + offset, n);
+    const std::byte *seen = mapping.at(self.buffer.address + offset, n);
     ASSERT_NE(seen, nullptr) << "offset " << offset << " bytes " << n;
     EXPECT_EQ(std::memcmp(seen, data.data() + offset, n), 0) << "offset " << offset;
   }
   // Outside the segment: refused, not read.
-  EXPECT_EQ(mapping.at(self.segment_address - 1, 1), nullptr);
-  EXPECT_EQ(mapping.at(self.segment_address + bytes, 1), nullptr);
-  EXPECT_EQ(mapping.at(self.segment_address + 8, bytes), nullptr);
-  EXPECT_EQ(mapping.at(self.segment_address, SIZE_MAX), nullptr);
-  EXPECT_NE(mapping.at(self.segment_address + bytes, 0), nullptr);
+  EXPECT_EQ(mapping.at(self.buffer.address - 1, 1), nullptr);
+  EXPECT_EQ(mapping.at(self.buffer.address + bytes, 1), nullptr);
+  EXPECT_EQ(mapping.at(self.buffer.address + 8, bytes), nullptr);
+  EXPECT_EQ(mapping.at(self.buffer.address, SIZE_MAX), nullptr);
+  EXPECT_NE(mapping.at(self.buffer.address + bytes, 0), nullptr);
   // Moved, the mapping still reads the same bytes; the moved-from one is empty.
   single_copy::Mapping moved = std::move(mapping);
   EXPECT_TRUE(mapping.empty()); // NOLINT(bugprone-use-after-move): checks the moved-from state
   ASSERT_FALSE(moved.empty());
-  EXPECT_EQ(std::memcmp(moved.at(self.segment_address, bytes), data.data(), bytes), 0);
+  EXPECT_EQ(std::memcmp(moved.at(self.buffer.address, bytes), data.data(), bytes), 0);
   // Once the descriptor is released no one else maps it; existing mappings stay.
   buffer.release_fd();
   EXPECT_EQ(buffer.fd(), -1);
   single_copy::Mapping late;
-  EXPECT_FALSE(late.map(self));
+  EXPECT_FALSE(late.map(self.pid, self.buffer));
   EXPECT_TRUE(late.empty());
   buffer.data()[5] = std::byte{0x5A};
-  EXPECT_EQ(moved.at(self.segment_address + 5, 1)[0], std::byte{0x5A});
+  EXPECT_EQ(moved.at(self.buffer.address + 5, 1)[0], std::byte{0x5A});
 }
 
 TEST(SharedBuffer, OrdinaryMemoryAnnouncesNoSegment) {
@@ -242,9 +243,9 @@ TEST(SharedBuffer, OrdinaryMemoryAnnouncesNoSegment) {
   std::memset(plain.data(), 1, plain.size());
   std::uint64_t probe = 0;
   const single_copy::Identity self = single_copy::identify(probe, 1, plain);
-  EXPECT_EQ(self.segment_fd, -1);
+  EXPECT_EQ(self.buffer.fd, -1);
   single_copy::Mapping mapping;
-  EXPECT_FALSE(mapping.map(self));
+  EXPECT_FALSE(mapping.map(self.pid, self.buffer));
   EXPECT_EQ(mapping.at(reinterpret_cast<std::uintptr_t>(plain.data()), 1), nullptr);
   const single_copy::SharedBuffer empty(0, true);
   EXPECT_EQ(empty.data(), nullptr);
@@ -253,8 +254,8 @@ TEST(SharedBuffer, OrdinaryMemoryAnnouncesNoSegment) {
   single_copy::SharedBuffer shared(4096, true);
   if (shared.fd() >= 0) {
     single_copy::Identity wrong_size = single_copy::identify(probe, 1, shared);
-    wrong_size.segment_bytes = 8192;
-    EXPECT_FALSE(mapping.map(wrong_size));
+    wrong_size.buffer.bytes = 8192;
+    EXPECT_FALSE(mapping.map(wrong_size.pid, wrong_size.buffer));
   }
 }
 
@@ -285,38 +286,108 @@ TEST(SharedBuffer, AtMostSoManyHoldADescriptorAtOnce) {
   }
 }
 
+TEST(SharedArray, AllocatedZeroedFoundMappedAndFreed) {
+  std::mt19937_64 rng(31);
+  constexpr std::size_t kBytes = 5 * 4096 + 24;
+  void *first = single_copy::allocate_shared_array(kBytes);
+  if (first == nullptr) {
+    GTEST_SKIP() << "memfd_create is not available here: " << std::strerror(errno);
+  }
+  void *second = single_copy::allocate_shared_array(100);
+  ASSERT_NE(second, nullptr);
+  const auto *bytes = static_cast<const unsigned char *>(first);
+  EXPECT_TRUE(std::all_of(bytes, bytes + kBytes, [](unsigned char b) { return b == 0; }));
+  const auto start = reinterpret_cast<std::uintptr_t>(first);
+  // Every address inside names the array; the byte after it and before it do not.
+  const single_copy::Segment at_start = single_copy::shared_array_of(first);
+  ASSERT_GE(at_start.fd, 0);
+  EXPECT_EQ(at_start.address, start);
+  EXPECT_EQ(at_start.bytes, kBytes);
+  for (int trial = 0; trial < 100; ++trial) {
+    const std::size_t offset = rng() % kBytes;
+    EXPECT_EQ(single_copy::shared_array_of(static_cast<char *>(first) + offset).id, at_start.id);
+  }
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): addresses next to the array, never dereferenced
+  EXPECT_EQ(single_copy::shared_array_of(reinterpret_cast<void *>(start + kBytes)).id ==
+                at_start.id,
+            false);
+  // NOLINTNEXTLINE(performance-no-int-to-ptr)
+  EXPECT_NE(single_copy::shared_array_of(reinterpret_cast<void *>(start - 1)).id, at_start.id);
+  EXPECT_EQ(single_copy::shared_array_of(nullptr).fd, -1);
+  std::vector<int> ordinary(10);
+  EXPECT_EQ(single_copy::shared_array_of(ordinary.data()).fd, -1);
+  const single_copy::Segment other = single_copy::shared_array_of(second);
+  EXPECT_NE(other.id, at_start.id);
+  // A receiver maps it (here this process itself) and sees what the owner writes.
+  single_copy::Mapping mapping;
+  ASSERT_TRUE(mapping.map(getpid(), at_start));
+  EXPECT_EQ(mapping.id(), at_start.id);
+  const std::vector<std::byte> data = random_bytes(kBytes, rng);
+  std::memcpy(first, data.data(), kBytes);
+  EXPECT_EQ(std::memcmp(mapping.at(start, kBytes), data.data(), kBytes), 0);
+  EXPECT_EQ(mapping.bytes_from(start + 10), kBytes - 10);
+  EXPECT_EQ(mapping.bytes_from(start + kBytes + 1), 0U);
+  EXPECT_EQ(mapping.bytes_from(start - 1), 0U);
+  // The identity announces the array holding the source.
+  std::uint64_t probe = 0;
+  const single_copy::Identity self =
+      single_copy::identify(probe, 1, single_copy::SharedBuffer(), static_cast<char *>(first) + 64);
+  EXPECT_EQ(self.array.id, at_start.id);
+  EXPECT_EQ(single_copy::identify(probe, 1, single_copy::SharedBuffer(), ordinary.data()).array.fd,
+            -1);
+  // Freed once; then unknown. The mapping made before stays readable.
+  EXPECT_TRUE(single_copy::free_shared_array(first));
+  EXPECT_FALSE(single_copy::free_shared_array(first));
+  EXPECT_EQ(single_copy::shared_array_of(first).fd, -1);
+  EXPECT_FALSE(single_copy::free_shared_array(ordinary.data()));
+  EXPECT_EQ(std::memcmp(mapping.at(start, kBytes), data.data(), kBytes), 0);
+  single_copy::Mapping late;
+  EXPECT_FALSE(late.map(getpid(), at_start)); // its descriptor is closed
+  EXPECT_TRUE(single_copy::free_shared_array(second));
+  EXPECT_EQ(single_copy::allocate_shared_array(0), nullptr);
+}
+
 TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
   using single_copy::Mode;
   using single_copy::Way;
   const std::size_t mib = std::size_t{1} << 20;
   // Whole columns on both sides: read straight in.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic, false), Way::direct);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic, {}), Way::direct);
   // Whole columns at the sender, 512-byte pieces here: through the bounce buffer.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic, false),
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic, {}),
             Way::bounced);
   // 64-byte pieces at the sender: pinning a page per piece costs more than packing.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, false),
-            Way::read_packed);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, {}), Way::read_packed);
   // The same pieces with the sender's buffer mapped: unpacked straight from it; and so are
   // whole columns at the sender going to 512-byte pieces here.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, true), Way::mapped);
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic, true),
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, {.buffer = true}),
+            Way::mapped);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 64 * mib / 512}, Mode::automatic,
+                                      {.buffer = true}),
             Way::mapped);
   // Whole columns still read straight in, mapped or not.
-  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic, true), Way::direct);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, 1024, 1024}, Mode::automatic, {.buffer = true}),
+            Way::direct);
+  // From the sender's mapped array even 64-byte pieces are copied straight.
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic, {.array = true}),
+            Way::direct);
+  EXPECT_EQ(single_copy::cheapest_way({64 * mib, mib, mib}, Mode::automatic,
+                                      {.buffer = true, .array = true}),
+            Way::direct);
   // A few hundred bytes: MPI's eager message beats a round trip.
-  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic, false), Way::sent);
-  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic, true), Way::sent);
+  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic, {}), Way::sent);
+  EXPECT_EQ(single_copy::cheapest_way({512, 4, 4}, Mode::automatic, {.buffer = true}), Way::sent);
   for (const single_copy::PieceCounts counts :
        {single_copy::PieceCounts{512, 4, 4}, single_copy::PieceCounts{64 * mib, mib, mib}}) {
-    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always, false), Way::sent);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::direct, false), Way::direct);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::bounced, false), Way::bounced);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed, false), Way::read_packed);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed, true), Way::read_packed);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::mapped, true), Way::mapped);
-    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::mapped, false), Way::read_packed);
-    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always, false), Way::mapped);
+    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always, {}), Way::sent);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::direct, {}), Way::direct);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::bounced, {}), Way::bounced);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed, {}), Way::read_packed);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::read_packed, {.buffer = true}),
+              Way::read_packed);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::mapped, {.buffer = true}), Way::mapped);
+    EXPECT_EQ(single_copy::cheapest_way(counts, Mode::mapped, {}), Way::read_packed);
+    EXPECT_NE(single_copy::cheapest_way(counts, Mode::always, {}), Way::mapped);
   }
 }
 
