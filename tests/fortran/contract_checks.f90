@@ -41,6 +41,21 @@ contains
     layout%lld = 4
   end function row_of_processes
 
+  !> Execute `plan` (4 x 4*nprocs doubles) from `a`, all one value, into a fresh B: every
+  !> process must receive 16 copies of that value.
+  subroutine expect_sixteen_copies(plan, a, what, failures)
+    type(redist_plan), intent(in) :: plan
+    real(real64), intent(in), contiguous :: a(:)
+    character(len=*), intent(in) :: what
+    integer, intent(inout) :: failures
+    real(real64) :: b(64)
+    integer :: status
+    b = -1
+    call redist_plan_execute(plan, a, b, status)
+    call expect(status == REDIST_SUCCESS .and. count(same_bits_each(b, a(1))) == 16, &
+                what // ' copies 16 elements per process', failures)
+  end subroutine expect_sixteen_copies
+
   subroutine check_contract(me, nprocs, ictxt, failures)
     integer, intent(in) :: me, nprocs, ictxt
     integer, intent(inout) :: failures
@@ -81,20 +96,14 @@ contains
                 'real(4) arrays on a REDIST_DOUBLE plan must give REDIST_ERR_ARGUMENT and leave &
                 &b untouched', failures)
     a64 = 1
-    b64 = -1
-    call redist_plan_execute(plan, a64, b64, status)
-    call expect(status == REDIST_SUCCESS .and. count(same_bits_each(b64, 1.0_real64)) == 16, &
-                'the same plan with real(8) arrays copies 16 elements per process', failures)
+    call expect_sixteen_copies(plan, a64, 'the same plan with real(8) arrays', failures)
     ! A source array from redist_alloc, which the receivers of the node map.
     call redist_alloc(64_c_size_t * 8, memory, status)
     call expect(status == REDIST_SUCCESS, 'redist_alloc of 64 real(8)', failures)
     if (status == REDIST_SUCCESS) then
       call c_f_pointer(memory, shared_a, [64])
       shared_a = 2
-      b64 = -1
-      call redist_plan_execute(plan, shared_a, b64, status)
-      call expect(status == REDIST_SUCCESS .and. count(same_bits_each(b64, 2.0_real64)) == 16, &
-                  'the plan copies 16 elements per process from memory of redist_alloc', failures)
+      call expect_sixteen_copies(plan, shared_a, 'the plan from memory of redist_alloc', failures)
       call redist_free(memory, status)
       call expect(status == REDIST_SUCCESS, 'redist_free', failures)
       call redist_free(memory, status)
@@ -145,7 +154,7 @@ contains
     type(redist_plan_info) :: info
     integer :: status
     character(len=:), allocatable :: message
-    real(real64) :: a64(16), b64(16), alpha, beta
+    real(real64) :: a64(16), alpha, beta
 
     a = row_of_processes(nprocs, 2)
     b = row_of_processes(nprocs, 4)
@@ -162,10 +171,7 @@ contains
     call expect(status == REDIST_SUCCESS .and. info%schedule == REDIST_SCHEDULE_CATERPILLAR, &
                 'the plan reports the caterpillar schedule', failures)
     a64 = 1
-    b64 = -1
-    call redist_plan_execute(plan, a64, b64, status)
-    call expect(status == REDIST_SUCCESS .and. count(same_bits_each(b64, 1.0_real64)) == 16, &
-                'the caterpillar plan copies 16 elements per process', failures)
+    call expect_sixteen_copies(plan, a64, 'the caterpillar plan', failures)
     call redist_plan_destroy(plan, status)
 
     options = redist_options(schedule=99)
