@@ -53,6 +53,26 @@ bool fits_in_memory(std::size_t bytes) {
   return bytes / std::max<std::uint64_t>(info.mem_unit, 1) <= units;
 }
 
+// A new memory file of `bytes` mapped shared and writable here; null (errno set, nothing
+// left open) when the system gives none. Its descriptor goes to `fd`.
+void *map_memory_file(const char *name, std::size_t bytes, int &fd) {
+  fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) {
+    return nullptr;
+  }
+  void *memory = ftruncate(fd, static_cast<off_t>(bytes)) == 0
+                     ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                     : MAP_FAILED;
+  if (memory == MAP_FAILED) {
+    const int error = errno;
+    close(fd);
+    fd = -1;
+    errno = error;
+    return nullptr;
+  }
+  return memory;
+}
+
 // Two processes with the same boot and pid namespace name each other by the same pid. The
 // key is computed once; 0 when /proc cannot tell or single copy is switched off.
 std::uint64_t compute_node_key() {
@@ -132,17 +152,9 @@ void *allocate_shared_array(std::size_t bytes) {
     errno = bytes == 0 ? EINVAL : ENOMEM;
     return nullptr;
   }
-  const int fd = memfd_create("redist-array", MFD_CLOEXEC);
-  if (fd < 0) {
-    return nullptr;
-  }
-  void *memory = ftruncate(fd, static_cast<off_t>(bytes)) == 0
-                     ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                     : MAP_FAILED;
-  if (memory == MAP_FAILED) {
-    const int error = errno;
-    close(fd);
-    errno = error;
+  int fd = -1;
+  void *memory = map_memory_file("redist-array", bytes, fd);
+  if (memory == nullptr) {
     return nullptr;
   }
   const auto start = reinterpret_cast<std::uintptr_t>(memory);
@@ -259,19 +271,11 @@ SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
   }
   shareable = shareable && fits_in_memory(bytes);
   if (shareable && open_segments.fetch_add(1) < kMaxOpenSegments) {
-    const int fd = memfd_create("redist-send-buffer", MFD_CLOEXEC);
-    if (fd >= 0) {
-      void *memory = ftruncate(fd, static_cast<off_t>(bytes)) == 0
-                         ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                         : MAP_FAILED;
-      if (memory != MAP_FAILED) {
-        data_ = static_cast<std::byte *>(memory);
-        fd_ = fd;
-        mapped_ = true;
-        id_ = next_segment_id++;
-        return;
-      }
-      close(fd);
+    if (void *memory = map_memory_file("redist-send-buffer", bytes, fd_); memory != nullptr) {
+      data_ = static_cast<std::byte *>(memory);
+      mapped_ = true;
+      id_ = next_segment_id++;
+      return;
     }
     --open_segments;
   } else if (shareable) {
@@ -386,13 +390,6 @@ bool Mapping::map(std::int64_t pid, const Segment &segment) {
   sender_address_ = segment.address;
   id_ = segment.id;
   return true;
-}
-
-std::size_t Mapping::bytes_from(std::uint64_t address) const {
-  if (data_ == nullptr || address < sender_address_ || address - sender_address_ > bytes_) {
-    return 0;
-  }
-  return bytes_ - (address - sender_address_);
 }
 
 const std::byte *Mapping::at(std::uint64_t address, std::size_t bytes) const {

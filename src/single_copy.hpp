@@ -108,11 +108,13 @@ struct Mapped {
 /// the sender's memory (or the way `mode` forces) and what it mapped of the sender's. With the
 /// source array mapped, `direct` and `bounced` copy its pieces in user space.
 /// Costs per byte and per piece measured on this project's 2-core machine
-/// (docs/performance.md): a cross-memory read moves 6 GB/s, as MPI does for a packed message,
-/// but costs about 175 ns per remote piece (the kernel pins its pages) and 25 ns per local
-/// piece read directly; packing or unpacking costs a memory copy (0.085 ns per byte),
-/// unpacking from the cache much less; a read needs a round trip. Unpacking from a mapped
-/// buffer is itself the move between the processes.
+/// (docs/performance.md): a cross-memory read moves bytes as MPI does for a packed message,
+/// but costs about 175 ns per remote piece (the kernel pins its pages) and 100 ns per local
+/// piece read directly (two processes per core); packing or unpacking costs a memory copy
+/// (0.085 ns per byte), unpacking from the cache much less; a read needs a round trip.
+/// Unpacking from a mapped buffer, or copying from a mapped array, is itself the move between
+/// the processes; with the buffer mapped, `mapped` replaces both reads through the bounce
+/// buffer (measured faster than either wherever they were chosen).
 Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped);
 
 /// Bytes in a memory file (memfd) when the system gives one, so that a receiver with the
@@ -169,8 +171,6 @@ public:
   [[nodiscard]] std::uint64_t id() const { return id_; }
   /// The owner's bytes [address, address + bytes), or null when they lie outside the segment.
   [[nodiscard]] const std::byte *at(std::uint64_t address, std::size_t bytes) const;
-  /// Bytes of the segment from the owner's `address` on (0 outside it).
-  [[nodiscard]] std::size_t bytes_from(std::uint64_t address) const;
 
 private:
   void reset();

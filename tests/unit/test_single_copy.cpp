@@ -325,9 +325,10 @@ TEST(SharedArray, AllocatedZeroedFoundMappedAndFreed) {
   const std::vector<std::byte> data = random_bytes(kBytes, rng);
   std::memcpy(first, data.data(), kBytes);
   EXPECT_EQ(std::memcmp(mapping.at(start, kBytes), data.data(), kBytes), 0);
-  EXPECT_EQ(mapping.bytes_from(start + 10), kBytes - 10);
-  EXPECT_EQ(mapping.bytes_from(start + kBytes + 1), 0U);
-  EXPECT_EQ(mapping.bytes_from(start - 1), 0U);
+  EXPECT_NE(mapping.at(start + 10, kBytes - 10), nullptr);
+  EXPECT_EQ(mapping.at(start + 10, kBytes - 9), nullptr);
+  EXPECT_EQ(mapping.at(start + kBytes + 1, 0), nullptr);
+  EXPECT_EQ(mapping.at(start - 1, 0), nullptr);
   // The identity announces the array holding the source.
   std::uint64_t probe = 0;
   const single_copy::Identity self =
