@@ -13,7 +13,7 @@ markers.
                                      [--quick]
 
 Without --exe the program is compiled with $CXX (default c++) from tools/backbone_study.cpp and
-the sources of redist_pure listed in src/CMakeLists.txt. --quick runs a tiny setting (seconds)
+the sources of the pure layers (src/layout, src/schedule, src/model). --quick runs a tiny setting (seconds)
 and writes only into --out: the ctest backbone_study_quick.
 """
 import argparse
@@ -49,12 +49,11 @@ COLOURS = {"GGP": "#d62728", "OGGP": "#1f77b4", "all-at-once": "#2ca02c"}
 
 
 def build(tmp):
-    sources = re.search(r"add_library\(redist_pure STATIC\n(.*?)\)",
-                        open(os.path.join(ROOT, "src", "CMakeLists.txt")).read(), re.S)
-    files = [os.path.join(ROOT, "src", f.strip()) for f in sources.group(1).split()]
+    layers = [os.path.join(ROOT, "src", layer) for layer in ("layout", "schedule", "model")]
+    files = sorted(os.path.join(d, f) for d in layers for f in os.listdir(d) if f.endswith(".cpp"))
     exe = os.path.join(tmp, "backbone_study")
     cxx = os.environ.get("CXX", "c++")
-    subprocess.run([cxx, "-std=c++20", "-O2", "-I" + os.path.join(ROOT, "src"),
+    subprocess.run([cxx, "-std=c++20", "-O2", *("-I" + d for d in layers),
                     os.path.join(ROOT, "tools", "backbone_study.cpp"), *files, "-o", exe],
                    check=True)
     return exe
