@@ -28,7 +28,7 @@ int comm_size_of(const Transfer &t) {
   return size;
 }
 
-// A 2-D schedule either as the product of a row and a column schedule (Desprez et al.
+// A 2-D schedule either as the product of a row and a column schedule (Desprez et al. 1998,
 // Sec. 6: never materialised, so its size grows with the 1-D problems only) or as an
 // explicit schedule over the grid positions.
 struct TwoDimensional {
@@ -98,7 +98,7 @@ Schedule without_self(const Transfer &t, const Schedule &s, bool keep_empty_step
   return out;
 }
 
-// Jeannot & Wagner's bound on concurrent transfers applied to a contention-free schedule:
+// Jeannot & Wagner 2004's bound on concurrent transfers applied to a contention-free schedule:
 // each step cut into consecutive groups of at most k pieces.
 Schedule limit_concurrency(const Schedule &s, int k) {
   if (k <= 0) {

@@ -51,7 +51,8 @@ struct ScheduleChoice {
   std::shared_ptr<const TwoPhase> phases;    ///< multiphase: the two phases; else null
 };
 
-/// Kaushik et al.'s two-phase redistribution (review Secs. 4.2.1-4.2.2) as one rank runs it:
+/// Kaushik et al. 1994/1995's two-phase redistribution (Evers 2025 review, Secs. 4.2.1-4.2.2) as
+/// one rank runs it:
 /// the source is copied into an intermediate layout on the source or the destination grid,
 /// then from there into the destination. The intermediate's rows and columns are
 /// CYCLIC(lcm) / CYCLIC(gcd) of the two ends' block sizes (multiphase_intermediates) or one
