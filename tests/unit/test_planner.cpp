@@ -326,7 +326,7 @@ TEST(Planner, GlobalSchedulesAreValid) {
 }
 
 // Stepwise on the 2-D graph takes exactly Delta steps of the graph of messages between
-// distinct ranks (Desprez et al. Thm. 1): local copies cost no step.
+// distinct ranks (Desprez et al. 1998, Thm. 1): local copies cost no step.
 TEST(Planner, DirectStepwiseIsOptimalOnTheRemoteGraph) {
   Random rng(test_seed(25));
   int direct = 0;
@@ -346,7 +346,7 @@ TEST(Planner, DirectStepwiseIsOptimalOnTheRemoteGraph) {
   EXPECT_GT(direct, 20);
 }
 
-// Kaushik et al.'s worked shape: CYCLIC(2) -> CYCLIC(3) rows on equal grids go through
+// Kaushik et al. 1995's worked shape: CYCLIC(2) -> CYCLIC(3) rows on equal grids go through
 // CYCLIC(6) or CYCLIC(1) rows; every phase's global schedule is valid for its own graph.
 TEST(Planner, MultiphaseThroughLcmOrGcd) {
   Transfer t;
