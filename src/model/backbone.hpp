@@ -1,10 +1,10 @@
 #pragma once
-// The backbone model of Jeannot & Wagner, "Two Fast and Efficient Message Scheduling Algorithms
-// for Data Redistribution through a Backbone", Sec. 2: senders in one cluster, receivers in
-// another, joined by a backbone that carries at most k transfers at once; every transfer runs at
-// the rate of one stream, a node takes part in one transfer at a time (1-port), and each step
-// costs a setup time beta. Volumes are elements, times are elements sent at one stream's rate
-// (beta is the setup time expressed that way).
+// The backbone model of Jeannot & Wagner 2004, "Two Fast and Efficient Message Scheduling
+// Algorithms for Data Redistribution through a Backbone", Sec. 2: senders in one cluster,
+// receivers in another, joined by a backbone that carries at most k transfers at once; every
+// transfer runs at the rate of one stream, a node takes part in one transfer at a time
+// (1-port), and each step costs a setup time beta. Volumes are elements, times are elements
+// sent at one stream's rate (beta is the setup time expressed that way).
 //
 // Predicted costs in that model: of a schedule (the paper's objective, Sec. 2.2), of sending
 // everything at once and letting the transport share the backbone (the paper's TCP baseline,

@@ -1,7 +1,7 @@
 #pragma once
-// Load rebalancing on processor rings: Renard, Robert & Vivien, "Data redistribution algorithms
-// for heterogeneous processor rings", LIP research report 2004-28 (../shared/papers/). Pure
-// planning, no MPI.
+// Load rebalancing on processor rings: Renard, Robert & Vivien 2004, "Data redistribution
+// algorithms for heterogeneous processor rings", LIP research report 2004-28 (what the code
+// takes from it: docs/references.md). Pure planning, no MPI.
 //
 // Vocabulary (0-based; the paper counts from 1):
 //   P_k        process k of the ring, 0 <= k < n; P_{k+1} and P_{k-1} are taken modulo n.

@@ -1,9 +1,10 @@
 #pragma once
-// Link-load model of a d-dimensional k-torus: Azizoğlu & Eğecioğlu, "Lower Bounds on
-// Communication Loads and Optimal Placements in Torus Networks" (../shared/papers/, reading notes
-// in NOTES-torus.md). Ranks sit on torus nodes, messages follow shortest (Lee-distance) paths
-// chosen by ordered or unordered dimensional routing, and every directed link accumulates the
-// bytes (expected bytes, for a message spread over several paths) that cross it. Pure, no MPI.
+// Link-load model of a d-dimensional k-torus: Azizoğlu & Eğecioğlu 1998, "Lower Bounds on
+// Communication Loads and Optimal Placements in Torus Networks" (what the code takes from it,
+// and the corrected Theorem 3: docs/references.md). Ranks sit on torus nodes, messages follow
+// shortest (Lee-distance) paths chosen by ordered or unordered dimensional routing, and every
+// directed link accumulates the bytes (expected bytes, for a message spread over several
+// paths) that cross it. Pure, no MPI.
 //
 // Vocabulary (0-based; the paper counts dimensions from 1):
 //   node      a point (p_0, ..., p_{d-1}) of Z_k^d, numbered sum_i p_i k^i.
@@ -26,7 +27,7 @@
 //   route (UDR)       O(links + M 2^(s-1) L): the segment in dimension j depends only on WHICH
 //                     of the other s-1 dimensions come before j, not on their order, so 2^(s-1)
 //                     subsets per dimension with weight t! (s-1-t)! / s! (t = subset size)
-//                     replace the s! orders (NOTES-torus.md: "2^(s-1) distinct cases suffice").
+//                     replace the s! orders (docs/references.md, Azizoğlu & Eğecioğlu 1998).
 //   load_bounds       O(d M log M + d k (M + k)) time, O(k + M) memory.
 // Loads are kept per link (dense, 2d k^d doubles); no rank-by-rank table is ever built.
 

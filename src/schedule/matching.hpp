@@ -1,8 +1,8 @@
 #pragma once
 // Bipartite matching primitives for the schedulers (schedule_matching.hpp): maximum
 // cardinality (Hopcroft-Karp), maximum weight (Hungarian method with Dijkstra),
-// maximum weight among the matchings that cover the most marked vertices (Desprez et al.'s
-// Stepwise), perfect and bottleneck perfect matchings (Jeannot & Wagner's WRGP and OGGP).
+// maximum weight among the matchings that cover the most marked vertices (Desprez et al. 1998's
+// Stepwise), perfect and bottleneck perfect matchings (Jeannot & Wagner 2004's WRGP and OGGP).
 //
 // Pure and deterministic: a result depends only on the graph, including the order of its
 // edges, never on addresses or hashing, so every process computes the same matchings. No MPI.

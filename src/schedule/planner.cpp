@@ -28,7 +28,7 @@ int comm_size_of(const Transfer &t) {
   return size;
 }
 
-// A 2-D schedule either as the product of a row and a column schedule (Desprez et al.
+// A 2-D schedule either as the product of a row and a column schedule (Desprez et al. 1998,
 // Sec. 6: never materialised, so its size grows with the 1-D problems only) or as an
 // explicit schedule over the grid positions.
 struct TwoDimensional {
@@ -98,7 +98,7 @@ Schedule without_self(const Transfer &t, const Schedule &s, bool keep_empty_step
   return out;
 }
 
-// Jeannot & Wagner's bound on concurrent transfers applied to a contention-free schedule:
+// Jeannot & Wagner 2004's bound on concurrent transfers applied to a contention-free schedule:
 // each step cut into consecutive groups of at most k pieces.
 Schedule limit_concurrency(const Schedule &s, int k) {
   if (k <= 0) {
@@ -536,59 +536,61 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
 
 namespace {
 
-// One phase: `options.strategy` is neither multiphase nor, for auto's candidates, two-phase.
-std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
-                             const ScheduleOptions &options, const ScheduleInputs &inputs,
-                             std::size_t element_bytes, ScheduleChoice &choice) {
-  choice = ScheduleChoice{};
+// --- Computing: what one strategy, already chosen, yields ---
+
+// The whole schedule `two` stands for (the 2-D form of `o.strategy`, from
+// build_two_dimensional), over grid positions: self messages removed, the concurrency and
+// memory limits applied. `chunk` is check_options' chunk for `o`.
+Schedule materialise(const Transfer &t, const ScheduleOptions &o, Index chunk,
+                     const TwoDimensional &two, std::optional<VolumeGraph> &graph) {
+  if (!graph) graph = volume_graph(t);
+  const bool caterpillar = o.strategy == Strategy::caterpillar;
+  Schedule s = two.product ? product_schedule(*graph, two.rows, two.cols, t.src.grid.nprow,
+                                              t.dst.grid.nprow, caterpillar)
+                           : two.direct;
+  s = without_self(t, s, caterpillar);
+  assign_offsets(s);
+  return cut_pieces(limit_concurrency(s, o.max_concurrent), chunk);
+}
+
+// The whole schedule of `o.strategy`, which is neither automatic nor multiphase; `how` says
+// how it was built.
+std::string build_schedule(const Transfer &t, const ScheduleOptions &o, std::size_t element_bytes,
+                           Schedule &out, std::string &how) {
   Index chunk = 0;
-  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
+  if (std::string why = check_options(o, element_bytes, chunk); !why.empty()) {
     return why;
   }
-  const bool all_at_once_fits =
-      options.max_memory == 0 || inputs.all_at_once_buffer_max <= options.max_memory;
-  Strategy strategy = options.strategy;
-  if (strategy == Strategy::automatic) {
-    // On the linear model without contention no step schedule beats posting everything at
-    // once (a step costs its largest message); steps pay off when limits are set. Then the
-    // cheapest step schedule by the model wins.
-    if (options.max_concurrent == 0 && all_at_once_fits) {
-      strategy = Strategy::all_at_once;
-    } else {
-      std::vector<Strategy> candidates = {Strategy::stepwise, Strategy::greedy};
-      if (options.max_concurrent > 0) {
-        candidates.push_back(Strategy::oggp);
-        candidates.push_back(Strategy::ggp);
-      }
-      ScheduleOptions explicit_options = options;
-      bool found = false;
-      for (const Strategy candidate : candidates) {
-        explicit_options.strategy = candidate;
-        ScheduleChoice trial;
-        if (choose_one_phase(t, plan, explicit_options, inputs, element_bytes, trial).empty() &&
-            (!found || trial.stats.seconds < choice.stats.seconds)) {
-          choice = std::move(trial);
-          found = true;
-        }
-      }
-      if (!found) {
-        return "no schedule honours the limits";
-      }
-      choice.detail = "auto: " + choice.detail;
-      return {};
-    }
+  std::optional<VolumeGraph> graph{volume_graph(t)};
+  if (o.strategy == Strategy::all_at_once) {
+    out = without_self(t, schedule_all_at_once(*graph), false);
+    how = "all messages at once";
+    return {};
   }
-  choice.strategy = strategy;
-  ScheduleOptions resolved = options;
-  resolved.strategy = strategy;
-  if (strategy == Strategy::all_at_once) {
-    if (options.max_concurrent > 0) {
-      return "all-at-once cannot honour max_concurrent = " + std::to_string(options.max_concurrent);
+  TwoDimensional two;
+  if (std::string why = build_two_dimensional(t, o, element_bytes, graph, two); !why.empty()) {
+    return why;
+  }
+  out = materialise(t, o, chunk, two, graph);
+  how = std::string(strategy_name(o.strategy)) + ", " + two.detail;
+  return {};
+}
+
+// The choice of `o.strategy`, which is neither automatic nor multiphase, for the rank of
+// `plan`: its statistics and the rank's steps, or why the options cannot be honoured.
+// `choice` comes in empty; `chunk` is check_options' chunk for `o`.
+std::string build_one_phase(const Transfer &t, const RankPlan &plan, const ScheduleOptions &o,
+                            const ScheduleInputs &inputs, std::size_t element_bytes, Index chunk,
+                            ScheduleChoice &choice) {
+  choice.strategy = o.strategy;
+  if (o.strategy == Strategy::all_at_once) {
+    if (o.max_concurrent > 0) {
+      return "all-at-once cannot honour max_concurrent = " + std::to_string(o.max_concurrent);
     }
-    if (!all_at_once_fits) {
+    if (o.max_memory != 0 && inputs.all_at_once_buffer_max > o.max_memory) {
       return "all-at-once needs " + std::to_string(inputs.all_at_once_buffer_max) +
              " buffer bytes on the busiest process, more than max_memory = " +
-             std::to_string(options.max_memory);
+             std::to_string(o.max_memory);
     }
     choice.detail = "all messages at once";
     choice.stats.steps = 1;
@@ -597,29 +599,71 @@ std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
     return {};
   }
   choice.chunk_elements = chunk;
-  if (closed_form_product_choice(t, plan, resolved, element_bytes, choice)) {
+  if (closed_form_product_choice(t, plan, o, element_bytes, choice)) {
     return {};
   }
   TwoDimensional two;
   std::optional<VolumeGraph> graph;
-  if (std::string why = build_two_dimensional(t, resolved, element_bytes, graph, two);
-      !why.empty()) {
+  if (std::string why = build_two_dimensional(t, o, element_bytes, graph, two); !why.empty()) {
     return why;
   }
   choice.detail = two.detail;
-  if (two.product && options.max_concurrent == 0) {
-    choice.stats = product_stats(two, options.model, chunk, element_bytes);
+  if (two.product && o.max_concurrent == 0) {
+    choice.stats = product_stats(two, o.model, chunk, element_bytes);
     choice.stats.elements = plan.m * plan.n;
     choice.steps = rank_steps_of_product(t, plan, two);
     return {};
   }
-  Schedule s;
-  std::string detail;
-  if (std::string why = global_schedule(t, resolved, element_bytes, s, detail); !why.empty()) {
+  const Schedule s = materialise(t, o, chunk, two, graph);
+  choice.steps = rank_steps_of_schedule(t, plan, s);
+  choice.stats = schedule_stats(s, o.model, element_bytes);
+  return {};
+}
+
+// --- Deciding: choose_schedule's one-phase and two-phase parts ---
+
+// The one-phase part of the decision: `options.strategy` itself, or for `automatic` the
+// cheapest one-phase strategy by the model. `options.strategy` is not multiphase.
+std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
+                             const ScheduleOptions &options, const ScheduleInputs &inputs,
+                             std::size_t element_bytes, ScheduleChoice &choice) {
+  choice = ScheduleChoice{};
+  Index chunk = 0;
+  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
     return why;
   }
-  choice.steps = rank_steps_of_schedule(t, plan, s);
-  choice.stats = schedule_stats(s, options.model, element_bytes);
+  if (options.strategy != Strategy::automatic) {
+    return build_one_phase(t, plan, options, inputs, element_bytes, chunk, choice);
+  }
+  ScheduleOptions explicit_options = options;
+  // On the linear model without contention no step schedule beats posting everything at
+  // once (a step costs its largest message); steps pay off when limits are set. Then the
+  // cheapest step schedule by the model wins.
+  const bool all_at_once_fits =
+      options.max_memory == 0 || inputs.all_at_once_buffer_max <= options.max_memory;
+  if (options.max_concurrent == 0 && all_at_once_fits) {
+    explicit_options.strategy = Strategy::all_at_once;
+    return build_one_phase(t, plan, explicit_options, inputs, element_bytes, chunk, choice);
+  }
+  std::vector<Strategy> candidates = {Strategy::stepwise, Strategy::greedy};
+  if (options.max_concurrent > 0) {
+    candidates.push_back(Strategy::oggp);
+    candidates.push_back(Strategy::ggp);
+  }
+  bool found = false;
+  for (const Strategy candidate : candidates) {
+    explicit_options.strategy = candidate;
+    ScheduleChoice trial;
+    if (build_one_phase(t, plan, explicit_options, inputs, element_bytes, chunk, trial).empty() &&
+        (!found || trial.stats.seconds < choice.stats.seconds)) {
+      choice = std::move(trial);
+      found = true;
+    }
+  }
+  if (!found) {
+    return "no schedule honours the limits";
+  }
+  choice.detail = "auto: " + choice.detail;
   return {};
 }
 
@@ -679,9 +723,10 @@ Index mid_bytes_max(const Layout &mid, std::size_t element_bytes) {
   return rows * cols * static_cast<Index>(element_bytes);
 }
 
-// Kaushik et al.'s two phases through the intermediate layout the model finds cheapest, each
-// phase chosen as `automatic` would under the options' limits (the intermediate array counted
-// against max_memory). False when no intermediate layout applies or fits.
+// The two-phase part of the decision: Kaushik et al.'s two phases through the intermediate
+// layout the model finds cheapest, each phase chosen as `automatic` would under the options'
+// limits (the intermediate array counted against max_memory). False when no intermediate
+// layout applies or fits.
 bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
                       std::size_t element_bytes, ScheduleChoice &choice) {
   const int comm_size = std::max(comm_size_of(t), plan.rank + 1);
@@ -754,7 +799,8 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
   return true;
 }
 
-// The choice every rank makes for `t`, from the maxima over all ranks of the transfer.
+// The choice every rank makes for `t` (choose_schedule's, for rank 0), from the maxima over
+// all ranks of the transfer: how the offline callers get the decision.
 std::string whole_transfer_choice(const Transfer &t, const ScheduleOptions &options,
                                   std::size_t element_bytes, ScheduleChoice &choice) {
   const int comm_size = comm_size_of(t);
@@ -810,13 +856,38 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
   return {};
 }
 
+namespace {
+
+// The whole schedule of `chosen`, the one-phase strategy choose_schedule chose for a transfer
+// planned under `options`; the detail says how it was built and whether it was chosen for
+// `automatic` or `multiphase`.
+std::string chosen_schedule(const Transfer &t, const ScheduleOptions &options, Strategy chosen,
+                            std::size_t element_bytes, Schedule &out, std::string &detail) {
+  ScheduleOptions resolved = options;
+  resolved.strategy = chosen;
+  std::string how;
+  if (std::string why = build_schedule(t, resolved, element_bytes, out, how); !why.empty()) {
+    return why;
+  }
+  if (options.strategy == Strategy::multiphase) {
+    detail = "multiphase: no intermediate layout applies, one phase: " + how;
+  } else if (options.strategy == Strategy::automatic && chosen != Strategy::all_at_once) {
+    detail = "auto: " + how;
+  } else {
+    detail = how;
+  }
+  return {};
+}
+
+} // namespace
+
 std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
                             std::size_t element_bytes, Schedule &out, std::string &detail) {
   Index chunk = 0;
   if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
     return why;
   }
-  ScheduleOptions resolved = options;
+  Strategy chosen = options.strategy;
   if (options.strategy == Strategy::automatic || options.strategy == Strategy::multiphase) {
     ScheduleChoice choice;
     if (std::string why = whole_transfer_choice(t, options, element_bytes, choice); !why.empty()) {
@@ -825,33 +896,9 @@ std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
     if (choice.phases) {
       return "the plan runs in two phases (" + choice.detail + "); each phase has its own schedule";
     }
-    resolved.strategy = choice.strategy;
+    chosen = choice.strategy;
   }
-  const std::string one_phase = options.strategy == Strategy::multiphase
-                                    ? "multiphase: no intermediate layout applies, one phase: "
-                                    : "";
-  std::optional<VolumeGraph> graph_storage{volume_graph(t)};
-  const VolumeGraph &graph = *graph_storage;
-  if (resolved.strategy == Strategy::all_at_once) {
-    out = without_self(t, schedule_all_at_once(graph), false);
-    detail = one_phase + "all messages at once";
-    return {};
-  }
-  TwoDimensional two;
-  if (std::string why = build_two_dimensional(t, resolved, element_bytes, graph_storage, two);
-      !why.empty()) {
-    return why;
-  }
-  const bool caterpillar = resolved.strategy == Strategy::caterpillar;
-  Schedule s = two.product ? product_schedule(graph, two.rows, two.cols, t.src.grid.nprow,
-                                              t.dst.grid.nprow, caterpillar)
-                           : two.direct;
-  s = without_self(t, s, caterpillar);
-  assign_offsets(s);
-  out = cut_pieces(limit_concurrency(s, options.max_concurrent), chunk);
-  detail = one_phase + (options.strategy == Strategy::automatic ? "auto: " : "") +
-           std::string(strategy_name(resolved.strategy)) + ", " + two.detail;
-  return {};
+  return chosen_schedule(t, options, chosen, element_bytes, out, detail);
 }
 
 std::string global_phases(const Transfer &t, const ScheduleOptions &options,
@@ -864,18 +911,20 @@ std::string global_phases(const Transfer &t, const ScheduleOptions &options,
   }
   if (!choice.phases) {
     GlobalPhase one{t, {}, {}};
-    std::string why = global_schedule(t, options, element_bytes, one.schedule, one.detail);
+    std::string why =
+        chosen_schedule(t, options, choice.strategy, element_bytes, one.schedule, one.detail);
     detail = one.detail;
     phases.push_back(std::move(one));
     return why;
   }
   detail = choice.detail;
   for (std::size_t i = 0; i < 2; ++i) {
+    // Each phase as if its strategy had been asked for: the detail names no `auto`.
     ScheduleOptions phase_options = choice.phases->phase_options;
     phase_options.strategy = choice.phases->choices[i].strategy;
     GlobalPhase phase{choice.phases->transfers[i], {}, {}};
-    if (std::string why = global_schedule(phase.transfer, phase_options, element_bytes,
-                                          phase.schedule, phase.detail);
+    if (std::string why = chosen_schedule(phase.transfer, phase_options, phase_options.strategy,
+                                          element_bytes, phase.schedule, phase.detail);
         !why.empty()) {
       return why;
     }

@@ -1,6 +1,13 @@
 #pragma once
 // Layer 4 (continued): choosing a schedule for a 2-D transfer and laying out one rank's part
 // of it. Pure: every rank computes the same global choice from the same inputs.
+//
+// One function decides: choose_schedule picks the strategy (for `automatic`, the cheapest by
+// the cost model) and whether to run two phases; its only helpers are the one-phase and the
+// two-phase parts of that decision in planner.cpp. Everything else computes: the all_at_once_*
+// inputs, the statistics and steps of a chosen strategy, and global_schedule / global_phases,
+// which ask choose_schedule (as every rank would decide) and build the schedule it chose. No
+// computing function calls back into the decision.
 
 #include "plan.hpp"
 #include "schedule.hpp"
@@ -44,7 +51,8 @@ struct ScheduleChoice {
   std::shared_ptr<const TwoPhase> phases;    ///< multiphase: the two phases; else null
 };
 
-/// Kaushik et al.'s two-phase redistribution (review Secs. 4.2.1-4.2.2) as one rank runs it:
+/// Kaushik et al. 1994/1995's two-phase redistribution (Evers 2025 review, Secs. 4.2.1-4.2.2) as
+/// one rank runs it:
 /// the source is copied into an intermediate layout on the source or the destination grid,
 /// then from there into the destination. The intermediate's rows and columns are
 /// CYCLIC(lcm) / CYCLIC(gcd) of the two ends' block sizes (multiphase_intermediates) or one
@@ -55,7 +63,7 @@ struct TwoPhase {
   std::array<Transfer, 2> transfers; ///< source -> mid, mid -> destination
   std::array<RankPlan, 2> plans;     ///< this rank's part of each
   std::array<ScheduleChoice, 2> choices;
-  ScheduleOptions phase_options; ///< the limits each phase honours (strategy: its choice's)
+  ScheduleOptions phase_options; ///< the limits each phase honours (strategy: automatic)
   Index mid_lld = 1;             ///< leading dimension of this rank's intermediate array
   Index mid_elements = 0; ///< size of this rank's intermediate array (0 outside the mid grid)
 };

@@ -112,7 +112,7 @@ struct ScheduleStats {
 
 /// Statistics and predicted time. A step costs, at its busiest node, alpha per piece plus
 /// beta per byte (for a matching: alpha + beta * largest piece, the model of Desprez et al.
-/// Sec. 3), plus step_setup.
+/// 1998, Sec. 3), plus step_setup.
 [[nodiscard]] ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &model,
                                            std::size_t element_bytes);
 
@@ -144,7 +144,7 @@ struct StepPortTime {
 void assign_offsets(Schedule &schedule);
 
 /// The tensor product of a row schedule and a column schedule of a 2-D transfer (Desprez et
-/// al. Sec. 6): step (a, b) pairs every row piece of row step a with every column piece of
+/// al. 1998, Sec. 6): step (a, b) pairs every row piece of row step a with every column piece of
 /// column step b; node numbering as volume_graph(const Transfer&). Volumes are taken from
 /// `graph` (the 2-D graph), so trapezoids are handled; pairs without data are dropped, and
 /// steps left empty too unless keep_empty_steps (the caterpillar's convention).
@@ -154,7 +154,7 @@ void assign_offsets(Schedule &schedule);
 
 // --- The strategies (each in its own file; references to the papers there). ---
 
-/// Walker & Otto's unsynchronised exchange: one step holding every message.
+/// Walker & Otto 1996's unsynchronised exchange: one step holding every message.
 [[nodiscard]] Schedule schedule_all_at_once(const VolumeGraph &graph);
 /// Prylli & Tourancheau's caterpillar, as in ScaLAPACK: max(senders, receivers) steps, step t
 /// pairing sender i with receiver (i + t) mod max; empty steps kept. O(max + messages): each

@@ -162,7 +162,8 @@ std::optional<ClassParams> class_params(const Aligned &a) {
 }
 
 // Classes f(p, q) = (p r1 - q s1) mod g that communicate: z mod g for z in [1 - r1, s1 - 1]
-// (Lemma 2), each once; all g classes when g < r1 + s1 - 1 (Sec. 4.3.2, regrouped).
+// (Lemma 2), each once; all g classes when g < r1 + s1 - 1 (Desprez et al. 1998, Sec. 4.3.2,
+// regrouped).
 std::vector<Index> communicating_classes(const ClassParams &c) {
   std::vector<Index> classes;
   const Index span = c.r1 + c.s1 - 1;
@@ -191,7 +192,7 @@ Index class_volume(const ClassParams &c, Index k) {
   return v;
 }
 
-// --- Park, Prasanna & Raghavendra 1999 (review Sec. 4.2.6) ---
+// --- Park, Prasanna & Raghavendra 1999 (Evers 2025 review, Sec. 4.2.6) ---
 
 struct CirculantParams {
   Index k = 1;
@@ -200,7 +201,7 @@ struct CirculantParams {
   Index k1 = 1;
   Index G2 = 1;
   Index Q1 = 1;
-  Index n = 0; // n k1 - m P1 = 1 (Eq. 4.24)
+  Index n = 0; // n k1 - m P1 = 1 (Evers 2025 review, Eq. 4.24)
   Index rows = 0;
 };
 
@@ -426,11 +427,11 @@ struct ClosedFormSchedule::Impl {
       break;
     }
     case ClosedFormKind::walker_otto: {
-      // Walker & Otto 1996 (review Sec. 4.2.3). Reduced system (Eq. 4.17): with g = gcd(k, P),
-      // k1 = k/g, P1 = P/g, process p1 sends in step n1 its block B1 = p1 mod P1,
-      // B1 = n1 mod k1 (unique by the Chinese remainder theorem, the diagonal fill of Table
-      // 4.7). Expansion (Eq. 4.19): B = g B1 + P k1 beta + alpha with alpha = p mod g,
-      // beta = (alpha - n) mod g, p1 = p / g, n1 = n / g (Tables 4.9 and 4.10).
+      // Walker & Otto 1996 (Evers 2025 review, Sec. 4.2.3). Reduced system (Eq. 4.17): with
+      // g = gcd(k, P), k1 = k/g, P1 = P/g, process p1 sends in step n1 its block
+      // B1 = p1 mod P1, B1 = n1 mod k1 (unique by the Chinese remainder theorem, the diagonal
+      // fill of Table 4.7). Expansion (Eq. 4.19): B = g B1 + P k1 beta + alpha with
+      // alpha = p mod g, beta = (alpha - n) mod g, p1 = p / g, n1 = n / g (Tables 4.9, 4.10).
       const Index alpha = p % g;
       const Index p1 = p / g;
       Index n = 0;
@@ -445,7 +446,8 @@ struct ClosedFormSchedule::Impl {
       break;
     }
     case ClosedFormKind::circulant: {
-      // Park, Prasanna & Raghavendra 1999 (review Sec. 4.2.6, Eq. 4.23): step
+      // Park, Prasanna & Raghavendra 1999 (Evers 2025 review, Sec. 4.2.6, Eq. 4.23, sign corrected
+      // as in docs/references.md): step
       // i = i1 Q1 + i2 sends from j = j1 G1 + j2 to
       // (n (j1 - i1) mod P1 + ((j2 - i2) mod Q1) P1) mod Q.
       const CirculantParams &c = circ;
@@ -848,7 +850,8 @@ std::optional<ScheduleStats> circulant_stats(const Transfer1D &t, const CostMode
     return matching_stats(0, 0, 0, 0, 0, model, element_bytes);
   }
   // A sender sends k1 Q1 blocks per period, in `rows` steps of one length each: one block when
-  // not all-to-all, else ceil(k1/G2) or floor(k1/G2) blocks (review Sec. 4.2.6).
+  // not all-to-all, else ceil(k1/G2) or floor(k1/G2) blocks (Park et al. 1999; Evers 2025
+  // review, Sec. 4.2.6).
   const CirculantParams c = circulant_params(*a);
   const Index block = *periods * a->r;
   return matching_stats(c.rows, c.rows * a->P, t.length, block * c.k1 * c.Q1,

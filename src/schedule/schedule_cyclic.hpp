@@ -3,10 +3,13 @@
 // CYCLIC(s) on Q processes. Each step is a matching (one piece per sender and per receiver);
 // the step structure comes from the papers' formulas, not from a matching algorithm:
 //   schedule_class_based  Desprez et al. 1998, Sec. 4.3.2 (gcd(r,Q) = gcd(s,P) = 1)
-//   schedule_walker_otto  Walker & Otto 1996 (CYCLIC(x) <-> CYCLIC(kx), same P; review 4.2.3)
-//   schedule_circulant    Park, Prasanna & Raghavendra 1999 (x on P <-> kx on Q; review 4.2.6)
-// plus Kaushik et al.'s two-phase redistribution through CYCLIC(lcm) or CYCLIC(gcd) (review
-// 4.2.1-4.2.2) and closed-form counts and statistics. Pure code, no MPI.
+//   schedule_walker_otto  Walker & Otto 1996 (CYCLIC(x) <-> CYCLIC(kx), same P)
+//   schedule_circulant    Park, Prasanna & Raghavendra 1999 (x on P <-> kx on Q)
+// plus Kaushik et al. 1994/1995's two-phase redistribution through CYCLIC(lcm) or CYCLIC(gcd),
+// and closed-form counts and statistics. Pure code, no MPI. Walker & Otto, Park et al. and
+// Kaushik et al. are read through the Evers 2025 review (Secs. 4.2.3, 4.2.6, 4.2.1-4.2.2); its
+// equation and table numbers are the ones cited below. What each paper contributes, and where
+// the printed formulas are wrong, is in docs/references.md.
 //
 // The closed forms describe the aligned pattern: window index k owned by source process
 // (k / r) mod P and destination process (k / s) mod Q. A transfer whose window starts on a block
@@ -34,8 +37,8 @@
 
 namespace redist {
 
-/// Steps a redistribution needs (Desprez et al. 1998, Prop. 5 and Thm. 1, as checked in
-/// papers/NOTES-desprez-scheduling.md), for the full pattern (whole periods, aligned).
+/// Steps a redistribution needs (Desprez et al. 1998, Prop. 5 and Thm. 1, with the ceilings
+/// reconstructed in docs/references.md), for the full pattern (whole periods, aligned).
 struct CyclicCounts {
   Index m_r = 0;           ///< most messages one sender sends (m_R)
   Index m_c = 0;           ///< most messages one receiver receives (m_C)
@@ -56,18 +59,18 @@ struct CyclicCounts {
 /// period, both optimal. Returns nullopt unless the gcd condition holds on the aligned pattern.
 [[nodiscard]] std::optional<Schedule> schedule_class_based(const Transfer1D &t);
 
-/// Walker & Otto 1996 (review Sec. 4.2.3, Eqs. 4.16-4.19, Tables 4.7-4.10): CYCLIC(x) to
-/// CYCLIC(kx) on the same P processes, or CYCLIC(kx) to CYCLIC(x) (the transpose). k steps; in
-/// step n process p sends its block B(n, p) of each superblock of kP blocks. When k > P a
-/// process sends several blocks to one receiver, in different steps: the message is split into
-/// pieces (offsets laid end to end in step order). Returns nullopt unless P == Q, one block size
-/// divides the other and the pattern is aligned.
+/// Walker & Otto 1996 (Evers 2025 review, Sec. 4.2.3, Eqs. 4.16-4.19, Tables 4.7-4.10):
+/// CYCLIC(x) to CYCLIC(kx) on the same P processes, or CYCLIC(kx) to CYCLIC(x) (the transpose).
+/// k steps; in step n process p sends its block B(n, p) of each superblock of kP blocks. When
+/// k > P a process sends several blocks to one receiver, in different steps: the message is
+/// split into pieces (offsets laid end to end in step order). Returns nullopt unless P == Q,
+/// one block size divides the other and the pattern is aligned.
 [[nodiscard]] std::optional<Schedule> schedule_walker_otto(const Transfer1D &t);
 
-/// Park, Prasanna & Raghavendra 1999 (review Sec. 4.2.6, Eqs. 4.23-4.24): CYCLIC(x) on P to
-/// CYCLIC(kx) on Q with P <= Q, or CYCLIC(kx) on P to CYCLIC(x) on Q with Q <= P (the
-/// transpose). With G1 = gcd(P,k), P1 = P/G1, k1 = k/G1, G2 = gcd(P1,Q), Q1 = Q/G2 and
-/// n = k1^-1 mod P1, step i sends from j to
+/// Park, Prasanna & Raghavendra 1999 (Evers 2025 review, Sec. 4.2.6, Eqs. 4.23-4.24):
+/// CYCLIC(x) on P to CYCLIC(kx) on Q with P <= Q, or CYCLIC(kx) on P to CYCLIC(x) on Q with
+/// Q <= P (the transpose). With G1 = gcd(P,k), P1 = P/G1, k1 = k/G1, G2 = gcd(P1,Q),
+/// Q1 = Q/G2 and n = k1^-1 mod P1, step i sends from j to
 ///   C(i, j) = (n (j1 - i1) mod P1 + ((j2 - i2) mod Q1) P1) mod Q,
 /// i1 = i / Q1, i2 = i % Q1, j1 = j / G1, j2 = j % G1 (the sign of (j2 - i2) is the one that
 /// reproduces the review's Table 4.16; the printed formula has (i2 - j2), also valid). Steps
@@ -157,13 +160,13 @@ walker_otto_stats(const Transfer1D &t, const CostModel &model, std::size_t eleme
 [[nodiscard]] std::optional<ScheduleStats>
 circulant_stats(const Transfer1D &t, const CostModel &model, std::size_t element_bytes);
 
-/// Kaushik et al. 1994/1995 (review Secs. 4.2.1-4.2.2, Eq. 4.12): intermediate layouts for a
-/// two-phase redistribution, CYCLIC(lcm(r, s)) and CYCLIC(gcd(r, s)) on the source or the
-/// destination processes, keeping those for which both phases are one-divides-the-other pairs
-/// that Walker & Otto (same process count) or Park et al. (the smaller block on no more
-/// processes) schedule, and that differ from both end layouts. Each has extent t.length, source
-/// process 0, and holds the window from index 0. Empty when r divides s (or s divides r) on
-/// equal process counts: one phase is already a closed form.
+/// Kaushik et al. 1994/1995 (Evers 2025 review, Secs. 4.2.1-4.2.2, Eq. 4.12): intermediate
+/// layouts for a two-phase redistribution, CYCLIC(lcm(r, s)) and CYCLIC(gcd(r, s)) on the
+/// source or the destination processes, keeping those for which both phases are
+/// one-divides-the-other pairs that Walker & Otto (same process count) or Park et al. (the
+/// smaller block on no more processes) schedule, and that differ from both end layouts. Each
+/// has extent t.length, source process 0, and holds the window from index 0. Empty when r
+/// divides s (or s divides r) on equal process counts: one phase is already a closed form.
 [[nodiscard]] std::vector<BlockCyclic> multiphase_intermediates(const Transfer1D &t);
 
 /// The two phases through `mid`: t.src -> mid (window at 0) and mid -> t.dst.

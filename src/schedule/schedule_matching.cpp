@@ -79,8 +79,8 @@ std::vector<Index> heaviest_nodes_first(const BipartiteGraph &remaining) {
   return tie_break;
 }
 
-/// Jeannot & Wagner Sec. 4.2.2: a weight-regular supergraph J of the message graph (weights in
-/// whole units of beta) in which every perfect matching holds at most k messages.
+/// Jeannot & Wagner 2004, Sec. 4.2.2: a weight-regular supergraph J of the message graph
+/// (weights in whole units of beta) in which every perfect matching holds at most k messages.
 struct RegularizedGraph {
   BipartiteGraph graph; ///< J; its first `messages` edges are the messages, in order
   std::size_t messages = 0;
@@ -129,8 +129,9 @@ RegularizedGraph regularize(const VolumeGraph &graph, const std::vector<Message>
   }
   const Index heaviest_node = std::max(*std::max_element(sent.begin(), sent.end()),
                                        *std::max_element(received.begin(), received.end()));
-  // Case 2 of Sec. 4.2.2: edges between new node pairs, none heavier than the target, raise
-  // the total to k * target, so that W(G') <= P(G') / k and k divides P(G').
+  // Case 2 of Jeannot & Wagner 2004, Sec. 4.2.2: edges between new node pairs, none heavier
+  // than the target, raise the total to k * target, so that W(G') <= P(G') / k and k divides
+  // P(G').
   const Index target = std::max(heaviest_node, ceil_div(total, limit));
   const Index padding = limit * target - total;
   const auto pairs = static_cast<int>(ceil_div(padding, target));
@@ -151,7 +152,7 @@ RegularizedGraph regularize(const VolumeGraph &graph, const std::vector<Message>
   return out;
 }
 
-/// Jeannot & Wagner's GGP (Fig. 5) with WRGP (Fig. 3) at its core; OGGP (Sec. 4.3) when
+/// Jeannot & Wagner 2004's GGP (Fig. 5) with WRGP (Fig. 3) at its core; OGGP (Sec. 4.3) when
 /// `bottleneck` is set.
 Schedule peel_weight_regular(const VolumeGraph &graph, int k, Index beta_elements,
                              bool bottleneck) {
@@ -269,7 +270,8 @@ int backbone_streams(const VolumeGraph &graph, int k) {
 // of its Delta messages needs one, so s >= Delta. A node's pieces lie in distinct steps, each
 // at most W(M_i), so W <= sum_i W(M_i); step i moves at most k W(M_i) elements, so
 // P <= k sum_i W(M_i). The cost s beta + sum_i W(M_i) is thus at least the bound. (The bound of
-// Cohen, Jeannot & Padoy that Jeannot & Wagner Sec. 5.1 measure against without stating it.)
+// Cohen, Jeannot & Padoy 2003 that Jeannot & Wagner 2004, Sec. 5.1 measure against without
+// stating it; docs/references.md.)
 double backbone_lower_bound(const VolumeGraph &graph, int k, double beta) {
   VolumeGraph sent{graph.senders, graph.receivers, nonempty_messages(graph)};
   if (sent.messages.empty()) {

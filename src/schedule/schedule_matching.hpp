@@ -1,11 +1,11 @@
 #pragma once
 // Schedules built from bipartite matchings (matching.hpp):
 //  - Desprez, Dongarra, Petitet, Randriamaro & Robert, "Scheduling Block-Cyclic Array
-//    Redistribution" (IEEE TPDS 1998), Sec. 4.5: Stepwise (the fewest steps, Delta(G), by
+//    Redistribution", IEEE TPDS 1998, Sec. 4.5: Stepwise (the fewest steps, Delta(G), by
 //    Koenig's theorem) and Greedy (repeated maximum weight matchings, aiming at a lower total
 //    cost). Messages are never split.
 //  - Jeannot & Wagner, "Two Fast and Efficient Message Scheduling Algorithms for Data
-//    Redistribution through a Backbone", Sec. 4: GGP and OGGP for K-PBS, at most
+//    Redistribution through a Backbone", IPDPS 2004, Sec. 4: GGP and OGGP for K-PBS, at most
 //    k transfers per step, messages split across steps, a setup cost beta per step.
 // Every schedule returned has its offsets set and passes check_schedule with matching steps
 // (and at most k pieces per step for GGP/OGGP). Pure functions, no MPI.

@@ -1,6 +1,6 @@
 // The backbone model (backbone.hpp): the cost of a schedule, the lower bound against the exact
 // optimum of tiny instances found by exhaustive search, and the fluid all-at-once model on
-// cases computed by hand (papers/NOTES-backbone-scheduling.md) and on random graphs.
+// cases computed by hand (docs/references.md, Jeannot & Wagner 2004) and on random graphs.
 #include "backbone.hpp"
 #include "schedule_support.hpp"
 
@@ -199,7 +199,7 @@ TEST(BackboneModel, LowerBoundIgnoresEmptyMessages) {
 }
 
 TEST(BackboneModel, LowerBoundAtMostGgpAndOggpOnPaperSizedGraphs) {
-  // Jeannot & Wagner Sec. 5.1's setting: up to 40 nodes, up to 400 messages, volumes 1..20 or
+  // Jeannot & Wagner 2004, Sec. 5.1's setting: up to 40 nodes, up to 400 messages, volumes 1..20 or
   // 1..10000.
   Random rng(test_seed(602));
   for (int trial = 0; trial < 1000; ++trial) {

@@ -7,6 +7,8 @@
 
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string_view>
 #include <tuple>
 
 namespace redist::test {
@@ -324,7 +326,7 @@ TEST(Planner, GlobalSchedulesAreValid) {
 }
 
 // Stepwise on the 2-D graph takes exactly Delta steps of the graph of messages between
-// distinct ranks (Desprez et al. Thm. 1): local copies cost no step.
+// distinct ranks (Desprez et al. 1998, Thm. 1): local copies cost no step.
 TEST(Planner, DirectStepwiseIsOptimalOnTheRemoteGraph) {
   Random rng(test_seed(25));
   int direct = 0;
@@ -344,7 +346,7 @@ TEST(Planner, DirectStepwiseIsOptimalOnTheRemoteGraph) {
   EXPECT_GT(direct, 20);
 }
 
-// Kaushik et al.'s worked shape: CYCLIC(2) -> CYCLIC(3) rows on equal grids go through
+// Kaushik et al. 1995's worked shape: CYCLIC(2) -> CYCLIC(3) rows on equal grids go through
 // CYCLIC(6) or CYCLIC(1) rows; every phase's global schedule is valid for its own graph.
 TEST(Planner, MultiphaseThroughLcmOrGcd) {
   Transfer t;
@@ -393,6 +395,72 @@ TEST(Planner, AutoTakesTwoPhasesOnlyWhenTheyPay) {
     ASSERT_EQ(global_phases(t, o, 8, phases, detail), "");
     ASSERT_EQ(phases.size(), 1U) << detail << " " << describe_transfer(t, comm_size);
   }
+}
+
+// The strategy a global schedule's detail names: "all messages at once" or the strategy
+// before the first comma, after the prefixes of `auto` and of multiphase's one-phase fallback.
+std::optional<Strategy> named_strategy(std::string detail) {
+  const std::string_view fallback = "multiphase: no intermediate layout applies, one phase: ";
+  for (const std::string_view prefix : {fallback, std::string_view("auto: ")}) {
+    if (detail.starts_with(prefix)) detail.erase(0, prefix.size());
+  }
+  if (detail.starts_with("all messages at once")) return Strategy::all_at_once;
+  return parse_strategy(detail.substr(0, detail.find(',')));
+}
+
+// choose_schedule is the one place that decides; global_schedule and global_phases build what
+// it decided for the transfer (from the maxima over all ranks): the same strategy, the same
+// two phases through the same intermediate layout, or the same refusal.
+TEST(Planner, GlobalSchedulesBuildTheDecidedStrategy) {
+  Random rng(test_seed(26));
+  int two_phase = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    int comm_size = 0;
+    const Transfer t = random_transfer_2d(rng, 50, 6, 4, comm_size);
+    ScheduleOptions o;
+    o.strategy = static_cast<Strategy>(rng.uniform_int(0, static_cast<int>(Strategy::multiphase)));
+    if (rng.chance(40)) o.max_memory = 8 * rng.uniform(1, 60);
+    if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
+    if (rng.chance(30)) o.model.alpha *= 100;
+    ScheduleInputs inputs;
+    for (int r = 0; r < comm_size; ++r) {
+      const ScheduleInputs local = all_at_once_local(make_rank_plan(t, r, comm_size), o.model, 8);
+      inputs.all_at_once_buffer_max =
+          std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
+      inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
+    }
+    ScheduleChoice choice;
+    const std::string why =
+        choose_schedule(t, make_rank_plan(t, 0, comm_size), o, inputs, 8, choice);
+    const std::string what = "trial " + std::to_string(trial) + " " +
+                             std::string(strategy_name(o.strategy)) + " " +
+                             describe_transfer(t, comm_size);
+    std::vector<GlobalPhase> phases;
+    std::string detail;
+    ASSERT_EQ(global_phases(t, o, 8, phases, detail), why) << what;
+    if (!why.empty()) continue;
+    Schedule single;
+    std::string single_detail;
+    const std::string single_why = global_schedule(t, o, 8, single, single_detail);
+    if (choice.phases) {
+      ++two_phase;
+      ASSERT_EQ(phases.size(), 2U) << what;
+      EXPECT_EQ(detail, choice.detail) << what;
+      EXPECT_TRUE(same_layout(phases[0].transfer.dst, choice.phases->mid)) << what;
+      EXPECT_TRUE(same_layout(phases[1].transfer.src, choice.phases->mid)) << what;
+      for (std::size_t i = 0; i < 2; ++i)
+        EXPECT_EQ(named_strategy(phases[i].detail), choice.phases->choices[i].strategy)
+            << what << " phase " << i + 1 << ": " << phases[i].detail;
+      EXPECT_NE(single_why.find("two phases"), std::string::npos) << what;
+    } else {
+      ASSERT_EQ(phases.size(), 1U) << what;
+      EXPECT_EQ(named_strategy(detail), choice.strategy) << what << ": " << detail;
+      EXPECT_EQ(single_why, "") << what;
+      EXPECT_EQ(single_detail, detail) << what;
+      EXPECT_EQ(single.steps.size(), phases[0].schedule.steps.size()) << what;
+    }
+  }
+  EXPECT_GT(two_phase, 10);
 }
 
 TEST(Planner, RefusesOptionsItCannotHonour) {

@@ -488,7 +488,8 @@ TEST(RingPlanner, RandomInstancesAllModes) {
 // --- Worked instances ---------------------------------------------------------------------------
 
 TEST(RingPlanner, NotesTableHomogeneous) {
-  // ../shared/papers/NOTES-ring.md: delta, Lemma 1, start, Algorithm 1's sends, Lemma 6.
+  // docs/references.md, Renard, Robert & Vivien 2004: delta, Lemma 1, start, Algorithm 1's
+  // sends, Lemma 6.
   const struct {
     std::vector<Index> delta;
     Index lemma1;

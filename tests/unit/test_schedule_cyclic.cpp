@@ -1,6 +1,7 @@
 // Closed-form schedules (schedule_cyclic.hpp) against the checker, brute-force degrees and the
-// numbers printed in the papers: Desprez et al. 1998 (papers/NOTES-desprez-scheduling.md) and
-// the review's Tables 4.8, 4.10 (Walker & Otto) and 4.16 (Park et al.).
+// numbers printed in the papers: Desprez et al. 1998 (as reconstructed in docs/references.md)
+// and the Evers 2025 review's Tables 4.8, 4.10 (Walker & Otto 1996) and 4.16 (Park, Prasanna
+// & Raghavendra 1999).
 #include "schedule_cyclic.hpp"
 #include "schedule_support.hpp"
 
@@ -169,7 +170,7 @@ TEST(CyclicCounts, MatchBruteForceDegreesOverOnePeriod) {
 }
 
 TEST(CyclicCounts, DesprezExamples) {
-  // NOTES-desprez-scheduling.md, unit-test table: (P, Q, r, s) -> m_R, m_C, N.
+  // Desprez et al. 1998's examples (docs/references.md): (P, Q, r, s) -> m_R, m_C, N.
   struct Case {
     Index P, Q, r, s, m_r, m_c, steps;
     bool all;
@@ -356,7 +357,8 @@ TEST(WalkerOtto, RandomInstancesTakeKSteps) {
 }
 
 TEST(WalkerOtto, ReproducesReviewTables) {
-  // Table 4.8: CYCLIC(1) -> CYCLIC(2) on 3 processes (the reduced system of the example).
+  // Evers 2025 review, Table 4.8: CYCLIC(1) -> CYCLIC(2) on 3 processes (the reduced system of
+  // the example).
   const std::vector<std::vector<int>> table48 = {{0, 2, 1}, {1, 0, 2}};
   // Table 4.10: CYCLIC(1) -> CYCLIC(4) on 6 processes, alpha = p mod g, beta = (alpha - k_n) mod g.
   const std::vector<std::vector<int>> table410 = {
@@ -453,7 +455,7 @@ TEST(Circulant, RandomInstancesTakeTheMinimumSteps) {
 }
 
 TEST(Circulant, ReproducesTable416) {
-  // CYCLIC(2) on 4 -> CYCLIC(4) on 6: 3 steps (review Table 4.16).
+  // CYCLIC(2) on 4 -> CYCLIC(4) on 6: 3 steps (Evers 2025 review, Table 4.16).
   const std::vector<std::vector<int>> table416 = {{0, 2, 1, 3}, {4, 0, 5, 1}, {2, 4, 3, 5}};
   const Transfer1D t = aligned_period(4, 6, 2, 4);
   const std::optional<Schedule> s = schedule_circulant(t);
@@ -463,9 +465,10 @@ TEST(Circulant, ReproducesTable416) {
 }
 
 TEST(Circulant, FoldedAllToAllSixByFour) {
-  // CYCLIC(1) on 4 -> CYCLIC(3) on 6 (review Sec. 4.2.6): gcd(4, 18) = 2 < 3, all-to-all; the
-  // 9 rows fold to 6 steps, the first 3 sending two blocks, the last 3 one block. The table is
-  // Eq. 4.23 evaluated by hand (n = 3, P1 = 4, Q1 = 3, G1 = 1, G2 = 2).
+  // CYCLIC(1) on 4 -> CYCLIC(3) on 6 (Evers 2025 review, Sec. 4.2.6): gcd(4, 18) = 2 < 3,
+  // all-to-all; the 9 rows fold to 6 steps, the first 3 sending two blocks, the last 3 one
+  // block. The table is Eq. 4.23 (sign as in docs/references.md) evaluated by hand (n = 3,
+  // P1 = 4, Q1 = 3, G1 = 1, G2 = 2).
   const std::vector<std::vector<int>> folded = {{0, 3, 2, 1}, {2, 5, 4, 3}, {4, 1, 0, 5},
                                                 {1, 0, 3, 2}, {3, 2, 5, 4}, {5, 4, 1, 0}};
   const Transfer1D t = aligned_period(4, 6, 1, 3);
@@ -507,7 +510,7 @@ TEST(Circulant, ParkExamplesAgainstCaterpillar) {
   }
 }
 
-// --- Kaushik et al.: two phases ---
+// --- Kaushik et al. 1994/1995: two phases ---
 
 TEST(Multiphase, IntermediatesOfAWorkedCase) {
   // CYCLIC(2) on 4 -> CYCLIC(3) on 6: CYCLIC(6) on 6 (Park, then Walker & Otto) and CYCLIC(1)

@@ -1,7 +1,7 @@
 // Matching-based schedulers: Desprez et al.'s Stepwise and Greedy, Jeannot & Wagner's GGP and
 // OGGP. Invariants on random graphs and random 1-D transfers, the worked examples of the
-// papers (papers/NOTES-desprez-scheduling.md, NOTES-backbone-scheduling.md), and small K-PBS
-// instances solved by hand.
+// papers (Desprez et al. 1998, Jeannot & Wagner 2004; values in docs/references.md), and small
+// K-PBS instances solved by hand.
 #include "schedule_matching.hpp"
 #include "schedule_support.hpp"
 
@@ -145,7 +145,7 @@ struct Worked {
   Index optimal_total_in_n; ///< the least T of an N_opt-step schedule
 };
 
-// NOTES-desprez-scheduling.md, "Unit-test values". Ex. 3: 25 (derived in the notes: 5 steps
+// Desprez et al. 1998's examples (docs/references.md). Ex. 3: 25 (derived there: 5 steps
 // must carry the 45 messages of 3, and every step a message of 2 or more, since the 6 senders
 // of degree 10 are busy in all 10 steps and only 5 receivers take messages of 1 from them).
 // Ex. 5: 20 (paper, Table 12; every step holds a 2, since all 6 receivers are busy in all 10

@@ -1,8 +1,8 @@
-// The torus link-load model (Azizoğlu & Eğecioğlu) against independent oracles: a brute force
+// The torus link-load model (Azizoğlu & Eğecioğlu 1998) against independent oracles: a brute force
 // that places ranks by enumerating Z_k^d, walks every message hop by hop on coordinate vectors
 // (ODR: one order; UDR: every permutation of the differing dimensions) and evaluates every
 // lower bound from its definition (Lemma 1 on every slab, boundary links counted one by one);
-// the exact values of NOTES-torus.md; the fully populated ODR closed forms.
+// the exact values of docs/references.md; the fully populated ODR closed forms.
 #include "reference.hpp"
 #include "schedule_matching.hpp"
 #include "schedule_support.hpp"
@@ -404,8 +404,9 @@ TEST(Torus, LinearPlacementMatchesEnumeration) {
   }
 }
 
-// NOTES-torus.md, "Exact test values": linear placement c_i = 1, c = 0, complete exchange of
-// unit messages. Columns: d, k, |P|, ODR E_max, UDR E_max, bound (1) = (|P| - 1)/(2d).
+// docs/references.md, Azizoğlu & Eğecioğlu 1998, "Exact values": linear placement c_i = 1,
+// c = 0, complete exchange of unit messages. Columns: d, k, |P|, ODR E_max, UDR E_max,
+// bound (1) = (|P| - 1)/(2d).
 TEST(Torus, ReproducesTheNotesTable) {
   struct Row {
     int d, k, processors;
@@ -431,7 +432,7 @@ TEST(Torus, ReproducesTheNotesTable) {
   }
 }
 
-// The notes: ODR on the linear placement gives floor(k/2) k^(d-2) (Theorem 3 as printed,
+// docs/references.md: ODR on the linear placement gives floor(k/2) k^(d-2) (Theorem 3 as printed,
 // k^(d-1)/8, is wrong); UDR stays within Theorem 5's 2^(d-1) k^(d-1).
 TEST(Torus, LinearPlacementTheorems) {
   for (int d = 2; d <= 4; ++d) {
@@ -449,7 +450,7 @@ TEST(Torus, LinearPlacementTheorems) {
   }
 }
 
-// NOTES-torus.md: the fully populated torus with ODR has E_max = k^(d-1) (k^2 - 1)/8 for odd k
+// docs/references.md: the fully populated torus with ODR has E_max = k^(d-1) (k^2 - 1)/8 for odd k
 // and k^(d-1) k (k + 2)/8 for even k: (5,2) -> 15, (6,2) -> 36, (4,3) -> 48.
 TEST(Torus, FullyPopulatedOdrClosedForm) {
   const auto closed_form = [](Index k, int d) {
