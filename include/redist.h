@@ -86,7 +86,7 @@ typedef enum redist_schedule {
   REDIST_SCHEDULE_GGP = 6,         /**< (ggp) at most k transfers per step, Jeannot & Wagner */
   REDIST_SCHEDULE_OGGP = 7,        /**< (oggp) GGP with bottleneck matchings */
   REDIST_SCHEDULE_MULTIPHASE = 8   /**< (multiphase) two phases through an intermediate
-                                        CYCLIC(lcm) / CYCLIC(gcd) layout, Kaushik et al.; one
+                                        CYCLIC(lcm) / CYCLIC(gcd) layout, Kaushik et al. 1995; one
                                         phase when none applies (get_info says which runs) */
 } redist_schedule;
 

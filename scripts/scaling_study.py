@@ -2,7 +2,7 @@
 """Schedules at scale, for docs/scaling.md (Python standard library only).
 
 Runs tools/scaling_study.cpp (build it first: cmake --build BUILD --target scaling-study) on
-  - Park, Prasanna & Raghavendra's examples (review Table 4.19: (P, Q, k) = (18, 76, 8),
+  - Park, Prasanna & Raghavendra's examples (Evers 2025 review, Table 4.19: (P, Q, k) = (18, 76, 8),
     (30, 66, 15), (46, 50, 25)), CYCLIC(1) -> CYCLIC(k), at the smallest and the largest array
     of their experiments (808,704 and 14,174,980 elements), plus (18, 76, 9);
   - P = Q = 1,024 ... 65,536 with ScaLAPACK block sizes 64 -> 128, 64 -> 100 and 48 -> 80,

@@ -509,7 +509,7 @@ int run_ring(const RingArgs &a, bool json) {
 }
 
 // --- Network topology (--topology, --routing, --link-bandwidth, --step-setup): the torus
-// link-load model (src/torus.hpp, docs/torus.md) and the backbone bound (schedule_matching.hpp).
+// link-load model (src/model/torus.hpp, docs/torus.md) and the backbone bound (schedule_matching.hpp).
 
 constexpr const char *kHelpNetwork = R"(
 Network topology (with --1d, --2d; docs/torus.md)

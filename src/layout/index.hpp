@@ -1,5 +1,5 @@
 #pragma once
-// Layer 2: what moves between one source and one destination process along one dimension.
+// Layout layer: what moves between one source and one destination process along one dimension.
 //
 // The owner/local-index pattern of a window copy repeats with period
 // lcm(P*r, Q*s) in the window index (Desprez et al. 1998, Sec. 2; the "basic cycle" of

@@ -1,5 +1,5 @@
 #pragma once
-// Layer 1: block-cyclic layouts as pure index arithmetic (no MPI).
+// Layout layer (docs/architecture.md): block-cyclic layouts as pure index arithmetic (no MPI).
 //
 // Index vocabulary (all 0-based, all 64-bit):
 //   global index g   position in the whole matrix dimension, 0 <= g < extent

@@ -1,5 +1,5 @@
 #pragma once
-// Layer 3: one rank's part of a redistribution -- its peers, message sizes, and the runs to
+// Layout layer: one rank's part of a redistribution -- its peers, message sizes, and the runs to
 // pack and unpack. Pure: ranks are plain integers, no MPI.
 
 #include "index.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// Layer 4 (continued): choosing a schedule for a 2-D transfer and laying out one rank's part
+// Schedule layer: choosing a schedule for a 2-D transfer and laying out one rank's part
 // of it. Pure: every rank computes the same global choice from the same inputs.
 //
 // One function decides: choose_schedule picks the strategy (for `automatic`, the cheapest by

@@ -1,5 +1,5 @@
 #pragma once
-// Layer 4: communication schedules. Pure functions from a bipartite volume graph (senders x
+// Schedule layer: communication schedules. Pure functions from a bipartite volume graph (senders x
 // receivers, elements per pair) to a sequence of steps. Contention-free strategies make every
 // step a matching (each sender sends at most one piece, each receiver receives at most one);
 // all-at-once is a single step with everything. Validity is checked in one place

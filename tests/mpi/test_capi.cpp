@@ -313,7 +313,7 @@ TEST(CApi, RandomPlansExecutedRepeatedly) {
   EXPECT_EQ(failed, 0);
 }
 
-// Block sizes with Kaushik et al.'s intermediates (CYCLIC(lcm) and CYCLIC(gcd)) on equal row
+// Block sizes with Kaushik et al. 1995's intermediates (CYCLIC(lcm) and CYCLIC(gcd)) on equal row
 // grids: multiphase must run two phases, and give the oracle's result.
 TEST(CApi, MultiphaseRunsInTwoPhases) {
   const int np = world_size();

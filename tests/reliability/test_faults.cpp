@@ -209,7 +209,7 @@ TEST(Faults, WaitFailingOnOneEndOnly) {
 }
 
 TEST(Faults, TwoPhasePlans) {
-  // Kaushik et al.'s two phases (block rows 2 -> 3 through CYCLIC(6) / CYCLIC(1) on a column
+  // Kaushik et al. 1995's two phases (block rows 2 -> 3 through CYCLIC(6) / CYCLIC(1) on a column
   // of P processes): the second phase runs even when the first failed.
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const int p = world_size();
