@@ -1,0 +1,22 @@
+#include "array_read.hpp"
+
+namespace redist {
+
+int ArrayRead::read(std::size_t i, const single_copy::Identity &sender,
+                    const single_copy::Address &at, Index lo, Index hi, std::byte *b) {
+  if (at.array.fd >= 0) {
+    const int copied = arrays_.copy(i, sender.pid, sender.lld, at, lo, hi, b);
+    if (copied >= 0) {
+      return copied;
+    }
+  }
+  const Peer &peer = pieces_.plan().recvs[i];
+  single_copy::Reader &reader = scratch_.reader;
+  reader.start(sender.pid, at.address, b, bounced_ ? scratch_.bounce.get() : nullptr,
+               pieces_.streams(peer));
+  pieces_.gather(peer, sender.lld, lo, hi, false, reader);
+  reader.finish();
+  return reader.error();
+}
+
+} // namespace redist

@@ -1,0 +1,28 @@
+#pragma once
+// The ways `direct` and `bounced`: the receiver reads the pieces of the message from the
+// sender's array as it is (no packing), straight into its array or through the bounce buffer
+// with one process_vm_readv per bounce buffer; from a shared array it has mapped, it copies
+// them instead (ArrayCopy).
+
+#include "array_copy.hpp"
+#include "message_read.hpp"
+#include "pieces.hpp"
+
+namespace redist {
+
+class ArrayRead final : public MessageRead {
+public:
+  ArrayRead(const Pieces &pieces, ReadScratch &scratch, ArrayCopy &arrays, bool bounced)
+      : pieces_(pieces), scratch_(scratch), arrays_(arrays), bounced_(bounced) {}
+
+  int read(std::size_t i, const single_copy::Identity &sender, const single_copy::Address &at,
+           Index lo, Index hi, std::byte *b) override;
+
+private:
+  const Pieces &pieces_;
+  ReadScratch &scratch_;
+  ArrayCopy &arrays_;
+  bool bounced_;
+};
+
+} // namespace redist

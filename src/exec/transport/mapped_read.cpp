@@ -1,0 +1,18 @@
+#include "mapped_read.hpp"
+
+#include <cerrno>
+
+namespace redist {
+
+int MappedRead::read(std::size_t i, const single_copy::Identity & /*sender*/,
+                     const single_copy::Address &at, Index lo, Index hi, std::byte *b) {
+  const std::byte *in =
+      buffers_[i].at(at.address, static_cast<std::size_t>(hi - lo) * pieces_.element_size());
+  if (in == nullptr) {
+    return EFAULT;
+  }
+  pieces_.unpack(pieces_.plan().recvs[i], in, b, lo, hi);
+  return 0;
+}
+
+} // namespace redist

@@ -1,0 +1,32 @@
+#pragma once
+// The receiver's half of a single-copy way, once the sender's address has arrived: moving the
+// message into this rank's array. No MPI: the single-copy transport posts the messages.
+
+#include "index.hpp"
+#include "single_copy.hpp"
+
+#include <cstddef>
+#include <memory>
+
+namespace redist {
+
+/// What the reading ways share: one reader and one bounce buffer (kBounceBytes) per executor.
+struct ReadScratch {
+  single_copy::Reader reader;
+  std::unique_ptr<std::byte[]> bounce;
+};
+
+class MessageRead {
+public:
+  MessageRead() = default;
+  MessageRead(const MessageRead &) = delete;
+  MessageRead &operator=(const MessageRead &) = delete;
+  virtual ~MessageRead() = default;
+
+  /// Move receive elements [lo, hi) of plan().recvs[i] from `sender`, whose message is at `at`,
+  /// into b: 0, or the errno of the failure (-1: fewer bytes than asked).
+  virtual int read(std::size_t i, const single_copy::Identity &sender,
+                   const single_copy::Address &at, Index lo, Index hi, std::byte *b) = 0;
+};
+
+} // namespace redist

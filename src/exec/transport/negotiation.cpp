@@ -1,0 +1,92 @@
+#include "negotiation.hpp"
+
+#include "transport.hpp"
+
+#include <algorithm>
+
+namespace redist {
+
+Negotiation::Negotiation(const Pieces &pieces, int tag, Index lld_src, ArrayCopy &arrays,
+                         MappedRead &mapped)
+    : pieces_(pieces), tag_(tag), lld_src_(lld_src), arrays_(arrays), mapped_(mapped),
+      senders_(pieces.plan().recvs.size()), ways_in_(pieces.plan().sends.size()),
+      ways_out_(pieces.plan().recvs.size()),
+      send_way_(pieces.plan().sends.size(), single_copy::Way::sent),
+      recv_way_(pieces.plan().recvs.size(), single_copy::Way::sent), later_send_way_(send_way_),
+      later_recv_way_(recv_way_) {}
+
+void Negotiation::run(Requests &requests, const std::byte *a,
+                      const single_copy::SharedBuffer &send_buffer) {
+  done_ = true;
+  const RankPlan &plan = pieces_.plan();
+  identity_ = single_copy::identify(probe_, lld_src_, send_buffer, a);
+  const single_copy::Mode mode = single_copy::mode_from_environment();
+  requests.clear();
+  for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
+    requests.post(false, bytes_of(senders_[i]), sizeof(single_copy::Identity), tag_ + kAddressTag,
+                  {nullptr, kIdentity, static_cast<int>(i), plan.recvs[i].rank, 0, 0, nullptr});
+  }
+  const std::size_t identities = requests.size();
+  for (std::size_t i = 0; i < plan.sends.size(); ++i) {
+    const int rank = plan.sends[i].rank;
+    requests.post(false, bytes_of(ways_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+                  {nullptr, kWays, static_cast<int>(i), rank, 0, 0, nullptr});
+    requests.post(true, bytes_of(identity_), sizeof identity_, tag_ + kAddressTag,
+                  {nullptr, kSend, static_cast<int>(i), rank, 0, 0, nullptr});
+  }
+  requests.wait_each(0, identities, "MPI_Waitany (single-copy negotiation)", [&](std::size_t k) {
+    const auto i = static_cast<std::size_t>(requests.info(k).peer);
+    const single_copy::Identity &sender = senders_[i];
+    if (single_copy::can_read(sender)) {
+      const single_copy::PieceCounts counts = pieces_.estimate_pieces(plan.recvs[i]);
+      const bool array = arrays_.map(i, sender.pid, sender.array);
+      const single_copy::Way unmapped =
+          single_copy::cheapest_way(counts, mode, {.buffer = false, .array = array});
+      single_copy::Way later =
+          single_copy::cheapest_way(counts, mode, {.buffer = true, .array = array});
+      if (later == single_copy::Way::mapped && !mapped_.map(i, sender.pid, sender.buffer)) {
+        later = unmapped;
+      }
+      const bool by_model = mode == single_copy::Mode::automatic ||
+                            mode == single_copy::Mode::always; // else forced from the start
+      recv_way_[i] = later == single_copy::Way::mapped && by_model ? unmapped : later;
+      later_recv_way_[i] = later;
+    }
+    ways_out_[i] = static_cast<std::int64_t>(recv_way_[i]) |
+                   static_cast<std::int64_t>(later_recv_way_[i]) << 8;
+    requests.post(true, bytes_of(ways_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+                  {nullptr, kSend, static_cast<int>(i), plan.recvs[i].rank, 0, 0, nullptr});
+  });
+  requests.wait_each(
+      identities, requests.size(), "MPI_Waitany (single-copy negotiation)", [&](std::size_t k) {
+        if (requests.info(k).kind == kWays) {
+          const auto i = static_cast<std::size_t>(requests.info(k).peer);
+          send_way_[i] = static_cast<single_copy::Way>(ways_in_[i] & 0xFF);
+          later_send_way_[i] = static_cast<single_copy::Way>(ways_in_[i] >> 8 & 0xFF);
+        }
+      });
+}
+
+void Negotiation::use_later() {
+  // Same sizes: copying allocates nothing.
+  send_way_ = later_send_way_;
+  recv_way_ = later_recv_way_;
+  later_in_use_ = true;
+}
+
+std::size_t Negotiation::single_copy_sends() const {
+  return send_way_.size() - static_cast<std::size_t>(std::count(send_way_.begin(), send_way_.end(),
+                                                                single_copy::Way::sent));
+}
+
+std::size_t Negotiation::single_copy_receives() const {
+  return recv_way_.size() - static_cast<std::size_t>(std::count(recv_way_.begin(), recv_way_.end(),
+                                                                single_copy::Way::sent));
+}
+
+std::size_t Negotiation::mapped_receives() const {
+  return static_cast<std::size_t>(
+      std::count(recv_way_.begin(), recv_way_.end(), single_copy::Way::mapped));
+}
+
+} // namespace redist

@@ -1,0 +1,60 @@
+#pragma once
+// Which way each message takes. On the first execution every sender tells its receivers who it
+// is (and whether its source array is a shared array); each receiver chooses the way of each
+// message (single_copy::cheapest_way, or the way REDIST_SINGLE_COPY forces), maps what that
+// way reads, and answers with the way for this execution and the one from the second on.
+// `mapped` waits for the second: its first pack faults in the pages of the memory file, which
+// costs more than a single plan execution gains.
+
+#include "array_copy.hpp"
+#include "mapped_read.hpp"
+#include "pieces.hpp"
+#include "requests.hpp"
+#include "single_copy.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace redist {
+
+class Negotiation {
+public:
+  Negotiation(const Pieces &pieces, int tag, Index lld_src, ArrayCopy &arrays, MappedRead &mapped);
+
+  [[nodiscard]] bool done() const { return done_; }
+  /// The first execution's exchange, from source array a; `send_buffer` is the memory file
+  /// receivers may map.
+  void run(Requests &requests, const std::byte *a, const single_copy::SharedBuffer &send_buffer);
+  /// Whether the ways from the second execution on are in use.
+  [[nodiscard]] bool later_in_use() const { return later_in_use_; }
+  void use_later();
+
+  [[nodiscard]] single_copy::Way send_way(std::size_t i) const { return send_way_[i]; }
+  [[nodiscard]] single_copy::Way recv_way(std::size_t i) const { return recv_way_[i]; }
+  /// Each receive's sender (valid once done()).
+  [[nodiscard]] const std::vector<single_copy::Identity> &senders() const { return senders_; }
+  [[nodiscard]] std::size_t single_copy_sends() const;
+  [[nodiscard]] std::size_t single_copy_receives() const;
+  [[nodiscard]] std::size_t mapped_receives() const;
+
+private:
+  enum Kind : std::uint8_t { kSend, kIdentity, kWays };
+  const Pieces &pieces_;
+  int tag_;
+  Index lld_src_;
+  ArrayCopy &arrays_;
+  MappedRead &mapped_;
+  bool done_ = false;
+  bool later_in_use_ = false;
+  std::uint64_t probe_ = 0;
+  single_copy::Identity identity_;
+  std::vector<single_copy::Identity> senders_; // per receive
+  std::vector<std::int64_t> ways_in_;          // per send: the receiver's answer
+  std::vector<std::int64_t> ways_out_;         // per receive
+  std::vector<single_copy::Way> send_way_;
+  std::vector<single_copy::Way> recv_way_;
+  std::vector<single_copy::Way> later_send_way_;
+  std::vector<single_copy::Way> later_recv_way_;
+};
+
+} // namespace redist

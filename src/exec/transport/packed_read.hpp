@@ -1,0 +1,22 @@
+#pragma once
+// The way `read_packed`: the sender packs the message, the receiver reads it into the bounce
+// buffer and unpacks it from there, one bounce buffer at a time.
+
+#include "message_read.hpp"
+#include "pieces.hpp"
+
+namespace redist {
+
+class PackedRead final : public MessageRead {
+public:
+  PackedRead(const Pieces &pieces, ReadScratch &scratch) : pieces_(pieces), scratch_(scratch) {}
+
+  int read(std::size_t i, const single_copy::Identity &sender, const single_copy::Address &at,
+           Index lo, Index hi, std::byte *b) override;
+
+private:
+  const Pieces &pieces_;
+  ReadScratch &scratch_;
+};
+
+} // namespace redist

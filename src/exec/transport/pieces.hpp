@@ -1,0 +1,68 @@
+#pragma once
+// The pieces of one rank's messages, and the copies every way is made of: packing a message
+// into a buffer, unpacking it, copying the rank-local part (the local-copy way), copying a
+// message from a sender's array mapped here, and handing a message's pieces to a cross-memory
+// reader. Hot loops only; no MPI, no choice of way.
+
+#include "plan.hpp"
+#include "single_copy.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace redist {
+
+class Copier;
+
+class Pieces {
+public:
+  /// lld_src / lld_dst: this rank's leading dimensions. `copies` false: the plan is only
+  /// described (a two-phase plan's whole transfer), nothing is copied.
+  Pieces(RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst, bool copies = true);
+
+  [[nodiscard]] const RankPlan &plan() const { return plan_; }
+  [[nodiscard]] std::size_t element_size() const { return element_size_; }
+
+  /// Pack send elements [lo, hi) of `peer` from a into out / unpack receive elements [lo, hi)
+  /// of `peer` from in into b (the whole message by default).
+  void pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo = 0,
+            Index hi = INT64_MAX) const;
+  void unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo = 0,
+              Index hi = INT64_MAX) const;
+  /// The local-copy way: the elements this rank keeps, from a to b.
+  void copy_local(const std::byte *a, std::byte *b) const;
+  /// Copy receive elements [lo, hi) of `peer` from its sender's array `src` (mapped here,
+  /// leading dimension src_lld) into b.
+  void copy_from_array(const Peer &peer, const std::byte *src, Index src_lld, std::byte *b,
+                       Index lo, Index hi) const;
+  /// Elements of a sender's array (leading dimension lld) up to the last one the message from
+  /// it to `peer` reads.
+  [[nodiscard]] Index source_extent(const Peer &peer, Index lld) const;
+  /// Give the pieces of receive elements [lo, hi) of `peer` to `reader`: byte offsets in the
+  /// sender's array (its leading dimension sender_lld), or in its packed message from lo, and
+  /// in b.
+  void gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
+              single_copy::Reader &reader) const;
+  /// The pieces of a received message, estimated from its row pattern (for the choice of its
+  /// way; O(row runs), not O(pieces)).
+  [[nodiscard]] single_copy::PieceCounts estimate_pieces(const Peer &peer) const;
+  /// Whether copying a message's elements streams past the cache (copy.hpp).
+  [[nodiscard]] bool streams(const Peer &peer) const;
+
+private:
+  void copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
+                    Copier &copier, Index src_lld) const;
+  [[nodiscard]] std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
+                                                  const std::vector<Peer> &peers,
+                                                  const Peer *self) const;
+
+  RankPlan plan_;
+  std::size_t element_size_;
+  Index lld_src_;
+  Index lld_dst_;
+  std::vector<RowGroups> send_groups_; // by row slot (full regions only)
+  std::vector<RowGroups> recv_groups_;
+};
+
+} // namespace redist

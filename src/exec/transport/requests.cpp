@@ -1,0 +1,63 @@
+#include "requests.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+
+namespace redist {
+namespace {
+
+std::atomic<std::size_t> max_message_bytes{static_cast<std::size_t>(INT_MAX) / 64 * 64};
+
+} // namespace
+
+void Requests::set_max_message_bytes(std::size_t bytes) {
+  max_message_bytes = std::max<std::size_t>(bytes, 1);
+}
+
+Requests::Requests(MPI_Comm comm, std::size_t capacity) : comm_(comm) {
+  requests_.reserve(capacity);
+  info_.reserve(capacity);
+}
+
+void Requests::clear() {
+  requests_.clear();
+  info_.clear();
+}
+
+void Requests::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
+                    const RequestInfo &info) {
+  const std::size_t max_bytes = max_message_bytes;
+  for (std::size_t done = 0; done < bytes; done += max_bytes) {
+    const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
+    requests_.emplace_back();
+    info_.push_back(info);
+    const int rc =
+        send ? MPI_Isend(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back())
+             : MPI_Irecv(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back());
+    if (rc != MPI_SUCCESS) {
+      requests_.back() = MPI_REQUEST_NULL; // never completes: a receive is never unpacked
+      record(rc, send ? "MPI_Isend" : "MPI_Irecv", info.rank);
+    }
+  }
+}
+
+void Requests::record(int mpi_code, const char *what, int peer) {
+  if (mpi_code == MPI_SUCCESS || !failure_.empty()) {
+    return;
+  }
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(mpi_code, text, &length);
+  failure_ = std::string("redist execute: ") + what +
+             (peer >= 0 ? " with peer rank " + std::to_string(peer) : " (peer unknown)") +
+             " failed: " + std::string(text, static_cast<std::size_t>(length));
+}
+
+void Requests::fail(const std::string &message) {
+  if (failure_.empty()) {
+    failure_ = message;
+  }
+}
+
+} // namespace redist

@@ -1,0 +1,43 @@
+#pragma once
+// The single-copy ways (direct, bounced, read_packed, mapped) as transports: the sender packs
+// the message if its way needs it and sends its address; the receiver moves the message with
+// the way's MessageRead and replies 0 or the errno of the failure; the sender checks the
+// reply. One instance per way, each with its own per-peer addresses and replies.
+
+#include "message_read.hpp"
+#include "pieces.hpp"
+#include "single_copy.hpp"
+#include "transport.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace redist {
+
+class SingleCopyTransport final : public Transport {
+public:
+  /// `senders`: the identity of each receive's sender (negotiated, outlives this).
+  SingleCopyTransport(const Pieces &pieces, int tag, single_copy::Way way, MessageRead &read,
+                      const std::vector<single_copy::Identity> &senders);
+
+  [[nodiscard]] SendBuffer send_buffer() const override;
+  void post_receive(Requests &requests, std::size_t i, Index lo, Index hi,
+                    std::byte *buffer) override;
+  void post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
+                 std::byte *buffer) override;
+  void complete(Requests &requests, RequestInfo info, std::byte *b) override;
+
+private:
+  enum Kind : std::uint8_t { kSend, kAddress, kReply };
+  const Pieces &pieces_;
+  int tag_;
+  single_copy::Way way_;
+  MessageRead &read_;
+  const std::vector<single_copy::Identity> &senders_;
+  std::vector<single_copy::Address> address_out_; // per send: what the reader reads
+  std::vector<std::int64_t> reply_in_;            // per send: 0 or the reader's errno
+  std::vector<single_copy::Address> address_in_;  // per receive
+  std::vector<std::int64_t> reply_out_;           // per receive
+};
+
+} // namespace redist

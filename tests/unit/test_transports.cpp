@@ -1,0 +1,248 @@
+// The transports' copies alone, without MPI (src/exec/transport/): the local copy, packing and
+// unpacking in chunks, and the receiver's half of each single-copy way (read from the sender's
+// array directly or bounced, read packed, unpacked from a mapped buffer, copied from a mapped
+// shared array), with this process as both sender and receiver. Plans of ranks 0 and 1 of a
+// two-rank transfer (full and upper-trapezoid windows); every element of each rank's
+// destination array is checked against positions computed here from the block-cyclic
+// definitions (reference.hpp). Cross-memory reads and mappings the kernel refuses are skipped.
+#include "array_copy.hpp"
+#include "array_read.hpp"
+#include "mapped_read.hpp"
+#include "packed_read.hpp"
+#include "pieces.hpp"
+#include "plan.hpp"
+#include "reference.hpp"
+#include "single_copy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace redist::test {
+namespace {
+
+constexpr Index kLldSrc = 43; // padded
+constexpr Index kLldDst = 41;
+constexpr double kUntouched = -1.0;
+
+bool cross_memory_attach_works() {
+  std::uint64_t source = 0x0123'4567'89AB'CDEFULL;
+  std::uint64_t target = 0;
+  iovec local{&target, sizeof target};
+  iovec remote{&source, sizeof source};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+             static_cast<ssize_t>(sizeof target) &&
+         target == source;
+}
+
+// Rank 0 holds the whole source window; the destination's columns are cyclic over ranks 1, 0.
+struct Case {
+  Transfer t;
+  RankPlan plans[2];
+  std::vector<double> a; // rank 0's source array
+  std::vector<double> expected[2];
+
+  explicit Case(Region::Kind kind) {
+    t.m = 37;
+    t.n = 23;
+    t.region.kind = kind;
+    t.src.rows = {40, 5, 1, 0};
+    t.src.cols = {25, 3, 1, 0};
+    t.src.grid = {1, 1, {0}};
+    t.src.i = 2;
+    t.src.j = 1;
+    t.dst.rows = {39, 4, 1, 0};
+    t.dst.cols = {24, 2, 2, 1};
+    t.dst.grid = {1, 2, {1, 0}};
+    t.dst.i = 1;
+    t.dst.j = 0;
+    for (int r = 0; r < 2; ++r) {
+      plans[r] = make_rank_plan(t, r, 2);
+    }
+    a.assign(static_cast<std::size_t>(kLldSrc * 25), 0.0);
+    for (Index c = 0; c < 25; ++c) {
+      for (Index r = 0; r < 40; ++r) {
+        a[static_cast<std::size_t>(r + c * kLldSrc)] = 1.0 + static_cast<double>(r + 1000 * c);
+      }
+    }
+    for (int r = 0; r < 2; ++r) {
+      expected[r] = fresh(r);
+    }
+    for (Index wj = 0; wj < t.n; ++wj) {
+      for (Index wi = 0; wi < t.m; ++wi) {
+        if (!reference_copied(kind, false, wi, wj, t.m, t.n)) {
+          continue;
+        }
+        const Index g = t.dst.j + wj;
+        const int rank = t.dst.grid.ranks[static_cast<std::size_t>(ref_owner(t.dst.cols, g))];
+        const Index to = t.dst.i + wi + ref_local(t.dst.cols, g) * kLldDst;
+        const Index from = t.src.i + wi + (t.src.j + wj) * kLldSrc;
+        expected[rank][static_cast<std::size_t>(to)] = a[static_cast<std::size_t>(from)];
+      }
+    }
+  }
+
+  [[nodiscard]] std::vector<double> fresh(int rank) const {
+    return std::vector<double>(
+        static_cast<std::size_t>(kLldDst *
+                                 std::max<Index>(1, t.dst.cols.local_extent(rank == 1 ? 0 : 1))),
+        kUntouched);
+  }
+  [[nodiscard]] Pieces pieces(int rank) const {
+    return Pieces(plans[rank], sizeof(double), kLldSrc, kLldDst);
+  }
+};
+
+const std::byte *bytes(const std::vector<double> &v) {
+  return reinterpret_cast<const std::byte *>(v.data());
+}
+std::byte *bytes(std::vector<double> &v) {
+  return reinterpret_cast<std::byte *>(v.data());
+}
+
+constexpr Region::Kind kKinds[] = {Region::Kind::full, Region::Kind::upper};
+
+TEST(Transports, LocalCopy) {
+  for (const Region::Kind kind : kKinds) {
+    const Case c(kind);
+    ASSERT_GT(c.plans[0].self.elements, 0);
+    std::vector<double> b = c.fresh(0);
+    c.pieces(0).copy_local(bytes(c.a), bytes(b));
+    EXPECT_EQ(b, c.expected[0]) << static_cast<int>(kind);
+  }
+}
+
+// The data path of the way `sent`: packed by the sender, unpacked by the receiver in chunks.
+TEST(Transports, PackThenUnpackInChunks) {
+  for (const Region::Kind kind : kKinds) {
+    const Case c(kind);
+    ASSERT_EQ(c.plans[0].sends.size(), 1U);
+    ASSERT_EQ(c.plans[1].recvs.size(), 1U);
+    const Pieces sender = c.pieces(0);
+    const Pieces receiver = c.pieces(1);
+    const Index n = c.plans[1].recvs[0].elements;
+    std::vector<double> message(static_cast<std::size_t>(n));
+    std::vector<double> b = c.fresh(1);
+    for (Index lo = 0; lo < n; lo += 29) {
+      const Index hi = std::min(n, lo + 29);
+      sender.pack(c.plans[0].sends[0], bytes(c.a), bytes(message), lo, hi);
+      receiver.unpack(c.plans[1].recvs[0], bytes(message), bytes(b), lo, hi);
+    }
+    EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
+  }
+}
+
+single_copy::Identity me() {
+  single_copy::Identity id;
+  id.pid = getpid();
+  id.lld = kLldSrc;
+  return id;
+}
+
+TEST(Transports, ArrayReadDirectAndBounced) {
+  if (!cross_memory_attach_works()) {
+    GTEST_SKIP() << "process_vm_readv is not permitted here";
+  }
+  for (const Region::Kind kind : kKinds) {
+    for (const bool bounced : {false, true}) {
+      const Case c(kind);
+      const Pieces receiver = c.pieces(1);
+      ReadScratch scratch;
+      scratch.bounce = std::make_unique<std::byte[]>(single_copy::kBounceBytes);
+      ArrayCopy arrays(receiver);
+      ArrayRead way(receiver, scratch, arrays, bounced);
+      const single_copy::Address at{reinterpret_cast<std::uintptr_t>(c.a.data()), {}};
+      const Index n = c.plans[1].recvs[0].elements;
+      std::vector<double> b = c.fresh(1);
+      ASSERT_EQ(way.read(0, me(), at, 0, n / 3, bytes(b)), 0);
+      ASSERT_EQ(way.read(0, me(), at, n / 3, n, bytes(b)), 0);
+      EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind) << " bounced " << bounced;
+      EXPECT_EQ(arrays.copies(), 0U);
+      const single_copy::Address nowhere{8, {}};
+      EXPECT_NE(way.read(0, me(), nowhere, 0, n, bytes(b)), 0);
+    }
+  }
+}
+
+TEST(Transports, PackedRead) {
+  if (!cross_memory_attach_works()) {
+    GTEST_SKIP() << "process_vm_readv is not permitted here";
+  }
+  for (const Region::Kind kind : kKinds) {
+    const Case c(kind);
+    const Pieces receiver = c.pieces(1);
+    ReadScratch scratch;
+    scratch.bounce = std::make_unique<std::byte[]>(single_copy::kBounceBytes);
+    PackedRead way(receiver, scratch);
+    const Index n = c.plans[1].recvs[0].elements;
+    std::vector<double> message(static_cast<std::size_t>(n));
+    std::vector<double> b = c.fresh(1);
+    const Index half = n / 2;
+    for (const auto &[lo, hi] : {std::pair{Index{0}, half}, std::pair{half, n}}) {
+      c.pieces(0).pack(c.plans[0].sends[0], bytes(c.a), bytes(message), lo, hi);
+      const single_copy::Address at{reinterpret_cast<std::uintptr_t>(message.data()), {}};
+      ASSERT_EQ(way.read(0, me(), at, lo, hi, bytes(b)), 0);
+    }
+    EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
+  }
+}
+
+TEST(Transports, MappedRead) {
+  for (const Region::Kind kind : kKinds) {
+    const Case c(kind);
+    const Pieces receiver = c.pieces(1);
+    const Index n = c.plans[1].recvs[0].elements;
+    const single_copy::SharedBuffer buffer(static_cast<std::size_t>(n) * sizeof(double), true);
+    MappedRead way(receiver);
+    if (buffer.fd() < 0 || !way.map(0, getpid(), buffer.segment())) {
+      GTEST_SKIP() << "no memory file can be mapped here";
+    }
+    c.pieces(0).pack(c.plans[0].sends[0], bytes(c.a), buffer.data());
+    std::vector<double> b = c.fresh(1);
+    const single_copy::Address at{reinterpret_cast<std::uintptr_t>(buffer.data()), {}};
+    ASSERT_EQ(way.read(0, me(), at, 0, n, bytes(b)), 0);
+    EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
+    const single_copy::Address past{at.address + 8, {}}; // the message would end past the file
+    EXPECT_EQ(way.read(0, me(), past, 0, n, bytes(b)), EFAULT);
+  }
+}
+
+TEST(Transports, ArrayCopyFromASharedArray) {
+  for (const Region::Kind kind : kKinds) {
+    const Case c(kind);
+    const std::size_t size = c.a.size() * sizeof(double);
+    void *shared = single_copy::allocate_shared_array(size);
+    if (shared == nullptr) {
+      GTEST_SKIP() << "no shared arrays here";
+    }
+    std::memcpy(shared, c.a.data(), size);
+    const Pieces receiver = c.pieces(1);
+    ReadScratch scratch; // no bounce buffer: a copy from the mapped array needs none
+    ArrayCopy arrays(receiver);
+    ArrayRead way(receiver, scratch, arrays, true);
+    const single_copy::Address at{reinterpret_cast<std::uintptr_t>(shared),
+                                  single_copy::shared_array_of(shared)};
+    ASSERT_GE(at.array.fd, 0);
+    const Index n = c.plans[1].recvs[0].elements;
+    std::vector<double> b = c.fresh(1);
+    const int rc = way.read(0, me(), at, 0, n, bytes(b));
+    if (arrays.copies() == 0 && !cross_memory_attach_works()) {
+      single_copy::free_shared_array(shared);
+      GTEST_SKIP() << "the shared array cannot be mapped here";
+    }
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(arrays.copies(), 1U);
+    EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
+    arrays.forget_copies();
+    EXPECT_EQ(arrays.copies(), 0U);
+    EXPECT_TRUE(single_copy::free_shared_array(shared));
+  }
+}
+
+} // namespace
+} // namespace redist::test
