@@ -1,13 +1,14 @@
 #pragma once
-// Layer 5: the MPI executor. Moves one rank's part of a plan: one aggregated message per peer,
-// all non-blocking; the rank-local part is copied directly while messages are in flight. It
-// builds each step's requests and sequences them (all at once, in steps and chunks, or in two
-// phases through an intermediate array), and records the first failure. How a message travels
-// is a transport's (transport/transport.hpp): sent by MPI (transport/sent.hpp), or read in a
-// single copy by a receiver on the same node (transport/single_copy_transport.hpp: from the
-// sender's array, directly or bounced, from its packed buffer, or unpacked from its mapped
-// memory file). Which way each message takes is negotiated on the first execution
-// (transport/negotiation.hpp); the copies themselves are transport/pieces.hpp's.
+// Exec layer (docs/architecture.md): the MPI executor. Moves one rank's part of a plan: one
+// aggregated message per peer, all non-blocking; the rank-local part is copied directly while
+// messages are in flight. It builds each step's requests and sequences them (all at once, in
+// steps and chunks, or in two phases through an intermediate array), and records the first
+// failure. How a message travels is a transport's (transport/transport.hpp): sent by MPI
+// (transport/sent.hpp), or read in a single copy by a receiver on the same node
+// (transport/single_copy_transport.hpp: from the sender's array, directly or bounced, from its
+// packed buffer, or unpacked from its mapped memory file). Which way each message takes is
+// negotiated on the first execution (transport/negotiation.hpp); the copies themselves are
+// transport/pieces.hpp's.
 
 #include "array_copy.hpp"
 #include "array_read.hpp"
