@@ -34,6 +34,7 @@ usage() {
   exit 2
 }
 die() { echo "$prog: $*" >&2; exit 1; }
+bad() { echo "$prog: $*" >&2; exit 2; }
 skip() { echo "$prog: SKIP: $*" >&2; exit "$SKIP"; }
 say() { echo "$prog: $*" >&2; }
 
@@ -54,12 +55,12 @@ while [ $# -gt 0 ]; do
 done
 
 # Interface names are at most 15 characters ("PREFIX-sw", "PREFIX-b4"), hence the length.
-[[ $prefix =~ ^[a-z][a-z0-9]{0,9}$ ]] || die "--name must match [a-z][a-z0-9]{0,9}, got '$prefix'"
-[[ $nodes =~ ^[2-4]$ ]] || die "--nodes must be 2, 3 or 4, got '$nodes'"
-[[ $slots =~ ^[1-9][0-9]*$ ]] || die "--slots must be a positive integer, got '$slots'"
-[[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer, got '$timeout_s'"
+[[ $prefix =~ ^[a-z][a-z0-9]{0,9}$ ]] || bad "--name must match [a-z][a-z0-9]{0,9}, got '$prefix'"
+[[ $nodes =~ ^[2-4]$ ]] || bad "--nodes must be 2, 3 or 4, got '$nodes'"
+[[ $slots =~ ^[1-9][0-9]*$ ]] || bad "--slots must be a positive integer, got '$slots'"
+[[ $timeout_s =~ ^[1-9][0-9]*$ ]] || bad "--timeout must be a positive integer, got '$timeout_s'"
 [[ $rate == none || $rate =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] ||
-  die "--rate must be like 1gbit, 100mbit or none, got '$rate'"
+  bad "--rate must be like 1gbit, 100mbit or none, got '$rate'"
 if [ "$mode" = run ] && [ $# -eq 0 ]; then
   echo "$prog: no mpirun arguments after --" >&2
   usage
@@ -156,6 +157,7 @@ mkdir -m 700 "$workdir" 2>/dev/null ||
       "(then: $prog --teardown $prefix)"
 
 head_pid=""
+# shellcheck disable=SC2317 # called by the traps
 on_exit() {
   local status=$?
   trap - EXIT INT TERM HUP
@@ -232,10 +234,12 @@ exec env -i HOME=/root PATH="\$PATH" \${LD_LIBRARY_PATH:+LD_LIBRARY_PATH="\$LD_L
 EOF
 chmod 755 "$workdir/enter" "$workdir/agent"
 
-say "cluster '$prefix': $nodes nodes ($hostlist) on $subnet, links shaped to $rate"
+say "cluster '$prefix': $nodes nodes ($hostlist) on $subnet, links $( [ "$rate" = none ] &&
+  echo "not shaped" || echo "shaped to $rate each way")"
 
 # --- run -------------------------------------------------------------------------------------
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck disable=SC2054 # the commas belong to --host
 cmd=(mpirun --host "$hostlist" --oversubscribe
      --mca plm_rsh_agent "$workdir/agent" # (no plm_rsh_no_tree_spawn: with it, orted would
      # --daemonize, leave its node's init and die with it)

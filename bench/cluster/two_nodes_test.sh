@@ -13,16 +13,22 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-set +e
 # A name of this run's own ("ct" + PID) so that parallel ctest runs cannot clash; cluster.sh's
-# own timeout (90 s) ends and tears down before ctest's (120 s) would kill it.
+# own timeout (90 s) ends and tears down before ctest's (120 s) would kill it. It runs in the
+# background so that a signal to this script reaches it at once (and it tears down).
 "$here/cluster.sh" --nodes 2 --slots 2 --rate 1gbit --name "ct$$" --timeout 90 -- \
   -np 4 --tag-output -x CLUSTER_TEST_MARK=passed \
   sh -c 'echo "cluster-host: $(hostname) mark=${CLUSTER_TEST_MARK:-missing}"
          exec "$0" --size 200 --reps 1' "$bench" \
-  2>&1 | tee "$out"
-status=${PIPESTATUS[0]}
+  >"$out" 2>&1 &
+cluster=$!
+trap 'kill -TERM "$cluster" 2>/dev/null; wait "$cluster"; cat "$out"; exit 143' TERM INT HUP
+set +e
+wait "$cluster"
+status=$?
 set -e
+trap - TERM INT HUP
+cat "$out"
 if [ "$status" -eq 77 ]; then
   echo "two_nodes_test: SKIPPED: $(grep -m1 'SKIP:' "$out" | sed 's/.*SKIP: //')"
   exit 77
