@@ -153,7 +153,9 @@ struct Abilities {
     const auto first_without = [&](int bit, const std::string &what) -> std::string {
       for (int reader = 0; reader < size; ++reader) {
         for (int sender = 0; sender < size; ++sender) {
-          if ((table[static_cast<std::size_t>(reader * size + sender)] & bit) == 0) {
+          if ((table[(static_cast<std::size_t>(reader) * static_cast<std::size_t>(size)) +
+                     static_cast<std::size_t>(sender)] &
+               bit) == 0) {
             return "rank " + std::to_string(reader) + " cannot " + what + " rank " +
                    std::to_string(sender) + "'s memory (Yama ptrace_scope " + ptrace_scope() +
                    ", seccomp or other users)";
@@ -256,7 +258,8 @@ redist::Layout layout_of(const MatSpec &s) {
 int owner(const MatSpec &s, std::int64_t gi, std::int64_t gj) {
   const auto pr = static_cast<int>((gi / s.mb + s.rsrc) % s.grid.nprow);
   const auto pc = static_cast<int>((gj / s.nb + s.csrc) % s.grid.npcol);
-  return s.grid.ranks[static_cast<std::size_t>(pr + pc * s.grid.nprow)];
+  return s.grid.ranks[static_cast<std::size_t>(pr) +
+                      (static_cast<std::size_t>(pc) * static_cast<std::size_t>(s.grid.nprow))];
 }
 
 /// The oracle's code at B position p when only the elements whose source element `rank`
@@ -280,6 +283,7 @@ std::string check(const TransportCase &c, const LocalBuf &lb, const std::vector<
     moved += code > 0 ? 1 : 0;
     const T want = Elem<T>::make(code);
     const T &got = b[static_cast<std::size_t>(p)];
+    // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bit for bit, as the harness does
     if (std::memcmp(&want, &got, sizeof(T)) != 0) {
       if (bad < 4) {
         report += "    B position " + std::to_string(p) + " (local (" + std::to_string(p % lb.lld) +
