@@ -18,7 +18,7 @@ void Executor::set_max_message_bytes(std::size_t bytes) {
 
 Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
                    Index lld_dst, ScheduleChoice schedule, int tag)
-    : comm_(comm), tag_(tag), schedule_(std::move(schedule)),
+    : schedule_(std::move(schedule)),
       pieces_(std::move(plan), element_size, lld_src, lld_dst, !schedule_.phases),
       requests_(comm, 2 * (pieces_.plan().sends.size() + pieces_.plan().recvs.size()) + 4),
       array_copy_(pieces_), direct_read_(pieces_, scratch_, array_copy_, false),

@@ -92,8 +92,6 @@ private:
   /// Wait for requests [first, end), handing each one to its transport as it completes.
   void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
 
-  MPI_Comm comm_;
-  int tag_;
   ScheduleChoice schedule_;
   Pieces pieces_;
   std::vector<std::size_t> send_offsets_; // byte offset of each send in send_buffer_

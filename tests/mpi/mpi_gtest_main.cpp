@@ -3,7 +3,9 @@
 //   - rank 0 prints the progress lines ([ RUN ], [ OK ] / [ FAILED ]) and the summary;
 //   - every rank prints its own failures immediately, prefixed with "[rank r]";
 //   - the verdict of each test is agreed across ranks (a test failed if it failed on any rank;
-//     the FAILED line lists the ranks), and so is the exit status.
+//     the FAILED line lists the ranks), and so is the exit status;
+//   - a test skipped (GTEST_SKIP) on some rank and failed on none is reported SKIPPED, never
+//     OK, with rank 0's reason, and counted apart in the summary.
 // Tests must never return early on one rank only (use EXPECT_*, not ASSERT_*, around
 // collective code), because the other ranks would wait for it in the next collective.
 //
@@ -49,6 +51,11 @@ public:
   }
 
   void OnTestPartResult(const testing::TestPartResult &r) override {
+    if (r.skipped() && rank_ == 0) {
+      std::printf("[rank 0] %s:%d: Skipped\n%s\n", r.file_name() ? r.file_name() : "?",
+                  r.line_number(), r.message());
+      std::fflush(stdout);
+    }
     if (!r.failed()) return;
     std::string text = "[rank " + std::to_string(rank_) + "] " +
                        (r.file_name() ? std::string(r.file_name()) : std::string("?")) + ":" +
@@ -58,16 +65,26 @@ public:
   }
 
   void OnTestEnd(const testing::TestInfo &t) override {
-    int failed = t.result()->Failed() ? 1 : 0;
+    // 2: failed here, 1: skipped here, 0: passed.
+    int outcome = t.result()->Failed() ? 2 : t.result()->Skipped() ? 1 : 0;
     std::vector<int> all(static_cast<std::size_t>(size_), 0);
-    MPI_Gather(&failed, 1, MPI_INT, all.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(&outcome, 1, MPI_INT, all.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank_ == 0) {
       std::string ranks;
+      std::string skipped_on;
       for (int r = 0; r < size_; ++r) {
-        if (all[static_cast<std::size_t>(r)]) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+        const int o = all[static_cast<std::size_t>(r)];
+        if (o == 2) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+        if (o == 1) skipped_on += (skipped_on.empty() ? "" : ",") + std::to_string(r);
       }
       const auto ms = static_cast<long long>(t.result()->elapsed_time());
-      if (ranks.empty()) {
+      if (ranks.empty() && !skipped_on.empty()) {
+        std::printf("[  SKIPPED ] %s.%s (%lld ms) on ranks %s\n", t.test_suite_name(), t.name(),
+                    ms, skipped_on.c_str());
+        skipped_tests_ += std::string("[  SKIPPED ] ") + t.test_suite_name() + "." + t.name() +
+                          " (ranks " + skipped_on + ")\n";
+        ++skipped_count_;
+      } else if (ranks.empty()) {
         std::printf("[       OK ] %s.%s (%lld ms)\n", t.test_suite_name(), t.name(), ms);
       } else {
         std::printf("[  FAILED  ] %s.%s (%lld ms) on ranks %s\n", t.test_suite_name(), t.name(),
@@ -84,7 +101,12 @@ public:
     if (rank_ == 0) {
       std::printf("[==========] %d tests ran on %d MPI ranks (%lld ms total).\n",
                   u.test_to_run_count(), size_, static_cast<long long>(u.elapsed_time()));
-      std::printf("[  PASSED  ] %d tests.\n", u.test_to_run_count() - failed_count_);
+      std::printf("[  PASSED  ] %d tests.\n",
+                  u.test_to_run_count() - failed_count_ - skipped_count_);
+      if (skipped_count_ > 0) {
+        std::printf("[  SKIPPED ] %d tests, listed below:\n%s", skipped_count_,
+                    skipped_tests_.c_str());
+      }
       if (failed_count_ > 0) {
         std::printf("[  FAILED  ] %d tests, listed below:\n%s", failed_count_,
                     failed_tests_.c_str());
@@ -97,7 +119,9 @@ private:
   int rank_ = 0;
   int size_ = 1;
   int failed_count_ = 0;
+  int skipped_count_ = 0;
   std::string failed_tests_;
+  std::string skipped_tests_;
 };
 
 bool starts_with(const char *s, const char *prefix, const char **rest) {
