@@ -71,7 +71,7 @@ Cost model
 Output
   --steps               list every step's pieces (sender->receiver:elements); beyond 4,096
                         pieces the first 32 steps of up to 32 pieces each, and says so
-  --materialise-max M   build schedules of up to M messages whole (default 4,194,304); larger
+  --materialise-max M   build schedules of up to M messages whole (default 1,048,576); larger
                         ones are evaluated one step at a time (docs/scaling.md)
   --json                machine-readable output
   --svg FILE            draw the plan: source and destination ownership maps, the volume
@@ -799,7 +799,7 @@ std::string network_report(const Network &net, const redist::Transfer &t,
 // Schedules of at most this many messages of the 2-D volume graph are built whole; beyond, a
 // product schedule (caterpillar, stepwise, circulant, greedy) or all-at-once is evaluated one
 // step at a time (stream_product), never held.
-constexpr Index kMaterialiseMessages = Index{1} << 22;
+constexpr Index kMaterialiseMessages = Index{1} << 20;
 // Matching schedules without a closed form cost about messages x max degree of the graph they
 // match (Stepwise: ~2 s per million on one core, Greedy and ggp/oggp less); beyond this product
 // they are refused before starting (measured in docs/scaling.md).
@@ -885,6 +885,11 @@ struct SampleStep {
 };
 
 struct Streamed {
+  struct Step {
+    Index largest = 0;
+    Index pieces = 0;
+    std::vector<redist::Piece> first;
+  };
   redist::ScheduleStats stats;
   std::vector<SampleStep> sample; ///< the first kSampleSteps steps
 };
@@ -927,24 +932,27 @@ Streamed stream_product(const redist::Transfer &t, const redist::VolumeGraph &ro
   std::vector<int> touched_in;
   Streamed result;
   redist::ScheduleStats &st = result.stats;
-  // schedule_stats of one step (step_port_time with arrays instead of maps).
-  const auto account = [&](const std::vector<Piece> &pieces) {
+  // schedule_stats of one step (step_port_time with arrays instead of maps), piece by piece.
+  const auto add_piece = [&](Streamed::Step &acc, const Piece &p) {
+    ++acc.pieces;
+    ++st.pieces;
+    st.elements += p.volume;
+    acc.largest = std::max(acc.largest, p.volume);
+    Node &o = out_nodes[static_cast<std::size_t>(p.src)];
+    if (o.pieces++ == 0) touched_out.push_back(p.src);
+    o.elements += p.volume;
+    Node &i = in_nodes[static_cast<std::size_t>(p.dst)];
+    if (i.pieces++ == 0) touched_in.push_back(p.dst);
+    i.elements += p.volume;
+    if (result.sample.size() < kSampleSteps && acc.first.size() < kSamplePieces)
+      acc.first.push_back(p);
+  };
+  const auto close_step = [&](Streamed::Step &acc) {
     ++st.steps;
-    Index largest = 0;
-    for (const Piece &p : pieces) {
-      ++st.pieces;
-      st.elements += p.volume;
-      largest = std::max(largest, p.volume);
-      Node &o = out_nodes[static_cast<std::size_t>(p.src)];
-      if (o.pieces++ == 0) touched_out.push_back(p.src);
-      o.elements += p.volume;
-      Node &i = in_nodes[static_cast<std::size_t>(p.dst)];
-      if (i.pieces++ == 0) touched_in.push_back(p.dst);
-      i.elements += p.volume;
-    }
+    const Index largest = acc.largest;
     st.largest_piece = std::max(st.largest_piece, largest);
     st.sum_step_max += largest;
-    double seconds = pieces.empty() ? model.alpha : 0.0;
+    double seconds = acc.pieces == 0 ? model.alpha : 0.0;
     for (auto *side : {&out_nodes, &in_nodes}) {
       std::vector<int> &touched = side == &out_nodes ? touched_out : touched_in;
       for (const int n : touched) {
@@ -957,13 +965,14 @@ Streamed stream_product(const redist::Transfer &t, const redist::VolumeGraph &ro
       touched.clear();
     }
     st.seconds += seconds + model.step_setup;
-    if (result.sample.size() < kSampleSteps) {
-      SampleStep s{largest, pieces.size(), {}};
-      s.first.assign(pieces.begin(),
-                     pieces.begin() + static_cast<std::ptrdiff_t>(
-                                          std::min(pieces.size(), kSamplePieces)));
-      result.sample.push_back(std::move(s));
-    }
+    if (result.sample.size() < kSampleSteps)
+      result.sample.push_back({largest, static_cast<std::size_t>(acc.pieces), std::move(acc.first)});
+  };
+  const auto account = [&](const std::vector<Piece> &pieces) {
+    Streamed::Step acc;
+    for (const Piece &p : pieces)
+      add_piece(acc, p);
+    close_step(acc);
   };
   // cut_pieces of one step.
   std::vector<Piece> part;
@@ -992,6 +1001,26 @@ Streamed stream_product(const redist::Transfer &t, const redist::VolumeGraph &ro
     for (std::size_t b = 0; b < cols.steps.size(); ++b) {
       const std::vector<Piece> &col_pieces = cols.steps[b].pieces;
       step.clear();
+      if (max_concurrent <= 0 && chunk <= 0) {
+        // No limits: the step is accounted piece by piece, only its first pieces held (an
+        // all-at-once step has every message).
+        Streamed::Step acc;
+        for (std::size_t j = 0; j < col_pieces.size(); ++j) {
+          const Piece &c = col_pieces[j];
+          const Index vc = col_volumes[b][j];
+          for (std::size_t i = 0; i < row_pieces.size(); ++i) {
+            const Piece &r = row_pieces[i];
+            const Index v = row_volumes[a][i] * vc;
+            const int src = r.src + c.src * snr;
+            const int dst = r.dst + c.dst * dnr;
+            if (v > 0 && src_ranks[static_cast<std::size_t>(src)] !=
+                             dst_ranks[static_cast<std::size_t>(dst)])
+              add_piece(acc, {src, dst, 0, v});
+          }
+        }
+        if (acc.pieces > 0 || keep_empty) close_step(acc);
+        continue;
+      }
       for (std::size_t j = 0; j < col_pieces.size(); ++j) {
         const Piece &c = col_pieces[j];
         const Index vc = col_volumes[b][j];
