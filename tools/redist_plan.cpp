@@ -7,6 +7,7 @@
 #include "planner.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
+#include "schedule_cyclic.hpp"
 #include "schedule_matching.hpp"
 #include "svg.hpp"
 #include "torus.hpp"
@@ -68,7 +69,10 @@ Cost model
   --element-bytes N     element size (default 8)
 
 Output
-  --steps               list every step's pieces (sender->receiver:elements)
+  --steps               list every step's pieces (sender->receiver:elements); beyond 4,096
+                        pieces the first 32 steps of up to 32 pieces each, and says so
+  --materialise-max M   build schedules of up to M messages whole (default 1,048,576); larger
+                        ones are evaluated one step at a time (docs/scaling.md)
   --json                machine-readable output
   --svg FILE            draw the plan: source and destination ownership maps, the volume
                         matrix as a heat map, the schedule as steps x senders (each phase of
@@ -788,6 +792,344 @@ std::string network_report(const Network &net, const redist::Transfer &t,
   return os.str();
 }
 
+
+// --- Scale (docs/scaling.md, "redist-plan at scale"): what the tool materialises, what it
+// evaluates step by step, and what it refuses.
+
+// Schedules of at most this many messages of the 2-D volume graph are built whole; beyond, a
+// product schedule (caterpillar, stepwise, circulant, greedy) or all-at-once is evaluated one
+// step at a time (stream_product), never held.
+constexpr Index kMaterialiseMessages = Index{1} << 20;
+// Matching schedules without a closed form cost about messages x max degree of the graph they
+// match (Stepwise: ~2 s per million on one core, Greedy and ggp/oggp less); beyond this product
+// they are refused before starting (measured in docs/scaling.md).
+constexpr Index kMatchingWork = Index{1} << 21;
+// auto and multiphase decide as every rank would: a rank plan per rank, O(ranks^2) lookups.
+constexpr int kDecisionRanks = 16384;
+// --steps and the JSON step list show this many steps of this many pieces at most when the
+// schedule is larger.
+constexpr std::size_t kSampleSteps = 32;
+constexpr std::size_t kSamplePieces = 32;
+
+std::string thousands(Index v) {
+  const std::string digits = std::to_string(v);
+  std::string out;
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    if (k > 0 && digits[k - 1] != '-' && (digits.size() - k) % 3 == 0) out.push_back(',');
+    out.push_back(digits[k]);
+  }
+  return out;
+}
+
+/// Messages x the largest degree of `g`: the work estimate of its matchings.
+Index matching_work(const redist::VolumeGraph &g) {
+  return static_cast<Index>(g.messages.size()) * g.max_degree();
+}
+
+/// The volume graph's line of the text output (and JSON members) of a full-window 2-D transfer
+/// from its row and column graphs: message (pr + pc nprow, qr + qc nprow) has the product of
+/// the 1-D volumes, so counts, degrees and node volumes are products. O(1-D messages).
+struct GraphSummary {
+  int senders = 0;
+  int receivers = 0;
+  Index messages = 0;
+  Index elements = 0;
+  Index max_degree = 0;
+  Index max_node_elements = 0;
+};
+
+GraphSummary graph_summary(const redist::VolumeGraph &g) {
+  return {g.senders,    g.receivers,  static_cast<Index>(g.messages.size()),
+          g.total(),    g.max_degree(), g.max_node_volume()};
+}
+
+GraphSummary product_summary(const redist::VolumeGraph &rows, const redist::VolumeGraph &cols) {
+  struct Side {
+    Index degree = 0;
+    Index elements = 0;
+  };
+  const auto maxima = [](const redist::VolumeGraph &g, bool sender) {
+    std::vector<Side> nodes(static_cast<std::size_t>(sender ? g.senders : g.receivers));
+    for (const redist::Message &m : g.messages) {
+      Side &n = nodes[static_cast<std::size_t>(sender ? m.src : m.dst)];
+      ++n.degree;
+      n.elements += m.volume;
+    }
+    Side best;
+    for (const Side &n : nodes) {
+      best.degree = std::max(best.degree, n.degree);
+      best.elements = std::max(best.elements, n.elements);
+    }
+    return best;
+  };
+  const Side rs = maxima(rows, true);
+  const Side cs = maxima(cols, true);
+  const Side rr = maxima(rows, false);
+  const Side cr = maxima(cols, false);
+  GraphSummary out;
+  out.senders = rows.senders * cols.senders;
+  out.receivers = rows.receivers * cols.receivers;
+  out.messages = static_cast<Index>(rows.messages.size() * cols.messages.size());
+  out.elements = rows.total() * cols.total();
+  out.max_degree = std::max(rs.degree * cs.degree, rr.degree * cr.degree);
+  out.max_node_elements = std::max(rs.elements * cs.elements, rr.elements * cr.elements);
+  return out;
+}
+
+/// A step of a schedule as --steps and the JSON step list show it: its largest piece, its
+/// number of pieces and its first pieces.
+struct SampleStep {
+  Index largest = 0;
+  std::size_t pieces = 0;
+  std::vector<redist::Piece> first;
+};
+
+struct Streamed {
+  struct Step {
+    Index largest = 0;
+    Index pieces = 0;
+    std::vector<redist::Piece> first;
+  };
+  redist::ScheduleStats stats;
+  std::vector<SampleStep> sample; ///< the first kSampleSteps steps
+};
+
+/// The schedule build_schedule would materialise for a product strategy on a full window (the
+/// product of `rows` and `cols` over grid positions, pieces within one rank dropped, steps left
+/// empty dropped unless keep_empty, at most max_concurrent pieces per step, pieces cut at
+/// `chunk` elements), evaluated one step at a time: schedule_stats of it and its first steps,
+/// in O(pieces) time and O(nodes + 1-D schedules) memory. All-at-once is the product of the
+/// one-step schedules of all 1-D messages.
+Streamed stream_product(const redist::Transfer &t, const redist::VolumeGraph &row_graph,
+                        const redist::VolumeGraph &col_graph, const redist::Schedule &rows,
+                        const redist::Schedule &cols, bool keep_empty, int max_concurrent,
+                        Index chunk, const redist::CostModel &model, std::size_t element_bytes) {
+  using redist::Piece;
+  const auto bytes = static_cast<double>(element_bytes);
+  const int snr = t.src.grid.nprow;
+  const int dnr = t.dst.grid.nprow;
+  const std::vector<int> &src_ranks = t.src.grid.ranks;
+  const std::vector<int> &dst_ranks = t.dst.grid.ranks;
+  // The 2-D volume of a pair is the product of its 1-D messages' volumes (full window).
+  const auto volumes = [](const redist::VolumeGraph &g, const redist::Schedule &s) {
+    std::vector<std::vector<Index>> v;
+    for (const redist::Step &step : s.steps) {
+      v.emplace_back();
+      for (const Piece &p : step.pieces)
+        v.back().push_back(g.volume(p.src, p.dst));
+    }
+    return v;
+  };
+  const std::vector<std::vector<Index>> row_volumes = volumes(row_graph, rows);
+  const std::vector<std::vector<Index>> col_volumes = volumes(col_graph, cols);
+  struct Node {
+    Index pieces = 0;
+    Index elements = 0;
+  };
+  std::vector<Node> out_nodes(src_ranks.size());
+  std::vector<Node> in_nodes(dst_ranks.size());
+  std::vector<int> touched_out;
+  std::vector<int> touched_in;
+  Streamed result;
+  redist::ScheduleStats &st = result.stats;
+  // schedule_stats of one step (step_port_time with arrays instead of maps), piece by piece.
+  const auto add_piece = [&](Streamed::Step &acc, const Piece &p) {
+    ++acc.pieces;
+    ++st.pieces;
+    st.elements += p.volume;
+    acc.largest = std::max(acc.largest, p.volume);
+    Node &o = out_nodes[static_cast<std::size_t>(p.src)];
+    if (o.pieces++ == 0) touched_out.push_back(p.src);
+    o.elements += p.volume;
+    Node &i = in_nodes[static_cast<std::size_t>(p.dst)];
+    if (i.pieces++ == 0) touched_in.push_back(p.dst);
+    i.elements += p.volume;
+    if (result.sample.size() < kSampleSteps && acc.first.size() < kSamplePieces)
+      acc.first.push_back(p);
+  };
+  const auto close_step = [&](Streamed::Step &acc) {
+    ++st.steps;
+    const Index largest = acc.largest;
+    st.largest_piece = std::max(st.largest_piece, largest);
+    st.sum_step_max += largest;
+    double seconds = acc.pieces == 0 ? model.alpha : 0.0;
+    for (auto *side : {&out_nodes, &in_nodes}) {
+      std::vector<int> &touched = side == &out_nodes ? touched_out : touched_in;
+      for (const int n : touched) {
+        Node &node = (*side)[static_cast<std::size_t>(n)];
+        st.max_node_pieces = std::max(st.max_node_pieces, node.pieces);
+        seconds = std::max(seconds, model.alpha * static_cast<double>(node.pieces) +
+                                        model.beta * bytes * static_cast<double>(node.elements));
+        node = Node{};
+      }
+      touched.clear();
+    }
+    st.seconds += seconds + model.step_setup;
+    if (result.sample.size() < kSampleSteps)
+      result.sample.push_back({largest, static_cast<std::size_t>(acc.pieces), std::move(acc.first)});
+  };
+  const auto account = [&](const std::vector<Piece> &pieces) {
+    Streamed::Step acc;
+    for (const Piece &p : pieces)
+      add_piece(acc, p);
+    close_step(acc);
+  };
+  // cut_pieces of one step.
+  std::vector<Piece> part;
+  const auto cut = [&](const std::vector<Piece> &pieces) {
+    if (chunk <= 0) {
+      account(pieces);
+      return;
+    }
+    Index largest = 0;
+    for (const Piece &p : pieces)
+      largest = std::max(largest, p.volume);
+    const Index parts = std::max<Index>(1, (largest + chunk - 1) / chunk);
+    for (Index j = 0; j < parts; ++j) {
+      part.clear();
+      const Index begin = j * chunk;
+      for (const Piece &p : pieces)
+        if (begin < p.volume)
+          part.push_back({p.src, p.dst, p.offset + begin, std::min(chunk, p.volume - begin)});
+      account(part);
+    }
+  };
+  std::vector<Piece> step;
+  std::vector<Piece> group;
+  for (std::size_t a = 0; a < rows.steps.size(); ++a) {
+    const std::vector<Piece> &row_pieces = rows.steps[a].pieces;
+    for (std::size_t b = 0; b < cols.steps.size(); ++b) {
+      const std::vector<Piece> &col_pieces = cols.steps[b].pieces;
+      step.clear();
+      if (max_concurrent <= 0 && chunk <= 0) {
+        // No limits: the step is accounted piece by piece, only its first pieces held (an
+        // all-at-once step has every message).
+        Streamed::Step acc;
+        for (std::size_t j = 0; j < col_pieces.size(); ++j) {
+          const Piece &c = col_pieces[j];
+          const Index vc = col_volumes[b][j];
+          for (std::size_t i = 0; i < row_pieces.size(); ++i) {
+            const Piece &r = row_pieces[i];
+            const Index v = row_volumes[a][i] * vc;
+            const int src = r.src + c.src * snr;
+            const int dst = r.dst + c.dst * dnr;
+            if (v > 0 && src_ranks[static_cast<std::size_t>(src)] !=
+                             dst_ranks[static_cast<std::size_t>(dst)])
+              add_piece(acc, {src, dst, 0, v});
+          }
+        }
+        if (acc.pieces > 0 || keep_empty) close_step(acc);
+        continue;
+      }
+      for (std::size_t j = 0; j < col_pieces.size(); ++j) {
+        const Piece &c = col_pieces[j];
+        const Index vc = col_volumes[b][j];
+        for (std::size_t i = 0; i < row_pieces.size(); ++i) {
+          const Piece &r = row_pieces[i];
+          const Index v = row_volumes[a][i] * vc;
+          const int src = r.src + c.src * snr;
+          const int dst = r.dst + c.dst * dnr;
+          if (v > 0 &&
+              src_ranks[static_cast<std::size_t>(src)] != dst_ranks[static_cast<std::size_t>(dst)])
+            step.push_back({src, dst, 0, v});
+        }
+      }
+      if (step.empty()) {
+        if (keep_empty) cut(step);
+        continue;
+      }
+      // limit_concurrency of one step.
+      if (max_concurrent <= 0) {
+        cut(step);
+        continue;
+      }
+      for (std::size_t first = 0; first < step.size();
+           first += static_cast<std::size_t>(max_concurrent)) {
+        const std::size_t last =
+            std::min(step.size(), first + static_cast<std::size_t>(max_concurrent));
+        group.assign(step.begin() + static_cast<std::ptrdiff_t>(first),
+                     step.begin() + static_cast<std::ptrdiff_t>(last));
+        cut(group);
+      }
+    }
+  }
+  return result;
+}
+
+/// The one-step schedule of every message of `g` (all-at-once along one dimension).
+redist::Schedule all_messages(const redist::VolumeGraph &g) {
+  redist::Schedule s;
+  s.steps.emplace_back();
+  for (const redist::Message &m : g.messages)
+    s.steps.back().pieces.push_back({m.src, m.dst, 0, m.volume});
+  return s;
+}
+
+// Schedules listed whole by --steps and the JSON step list up to this many pieces.
+constexpr std::size_t kListPieces = 4096;
+
+/// The output of a one-phase plan. `steps`: every step, or the first ones when `scale` (what
+/// was done at this size) is not empty, each with its first pieces.
+int print_one_phase(const GraphSummary &graph, const std::string &detail,
+                    const redist::ScheduleStats &st, const std::vector<SampleStep> &steps,
+                    const redist::CostModel &model, std::size_t element_bytes, bool json,
+                    bool list_steps, const std::string &network_lines, const std::string &scale) {
+  const bool sampled = !scale.empty();
+  if (json) {
+    std::cout << R"({"graph":{"senders":)" << graph.senders << ",\"receivers\":" << graph.receivers
+              << ",\"messages\":" << graph.messages << ",\"elements\":" << graph.elements
+              << ",\"max_degree\":" << graph.max_degree
+              << ",\"max_node_elements\":" << graph.max_node_elements
+              << "},\"schedule\":" << json_string(detail) << ",\"steps\":" << st.steps
+              << ",\"pieces\":" << st.pieces << ",\"sum_step_max\":" << st.sum_step_max
+              << ",\"largest_piece\":" << st.largest_piece << ",\"alpha\":" << model.alpha
+              << ",\"beta\":" << model.beta << ",\"element_bytes\":" << element_bytes
+              << ",\"predicted_seconds\":" << st.seconds;
+    if (sampled)
+      std::cout << ",\"scale\":" << json_string(scale) << ",\"step_list_sampled\":{\"steps\":"
+                << kSampleSteps << ",\"pieces_per_step\":" << kSamplePieces << "}";
+    std::cout << ",\"step_list\":[";
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      std::cout << (k ? "," : "") << "{\"largest\":" << steps[k].largest << ",\"pieces\":[";
+      const auto &pieces = steps[k].first;
+      for (std::size_t p = 0; p < pieces.size(); ++p) {
+        std::cout << (p ? "," : "") << "[" << pieces[p].src << "," << pieces[p].dst << ","
+                  << pieces[p].offset << "," << pieces[p].volume << "]";
+      }
+      std::cout << "]}";
+    }
+    std::cout << "]" << network_lines << "}\n";
+    return 0;
+  }
+  std::cout << "volume graph: " << graph.senders << " senders, " << graph.receivers
+            << " receivers, " << graph.messages << " messages, " << graph.elements
+            << " elements; max degree " << graph.max_degree << ", busiest node "
+            << graph.max_node_elements << " elements\n";
+  std::cout << "schedule:     " << detail << "\n";
+  std::cout << "N (steps):    " << st.steps << "\n";
+  std::cout << "T (sum of step maxima): " << st.sum_step_max << " elements\n";
+  std::cout << "pieces:       " << st.pieces << ", largest " << st.largest_piece << " elements\n";
+  std::cout << "predicted:    " << st.seconds << " s (alpha " << model.alpha << " s, beta "
+            << model.beta << " s/byte, " << element_bytes << "-byte elements)\n";
+  if (sampled) std::cout << "scale:        " << scale << "\n";
+  if (list_steps) {
+    if (sampled)
+      std::cout << "steps:        a sample: the first " << steps.size() << " of " << st.steps
+                << " steps, at most " << kSamplePieces << " pieces each (" << thousands(st.pieces)
+                << " pieces in all)\n";
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      std::cout << "step " << k << " (largest " << steps[k].largest << "):";
+      for (const redist::Piece &p : steps[k].first) {
+        std::cout << " " << p.src << "->" << p.dst << ":" << p.volume;
+      }
+      if (steps[k].first.size() < steps[k].pieces)
+        std::cout << " ... (" << steps[k].pieces - steps[k].first.size() << " more)";
+      std::cout << "\n";
+    }
+  }
+  std::cout << network_lines;
+  return 0;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -811,6 +1153,7 @@ int main(int argc, char **argv) {
   Network network;
   bool max_concurrent_given = false;
   std::string svg_file;
+  Index materialise_max = kMaterialiseMessages;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string &opt = args[k];
     const auto value = [&]() -> const std::string & {
@@ -872,6 +1215,9 @@ int main(int argc, char **argv) {
       const Index v = integer();
       if (v < 1 || v > 1 << 20) usage_error("--element-bytes must be >= 1");
       element_bytes = static_cast<std::size_t>(v);
+    } else if (opt == "--materialise-max") {
+      materialise_max = integer();
+      if (materialise_max < 0) usage_error("--materialise-max must be >= 0");
     } else if (opt == "--steps") {
       list_steps = true;
     } else if (opt == "--json") {
@@ -963,12 +1309,143 @@ int main(int argc, char **argv) {
     t.dst = layout_2d("--b", *b_spec, m, n, disjoint ? t.src.grid.nprow * t.src.grid.npcol : 0);
   }
 
-  std::vector<redist::GlobalPhase> phases;
-  std::string detail;
-  if (const std::string why = redist::global_phases(t, options, element_bytes, phases, detail);
-      !why.empty()) {
+  const auto refuse = [](const std::string &why) {
     std::cerr << "redist-plan: " << why << "\n";
     return 1;
+  };
+  // Scale (docs/scaling.md): the 1-D graphs take one sweep of a period; the 2-D graph holds
+  // the product of their messages.
+  const redist::VolumeGraph row_graph = redist::volume_graph(t.rows());
+  const redist::VolumeGraph col_graph = redist::volume_graph(t.cols());
+  const Index messages_2d =
+      static_cast<Index>(row_graph.messages.size() * col_graph.messages.size());
+  const redist::Strategy strategy = options.strategy;
+  const std::string schedule_name(redist::strategy_name(strategy));
+  int ranks = 0;
+  for (const auto *grid : {&t.src.grid, &t.dst.grid})
+    for (const int r : grid->ranks)
+      ranks = std::max(ranks, r + 1);
+  if ((strategy == redist::Strategy::automatic || strategy == redist::Strategy::multiphase) &&
+      ranks > kDecisionRanks)
+    return refuse("--schedule " + schedule_name + ": deciding as every rank would takes a rank " +
+                  "plan of each of the " + thousands(ranks) +
+                  " ranks and O(ranks^2) time; this tool decides up to " +
+                  thousands(kDecisionRanks) +
+                  " ranks. Name the schedule instead (e.g. --schedule stepwise, caterpillar or "
+                  "all-at-once)");
+  {
+    // Matching schedules without a closed form: refused before they start when too large.
+    Index work = 0;
+    std::string where;
+    const auto dimension = [&](const char *name, const redist::Transfer1D &d,
+                               const redist::VolumeGraph &g) {
+      bool matchings = strategy == redist::Strategy::greedy;
+      if (strategy == redist::Strategy::stepwise || strategy == redist::Strategy::circulant) {
+        matchings = !redist::best_closed_form(d, options.model, element_bytes) &&
+                    !(strategy == redist::Strategy::circulant &&
+                      redist::ClosedFormSchedule::make(redist::ClosedFormKind::circulant, d));
+      }
+      if (!matchings || g.messages.empty()) return;
+      work += matching_work(g);
+      where += std::string(where.empty() ? "" : "; ") + name + " (" + thousands(g.senders) +
+               " -> " + thousands(g.receivers) + " processes): " + thousands(g.messages.size()) +
+               " messages of degree up to " + thousands(g.max_degree());
+    };
+    std::string what;
+    if (strategy == redist::Strategy::ggp || strategy == redist::Strategy::oggp) {
+      const GraphSummary g = product_summary(row_graph, col_graph);
+      work = g.messages * g.max_degree;
+      where = "the 2-D graph: " + thousands(g.messages) + " messages of degree up to " +
+              thousands(g.max_degree);
+      what = "Jeannot & Wagner's " + schedule_name + " matchings run on ";
+    } else {
+      dimension("rows", t.rows(), row_graph);
+      dimension("columns", t.cols(), col_graph);
+      what = strategy == redist::Strategy::greedy
+                 ? "greedy matchings run on the 1-D volume graphs, "
+                 : "no closed form applies, so Desprez et al.'s Stepwise matchings run on ";
+    }
+    if (work > kMatchingWork)
+      return refuse("--schedule " + schedule_name + ": " + what + where + ": " +
+                    thousands(work) + " messages x degree, beyond the " +
+                    thousands(kMatchingWork) +
+                    " this tool matches (about 4 s; the time grows with that product, "
+                    "docs/scaling.md). Schedules with closed forms (all-at-once, caterpillar; "
+                    "stepwise when one block size divides the other or gcd(r', Q) = gcd(s', P) "
+                    "= 1) have no such limit");
+  }
+  const bool product_strategy =
+      strategy == redist::Strategy::stepwise || strategy == redist::Strategy::circulant ||
+      strategy == redist::Strategy::caterpillar || strategy == redist::Strategy::greedy;
+  if (messages_2d > materialise_max &&
+      (product_strategy || strategy == redist::Strategy::all_at_once)) {
+    // Too large to hold: the schedule is evaluated one step at a time.
+    const std::string size = thousands(messages_2d) + " messages, more than the " +
+                             thousands(materialise_max) + " this tool materialises";
+    if (t.region.kind != redist::Region::Kind::full)
+      return refuse("--region: a trapezoid of " + size +
+                    ": its messages are not products of 1-D ones; copy the full window or use "
+                    "a smaller one");
+    if (network.kind != Network::Kind::crossbar)
+      return refuse("--topology " + network.topology + ": " + size +
+                    "; the link loads route every message of every step and are computed up to "
+                    "that size only");
+    if (!svg_file.empty())
+      return refuse("--svg: " + size + "; the picture bins the whole volume graph and is drawn "
+                    "up to that size only");
+    if (strategy == redist::Strategy::all_at_once &&
+        (options.max_concurrent > 0 || options.max_memory > 0))
+      return refuse("--schedule all-at-once with --max-concurrent or --max-memory: " + size);
+    Index chunk = 0;
+    if (options.max_memory > 0) chunk = options.max_memory / static_cast<Index>(2 * element_bytes);
+    if (options.max_memory > 0 && chunk < 1)
+      return refuse("max_memory of " + std::to_string(options.max_memory) +
+                    " bytes is below one element sent and one received (" +
+                    std::to_string(2 * element_bytes) + " bytes)");
+    std::string detail;
+    Streamed streamed;
+    if (strategy == redist::Strategy::all_at_once) {
+      detail = "all messages at once";
+      streamed = stream_product(t, row_graph, col_graph, all_messages(row_graph),
+                                all_messages(col_graph), false, 0, 0, options.model,
+                                element_bytes);
+    } else {
+      std::string row_how;
+      std::string col_how;
+      const redist::Schedule rows = redist::dimension_schedule(strategy, t.rows(), options.model,
+                                                               element_bytes, row_how);
+      const redist::Schedule cols = redist::dimension_schedule(strategy, t.cols(), options.model,
+                                                               element_bytes, col_how);
+      detail = schedule_name + ", rows: " + row_how + " x columns: " + col_how;
+      streamed = stream_product(t, row_graph, col_graph, rows, cols,
+                                strategy == redist::Strategy::caterpillar, options.max_concurrent,
+                                chunk, options.model, element_bytes);
+    }
+    return print_one_phase(product_summary(row_graph, col_graph), detail, streamed.stats,
+                           streamed.sample, options.model, element_bytes, json, list_steps, "",
+                           "evaluated one step at a time (" + size + ")");
+  }
+
+  std::vector<redist::GlobalPhase> phases;
+  std::string detail;
+  const bool explicit_one_phase =
+      strategy != redist::Strategy::automatic && strategy != redist::Strategy::multiphase &&
+      !(strategy == redist::Strategy::all_at_once &&
+        (options.max_concurrent > 0 || options.max_memory > 0));
+  if (explicit_one_phase) {
+    // The schedule asked for, without the decision every rank would make (which only resolves
+    // auto and multiphase, and checks all-at-once's limits).
+    redist::GlobalPhase one{t, {}, {}};
+    if (const std::string why =
+            redist::global_schedule(t, options, element_bytes, one.schedule, one.detail);
+        !why.empty())
+      return refuse(why);
+    detail = one.detail;
+    phases.push_back(std::move(one));
+  } else if (const std::string why =
+                 redist::global_phases(t, options, element_bytes, phases, detail);
+             !why.empty()) {
+    return refuse(why);
   }
   if (!svg_file.empty()) {
     const std::string picture = redist::plan_svg::plan_svg(phases, one_d.has_value(), detail);
@@ -988,49 +1465,15 @@ int main(int argc, char **argv) {
   const redist::ScheduleStats st = redist::schedule_stats(schedule, options.model, element_bytes);
   const std::string network_lines =
       network_report(network, t, graph, schedule, options.model, element_bytes, json);
-  if (json) {
-    std::cout << R"({"graph":{"senders":)" << graph.senders << ",\"receivers\":" << graph.receivers
-              << ",\"messages\":" << graph.messages.size() << ",\"elements\":" << graph.total()
-              << ",\"max_degree\":" << graph.max_degree()
-              << ",\"max_node_elements\":" << graph.max_node_volume()
-              << "},\"schedule\":" << json_string(detail) << ",\"steps\":" << st.steps
-              << ",\"pieces\":" << st.pieces << ",\"sum_step_max\":" << st.sum_step_max
-              << ",\"largest_piece\":" << st.largest_piece << ",\"alpha\":" << options.model.alpha
-              << ",\"beta\":" << options.model.beta << ",\"element_bytes\":" << element_bytes
-              << ",\"predicted_seconds\":" << st.seconds << ",\"step_list\":[";
-    for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
-      std::cout << (k ? "," : "") << "{\"largest\":" << schedule.steps[k].largest()
-                << ",\"pieces\":[";
-      const auto &pieces = schedule.steps[k].pieces;
-      for (std::size_t p = 0; p < pieces.size(); ++p) {
-        std::cout << (p ? "," : "") << "[" << pieces[p].src << "," << pieces[p].dst << ","
-                  << pieces[p].offset << "," << pieces[p].volume << "]";
-      }
-      std::cout << "]}";
-    }
-    std::cout << "]" << network_lines << "}\n";
-    return 0;
+  std::vector<SampleStep> steps;
+  const bool whole = st.pieces <= static_cast<Index>(kListPieces);
+  for (const redist::Step &step : schedule.steps) {
+    if (!whole && steps.size() >= kSampleSteps) break;
+    const std::size_t shown = whole ? step.pieces.size() : std::min(step.pieces.size(), kSamplePieces);
+    steps.push_back({step.largest(), step.pieces.size(),
+                     {step.pieces.begin(), step.pieces.begin() + static_cast<std::ptrdiff_t>(shown)}});
   }
-  std::cout << "volume graph: " << graph.senders << " senders, " << graph.receivers
-            << " receivers, " << graph.messages.size() << " messages, " << graph.total()
-            << " elements; max degree " << graph.max_degree() << ", busiest node "
-            << graph.max_node_volume() << " elements\n";
-  std::cout << "schedule:     " << detail << "\n";
-  std::cout << "N (steps):    " << st.steps << "\n";
-  std::cout << "T (sum of step maxima): " << st.sum_step_max << " elements\n";
-  std::cout << "pieces:       " << st.pieces << ", largest " << st.largest_piece << " elements\n";
-  std::cout << "predicted:    " << st.seconds << " s (alpha " << options.model.alpha << " s, beta "
-            << options.model.beta << " s/byte, " << element_bytes << "-byte elements)\n";
-  if (list_steps) {
-    for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
-      const redist::Step &step = schedule.steps[k];
-      std::cout << "step " << k << " (largest " << step.largest() << "):";
-      for (const redist::Piece &p : step.pieces) {
-        std::cout << " " << p.src << "->" << p.dst << ":" << p.volume;
-      }
-      std::cout << "\n";
-    }
-  }
-  std::cout << network_lines;
-  return 0;
+  return print_one_phase(graph_summary(graph), detail, st, steps, options.model, element_bytes,
+                         json, list_steps, network_lines,
+                         whole ? "" : "materialised (" + thousands(st.pieces) + " pieces; --steps and --json list a sample)");
 }

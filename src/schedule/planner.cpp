@@ -881,6 +881,11 @@ std::string chosen_schedule(const Transfer &t, const ScheduleOptions &options, S
 
 } // namespace
 
+Schedule dimension_schedule(Strategy s, const Transfer1D &t, const CostModel &model,
+                            std::size_t element_bytes, std::string &how) {
+  return one_dimension(s, t, model, element_bytes, how);
+}
+
 std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
                             std::size_t element_bytes, Schedule &out, std::string &detail) {
   Index chunk = 0;

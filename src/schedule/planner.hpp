@@ -108,6 +108,13 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
 std::string global_schedule(const Transfer &t, const ScheduleOptions &options,
                             std::size_t element_bytes, Schedule &out, std::string &detail);
 
+/// The 1-D schedule a product strategy (caterpillar, stepwise, greedy, circulant) takes along
+/// one dimension, as global_schedule builds it before taking the product of the rows' and the
+/// columns' schedules; `how` names it ("closed form", "stepwise matchings", ...). For tools that
+/// evaluate a product step by step instead of materialising it.
+[[nodiscard]] Schedule dimension_schedule(Strategy s, const Transfer1D &t, const CostModel &model,
+                                          std::size_t element_bytes, std::string &how);
+
 struct GlobalPhase {
   Transfer transfer;
   Schedule schedule; ///< over the phase's grid positions, as global_schedule

@@ -247,25 +247,24 @@ VolumeGraph volume_graph(const Transfer &t) {
   if (t.m == 0 || t.n == 0) {
     return g;
   }
-  std::vector<std::vector<RunPattern>> rows;
-  std::vector<std::vector<RunPattern>> cols;
+  // Only the peers each source row and column sends to: O(messages), not O(P * Q) patterns.
+  std::vector<std::vector<PeerRuns>> rows;
+  std::vector<std::vector<PeerRuns>> cols;
   rows.reserve(static_cast<std::size_t>(snr));
   cols.reserve(static_cast<std::size_t>(snc));
   for (int pr = 0; pr < snr; ++pr) {
-    rows.push_back(runs_from_source(t.rows(), pr));
+    rows.push_back(peer_runs_from_source(t.rows(), pr));
   }
   for (int pc = 0; pc < snc; ++pc) {
-    cols.push_back(runs_from_source(t.cols(), pc));
+    cols.push_back(peer_runs_from_source(t.cols(), pc));
   }
   for (int pc = 0; pc < snc; ++pc) {
     for (int pr = 0; pr < snr; ++pr) {
-      for (int qc = 0; qc < dnc; ++qc) {
-        for (int qr = 0; qr < dnr; ++qr) {
-          const Index v = message_elements(
-              rows[static_cast<std::size_t>(pr)][static_cast<std::size_t>(qr)],
-              cols[static_cast<std::size_t>(pc)][static_cast<std::size_t>(qc)], t.region, t.m, t.n);
+      for (const PeerRuns &c : cols[static_cast<std::size_t>(pc)]) {
+        for (const PeerRuns &r : rows[static_cast<std::size_t>(pr)]) {
+          const Index v = message_elements(r.runs, c.runs, t.region, t.m, t.n);
           if (v > 0) {
-            g.messages.push_back({pr + pc * snr, qr + qc * dnr, v});
+            g.messages.push_back({pr + pc * snr, r.peer + c.peer * dnr, v});
           }
         }
       }
