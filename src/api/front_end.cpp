@@ -172,17 +172,36 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   return out;
 }
 
-int gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed, Transfer &t,
-                    Missing &missing) {
+Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed,
+                         Transfer &t) {
+  Gathered out;
   int size = 0;
   MPI_Comm_size(comm, &size);
+  const CallFields<Range> &f = agreed.fields;
   const long long mine[4] = {call.a.member ? call.a.row : -1, call.a.member ? call.a.col : -1,
                              call.b.member ? call.b.row : -1, call.b.member ? call.b.col : -1};
-  std::vector<long long> coords(4 * static_cast<std::size_t>(size));
+  std::vector<long long> coords;
+  t = Transfer{};
+  const auto positions = [](const SideFields<Range> &s) {
+    return s.nprow.present ? static_cast<std::size_t>(s.nprow.max * s.npcol.max) : 0;
+  };
+  int failed = 0;
+  try {
+    coords.resize(4 * static_cast<std::size_t>(size));
+    t.src.grid.ranks.assign(positions(f.a), -1);
+    t.dst.grid.ranks.assign(positions(f.b), -1);
+  } catch (const std::bad_alloc &) {
+    failed = 1;
+  }
+  out.here = failed != 0;
+  // Only where planning starts: a cache hit never gets here.
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
+  if (failed != 0) {
+    out.status = REDIST_ERR_NO_MEMORY;
+    return out;
+  }
   MPI_Allgather(mine, 4, MPI_LONG_LONG, coords.data(), 4, MPI_LONG_LONG, comm);
 
-  const CallFields<Range> &f = agreed.fields;
-  t = Transfer{};
   t.m = f.m.max;
   t.n = f.n.max;
   const bool trapezoid = call.fields.uplo != ' ';
@@ -200,7 +219,6 @@ int gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed
     layout->j = s->j.max - call.index_base;
     layout->grid.nprow = nprow;
     layout->grid.npcol = npcol;
-    layout->grid.ranks.assign(static_cast<std::size_t>(nprow) * npcol, -1);
     for (int p = 0; p < size; ++p) {
       const long long pr = coords[4 * static_cast<std::size_t>(p) + offset];
       const long long pc = coords[4 * static_cast<std::size_t>(p) + offset + 1];
@@ -210,13 +228,16 @@ int gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed
     for (int pc = 0; pc < npcol; ++pc) {
       for (int pr = 0; pr < nprow; ++pr) {
         if (layout->grid.rank_at(pr, pc) < 0) {
-          missing = Missing{name, pr, pc};
-          return REDIST_ERR_ARGUMENT;
+          out.status = REDIST_ERR_ARGUMENT;
+          out.side = name;
+          out.row = pr;
+          out.col = pc;
+          return out;
         }
       }
     }
   }
-  return REDIST_SUCCESS;
+  return out;
 }
 
 Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const Transfer &t,

@@ -139,15 +139,17 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
 CacheLookup look_up(const CallArgs &call, const std::vector<long long> &identity,
                     const std::vector<long long> &comm_identity);
 
-/// The full transfer: grids from every process's grid positions (one all-gather over
-/// `comm`); on a missing grid position, status REDIST_ERR_ARGUMENT and the side ('A', 'B')
-/// and position in `missing`.
-struct Missing {
+/// The transfer the agreed fields describe, its grids from every process's grid positions
+/// (gathered over `comm`, in rank order). Every process returns the same status:
+/// REDIST_ERR_ARGUMENT when no process holds a position of a grid (`side` 'A' or 'B',
+/// `row`, `col`), REDIST_ERR_NO_MEMORY when a process could not allocate (`here`: this one).
+struct Gathered {
+  int status = REDIST_SUCCESS;
   char side = 0;
   long long row = -1, col = -1;
+  bool here = false;
 };
-int gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed, Transfer &t,
-                    Missing &missing);
+Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed, Transfer &t);
 
 /// Build the plan for `t` on every process of `comm` and cache it under `lookup`; failures
 /// (out of memory on any process, options that cannot be honoured) are agreed, so every
