@@ -142,6 +142,9 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
     std::lock_guard lock(caches().mutex);
     v.push_back(caches().generation);
   }
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  v.push_back(-static_cast<long long>(world_rank)); // the maximum gives the lowest
   const bool ok = error == 0;
   CallFields<long long> fields = call.fields;
   each_field([&](Arg arg, const char *, long long x) { put(v, x, ok && contributes(call, arg)); },
@@ -151,16 +154,13 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   put(v, cache.plan ? cache.plan->id.creator : 0, true);
   put(v, cache.comm ? cache.comm->id.generation : 0, true);
   put(v, cache.comm ? cache.comm->id.creator : 0, true);
-  int world_rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  put(v, world_rank, true);
   MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_LONG_LONG, MPI_MAX, comm);
 
   Agreement out;
   out.error = v[0];
-  std::size_t at = 2;
+  std::size_t at = 3;
   each_field([&](Arg, const char *, Range &r) { r = range_at(v, at); }, out.fields);
-  Range ids[5];
+  Range ids[4];
   for (Range &r : ids)
     r = range_at(v, at);
   const auto same_everywhere = [](const Range &generation, const Range &creator) {
@@ -168,7 +168,7 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   };
   out.plan_hit = same_everywhere(ids[0], ids[1]);
   out.comm_hit = same_everywhere(ids[2], ids[3]);
-  out.new_id = BuildId{v[1] + 1, ids[4].min};
+  out.new_id = BuildId{v[1] + 1, -v[2]};
   return out;
 }
 
@@ -258,9 +258,32 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const 
     std::lock_guard lock(caches().mutex);
     caches().comms.insert(lookup.comm_key, lookup.comm);
   }
+  Planned planned =
+      plan_everywhere(comm, rank, size, lookup.comm->comm, t, call.options, call.element_size,
+                      call.a.member ? call.a.lld : 1, call.b.member ? call.b.lld : 1, false);
+  if (planned.status != REDIST_SUCCESS) {
+    out.status = planned.status;
+    out.here = planned.here;
+    out.why = planned.why;
+    return out;
+  }
+  auto built = std::make_shared<CachedPlan>();
+  built->id = agreed.new_id;
+  built->comm = lookup.comm;
+  built->executor = std::move(planned.executor);
+  out.plan = std::move(built);
+  std::lock_guard lock(caches().mutex);
+  caches().plans.insert(lookup.plan_key, out.plan);
+  lookup.plan = out.plan;
+  return out;
+}
+
+Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, const Transfer &t,
+                        const ScheduleOptions &options, std::size_t element_size, Index lld_a,
+                        Index lld_b, bool predict) {
+  Planned out;
   // Planning (and the executor's buffers) may run out of memory on some processes only:
   // every process learns it before any data moves.
-  const ScheduleOptions &options = call.options;
   bool out_of_memory = false;
   RankPlan rank_plan;
   try {
@@ -268,52 +291,46 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const 
   } catch (const std::bad_alloc &) {
     out_of_memory = true;
   }
-  // The busiest process's all-at-once buffer, for the memory cap: one more reduction, only
-  // when a cap is set.
+  // The busiest process's all-at-once buffer and time, for the memory cap and the prediction.
   double global[3] = {0.0, 0.0, 0.0};
-  if (options.max_memory > 0) {
+  if (options.max_memory > 0 || predict) {
     if (!out_of_memory) {
-      const ScheduleInputs local = all_at_once_local(rank_plan, options.model, call.element_size);
+      const ScheduleInputs local = all_at_once_local(rank_plan, options.model, element_size);
       global[0] = static_cast<double>(local.all_at_once_buffer_max);
       global[1] = local.all_at_once_seconds;
     }
     global[2] = out_of_memory ? 1.0 : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, global, 3, MPI_DOUBLE, MPI_MAX, comm);
   }
-  std::shared_ptr<CachedPlan> built;
   if (!out_of_memory && global[2] == 0.0) {
     try {
       ScheduleChoice choice;
       out.why = choose_schedule(t, rank_plan, options,
                                 ScheduleInputs{static_cast<Index>(global[0]), global[1]},
-                                call.element_size, choice);
+                                element_size, choice);
       if (out.why.empty()) {
-        built = std::make_shared<CachedPlan>();
-        built->id = agreed.new_id;
-        built->comm = lookup.comm;
-        built->executor = std::make_unique<Executor>(
-            lookup.comm->comm, std::move(rank_plan), call.element_size,
-            call.a.member ? call.a.lld : 1, call.b.member ? call.b.lld : 1, std::move(choice));
+        out.executor = std::make_unique<Executor>(exec_comm, std::move(rank_plan), element_size,
+                                                  lld_a, lld_b, std::move(choice));
       }
     } catch (const std::bad_alloc &) {
       out_of_memory = true;
     }
   }
-  int failed = out_of_memory ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
-  if (failed != 0) {
-    out.status = REDIST_ERR_NO_MEMORY;
-    out.here = out_of_memory;
-    return out;
+  // The lowest rank with each kind of failure.
+  const int order = lowest_first(rank, size) + 1;
+  int failed[2] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order};
+  MPI_Allreduce(MPI_IN_PLACE, failed, 2, MPI_INT, MPI_MAX, comm);
+  for (const auto &[status, word, here] :
+       {std::tuple{REDIST_ERR_NO_MEMORY, failed[0], out_of_memory},
+        std::tuple{REDIST_ERR_ARGUMENT, failed[1], !out.why.empty()}}) {
+    if (word != 0) {
+      out.status = status;
+      out.here = here;
+      out.first = lowest_first(word - 1, size);
+      out.executor.reset();
+      return out;
+    }
   }
-  if (!out.why.empty()) {
-    out.status = REDIST_ERR_ARGUMENT;
-    return out;
-  }
-  out.plan = std::move(built);
-  std::lock_guard lock(caches().mutex);
-  caches().plans.insert(lookup.plan_key, out.plan);
-  lookup.plan = out.plan;
   return out;
 }
 

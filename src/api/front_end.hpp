@@ -26,10 +26,13 @@ template <class V> struct SideFields {
 };
 
 /// The values of a call that must agree everywhere; V is a value, or its agreed range.
+/// `digest`: a hash of what else must agree and has no field of its own (the C API's element
+/// type, rank maps and cost model; 0 in the ScaLAPACK entries).
 template <class V> struct CallFields {
   V m{}, n{}, uplo{}, diag{};
   SideFields<V> a, b;
   V strategy{}, max_concurrent{}, max_memory{};
+  V digest{};
 };
 
 /// Calls f(arg, name, x...) for each field, x being that field in each of `fields`; `name`
@@ -57,6 +60,7 @@ template <class F, class... T> void each_field(F &&f, T &...fields) {
   f(Arg::environment, "schedule", fields.strategy...);
   f(Arg::environment, "max_concurrent", fields.max_concurrent...);
   f(Arg::environment, "max_memory", fields.max_memory...);
+  f(Arg::none, "digest", fields.digest...);
 }
 
 /// Where this process stands in one side's grid.
@@ -126,8 +130,11 @@ struct Agreement {
 };
 
 /// An error word for agree(): the highest priority wins, then the highest `order` (a rank,
-/// or size - 1 - rank to make the lowest rank win).
+/// or lowest_first(rank, size) to make the lowest rank win).
 long long error_word(long long priority, int order);
+inline int lowest_first(int rank, int size) {
+  return size - 1 - rank;
+}
 
 /// One collective over `comm` (every process of the call): the error words, every field of
 /// `call` (side fields from the members of that side's grid only, nothing from a process
@@ -150,6 +157,21 @@ struct Gathered {
   bool here = false;
 };
 Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed, Transfer &t);
+
+/// The executor for `t` on `exec_comm`, planned on every process of `comm` (same ranks);
+/// failures are agreed in one reduction, so every process takes the same branch: out of
+/// memory anywhere, then a schedule option that cannot be honoured (`why`). `predict`: also
+/// exchange the all-at-once inputs when no memory cap asks for them (for the predicted time).
+struct Planned {
+  int status = REDIST_SUCCESS; // REDIST_ERR_NO_MEMORY or REDIST_ERR_ARGUMENT everywhere
+  bool here = false;           // the failure happened on this process
+  int first = -1;              // the lowest rank where it happened
+  std::string why;             // this process's reason, for REDIST_ERR_ARGUMENT
+  std::unique_ptr<Executor> executor;
+};
+Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, const Transfer &t,
+                        const ScheduleOptions &options, std::size_t element_size, Index lld_a,
+                        Index lld_b, bool predict);
 
 /// Build the plan for `t` on every process of `comm` and cache it under `lookup`; failures
 /// (out of memory on any process, options that cannot be honoured) are agreed, so every

@@ -413,8 +413,8 @@ int run_call(Call &c) {
       return REDIST_ERR_NO_MEMORY;
     }
     if (built.status != REDIST_SUCCESS) {
-      report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured: " +
-             built.why + "; nothing was copied");
+      report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured" +
+             (built.here ? ": " + built.why : " on another process") + "; nothing was copied");
       return REDIST_ERR_ARGUMENT;
     }
   }
