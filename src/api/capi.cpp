@@ -92,20 +92,24 @@ Layout to_layout(const redist_layout &l) {
 void agree_impl(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
                 const char *mismatch_what, const Error *local_error) {
   int rank = 0;
+  int size = 0;
   MPI_Comm_rank(comm, &rank);
-  // Max-reduce [first failing rank (negated, so the lowest wins), hash, -hash].
-  const auto hash = static_cast<std::int64_t>(fingerprint >> 2);
-  std::int64_t v[3] = {local_error ? -static_cast<std::int64_t>(rank) : INT64_MIN, hash, -hash};
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_MAX, comm);
-  if (rc != MPI_SUCCESS) {
+  MPI_Comm_size(comm, &size);
+  // The first failing rank wins, then the fingerprint as a range (a mismatch when not a point).
+  const auto hash = static_cast<long long>(fingerprint >> 2);
+  long long v[3] = {local_error ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0,
+                    hash, -hash};
+  if (front_end::reduce(comm, v, 3) != MPI_SUCCESS) {
     throw Error(REDIST_ERR_MPI, call + ": MPI_Allreduce failed while checking arguments");
   }
   if (local_error != nullptr) {
     throw *local_error;
   }
-  if (v[0] != INT64_MIN) {
-    throw Error(REDIST_ERR_REMOTE, call + ": an argument is invalid on rank " +
-                                       std::to_string(-v[0]) + " (see its message)");
+  if (v[0] != 0) {
+    throw Error(REDIST_ERR_REMOTE,
+                call + ": an argument is invalid on rank " +
+                    std::to_string(front_end::lowest_first(front_end::error_order(v[0]), size)) +
+                    " (see its message)");
   }
   if (v[1] != -v[2]) {
     throw Error(REDIST_ERR_MISMATCH, call + ": processes passed different " + mismatch_what);

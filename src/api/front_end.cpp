@@ -106,8 +106,16 @@ long long Agreement::error_priority() const {
   return error / kRankRange;
 }
 
+int error_order(long long word) {
+  return static_cast<int>(word % kRankRange - 1);
+}
+
 long long Agreement::error_rank() const {
-  return error % kRankRange - 1;
+  return error_order(error);
+}
+
+int reduce(MPI_Comm comm, long long *words, int count) {
+  return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm);
 }
 
 CacheLookup look_up(const CallArgs &call, const std::vector<long long> &identity,
@@ -154,7 +162,7 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   put(v, cache.plan ? cache.plan->id.creator : 0, true);
   put(v, cache.comm ? cache.comm->id.generation : 0, true);
   put(v, cache.comm ? cache.comm->id.creator : 0, true);
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_LONG_LONG, MPI_MAX, comm);
+  reduce(comm, v.data(), static_cast<int>(v.size()));
 
   Agreement out;
   out.error = v[0];

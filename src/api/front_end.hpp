@@ -132,9 +132,15 @@ struct Agreement {
 /// An error word for agree(): the highest priority wins, then the highest `order` (a rank,
 /// or lowest_first(rank, size) to make the lowest rank win).
 long long error_word(long long priority, int order);
+/// The `order` of an error word.
+int error_order(long long word);
 inline int lowest_first(int rank, int size) {
   return size - 1 - rank;
 }
+
+/// The reduction under every agreement of the library: the maximum over `comm` of error words
+/// and of values sent as (x, -x), whose maxima give max(x) and -min(x). Returns MPI's code.
+int reduce(MPI_Comm comm, long long *words, int count);
 
 /// One collective over `comm` (every process of the call): the error words, every field of
 /// `call` (side fields from the members of that side's grid only, nothing from a process
