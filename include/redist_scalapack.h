@@ -77,7 +77,8 @@ long long redist_scalapack_call_count(void);
  * REDIST_ERR_MISMATCH everywhere. Checked: descriptor contexts that are not BLACS contexts,
  * DTYPE_, and everything redist_plan_create_opt checks on the layouts (block sizes, sources,
  * window, LLD on every process, options). An ICTXT that is not a BLACS context of a process
- * is an error on that process only (there is no communicator to tell the others).
+ * is an error on that process only: there is no communicator to tell the others, which then
+ * wait for it, as in the PxGEMR2D entries.
  */
 int redist_plan_create_scalapack(redist_int m, redist_int n, int type, const redist_int *desca,
                                  redist_int ia, redist_int ja, const redist_int *descb,
