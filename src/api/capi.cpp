@@ -197,6 +197,7 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
   args.routine = call;
   args.element_size = static_cast<std::size_t>(type_size(type));
   args.options = options;
+  args.whole_layouts = true;
   auto &f = args.fields;
   f.m = m;
   f.n = n;
@@ -208,8 +209,8 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
     const Layout layout = to_layout(*l);
     int pr = -1;
     int pc = -1;
-    position->member = layout.grid.find(rank, pr, pc);
-    *position = {position->member, pr, pc, l->lld};
+    const bool member = layout.grid.find(rank, pr, pc);
+    *position = {member, pr, pc, l->lld};
   }
   f.strategy = static_cast<long long>(options.strategy);
   f.max_concurrent = options.max_concurrent;

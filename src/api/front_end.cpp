@@ -67,6 +67,7 @@ void put(std::vector<long long> &v, long long x, bool contributes) {
 
 /// Side fields come from the members of that side's grid only.
 bool contributes(const CallArgs &call, Arg arg) {
+  if (call.whole_layouts) return true;
   switch (arg) {
   case Arg::desca:
   case Arg::ia:

@@ -77,6 +77,7 @@ struct CallArgs {
   CallFields<long long> fields; // uplo and diag: ' ' for a full copy; i, j from index_base
   long long index_base = 0;
   Position a, b;
+  bool whole_layouts = false; // every process describes both sides (else only their members)
   ScheduleOptions options;
 };
 
@@ -143,8 +144,9 @@ inline int lowest_first(int rank, int size) {
 int reduce(MPI_Comm comm, long long *words, int count);
 
 /// One collective over `comm` (every process of the call): the error words, every field of
-/// `call` (side fields from the members of that side's grid only, nothing from a process
-/// with an error), and whether every process holds the same cached entries.
+/// `call` (side fields from the members of that side's grid only unless whole_layouts,
+/// nothing from a process with an error), and whether every process holds the same cached
+/// entries.
 Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache);
 
 /// Look up `call` in the plan cache; `identity` names what the description does not (the
