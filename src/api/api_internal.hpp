@@ -35,7 +35,8 @@ Layout to_layout(const redist_layout &l);
 /// equal on all ranks), then agree across `comm`: if any rank failed, every rank throws (the
 /// failing ones their own error, the others REDIST_ERR_REMOTE naming the first failing
 /// rank); if the fingerprints differ, every rank throws REDIST_ERR_MISMATCH with
-/// `mismatch_what`. Collective.
+/// `mismatch_what`. Collective: one front_end::reduce() of three words. For calls without a
+/// front_end::CallArgs description (executing a plan, the ring API, calibration).
 template <class F>
 void agree(MPI_Comm comm, const std::string &call, const char *mismatch_what, F &&local_checks);
 

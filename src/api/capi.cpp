@@ -1,6 +1,7 @@
 // The extern "C" API of redist.h. Every body runs inside c_barrier().
 
 #include "api_internal.hpp"
+#include "front_end.hpp"
 #include "single_copy.hpp"
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 namespace redist {
@@ -89,45 +92,29 @@ Layout to_layout(const redist_layout &l) {
 void agree_impl(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
                 const char *mismatch_what, const Error *local_error) {
   int rank = 0;
+  int size = 0;
   MPI_Comm_rank(comm, &rank);
-  // Max-reduce [first failing rank (negated, so the lowest wins), hash, -hash].
-  const auto hash = static_cast<std::int64_t>(fingerprint >> 2);
-  std::int64_t v[3] = {local_error ? -static_cast<std::int64_t>(rank) : INT64_MIN, hash, -hash};
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_MAX, comm);
-  if (rc != MPI_SUCCESS) {
+  MPI_Comm_size(comm, &size);
+  // The first failing rank wins, then the fingerprint as a range (a mismatch when not a point).
+  const auto hash = static_cast<long long>(fingerprint >> 2);
+  long long v[3] = {local_error ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0,
+                    hash, -hash};
+  if (front_end::reduce(comm, v, 3) != MPI_SUCCESS) {
     throw Error(REDIST_ERR_MPI, call + ": MPI_Allreduce failed while checking arguments");
   }
   if (local_error != nullptr) {
     throw *local_error;
   }
-  if (v[0] != INT64_MIN) {
-    throw Error(REDIST_ERR_REMOTE, call + ": an argument is invalid on rank " +
-                                       std::to_string(-v[0]) + " (see its message)");
+  if (v[0] != 0) {
+    throw Error(REDIST_ERR_REMOTE,
+                call + ": an argument is invalid on rank " +
+                    std::to_string(front_end::lowest_first(front_end::error_order(v[0]), size)) +
+                    " (see its message)");
   }
   if (v[1] != -v[2]) {
     throw Error(REDIST_ERR_MISMATCH, call + ": processes passed different " + mismatch_what);
   }
 }
-
-namespace {
-
-std::uint64_t fingerprint_of(Index m, Index n, int type, int region, int unit_diag,
-                             const redist_layout &a, const redist_layout &b) {
-  Fingerprint f;
-  f.add(m).add(n).add(type).add(region).add(unit_diag != 0);
-  for (const redist_layout *l : {&a, &b}) {
-    f.add(l->m).add(l->n).add(l->mb).add(l->nb).add(l->nprow).add(l->npcol);
-    f.add(l->rsrc).add(l->csrc).add(l->i).add(l->j);
-    if (l->ranks != nullptr && l->nprow > 0 && l->npcol > 0) {
-      for (long long idx = 0; idx < static_cast<long long>(l->nprow) * l->npcol; ++idx) {
-        f.add(l->ranks[idx]);
-      }
-    }
-  }
-  return f.value();
-}
-
-} // namespace
 
 void check_mpi(int code, const char *call, const char *what) {
   if (code != MPI_SUCCESS) {
@@ -201,44 +188,98 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
 
 namespace {
 
+/// The front end's description of a C API call (fields from the layouts; what has no field
+/// of its own goes into the digest).
+front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, int region,
+                             int unit_diag, const redist_layout &a, const redist_layout &b,
+                             int rank, const ScheduleOptions &options) {
+  front_end::CallArgs args;
+  args.routine = call;
+  args.element_size = static_cast<std::size_t>(type_size(type));
+  args.options = options;
+  args.whole_layouts = true;
+  auto &f = args.fields;
+  f.m = m;
+  f.n = n;
+  f.uplo = region == REDIST_REGION_UPPER ? 'U' : region == REDIST_REGION_LOWER ? 'L' : ' ';
+  f.diag = unit_diag != 0 ? 'U' : 'N';
+  for (const auto &[l, fields, position] :
+       {std::tuple{&a, &f.a, &args.a}, std::tuple{&b, &f.b, &args.b}}) {
+    *fields = {l->m, l->n, l->mb, l->nb, l->rsrc, l->csrc, l->i, l->j, l->nprow, l->npcol};
+    const Layout layout = to_layout(*l);
+    int pr = -1;
+    int pc = -1;
+    const bool member = layout.grid.find(rank, pr, pc);
+    *position = {member, pr, pc, l->lld};
+  }
+  f.strategy = static_cast<long long>(options.strategy);
+  f.max_concurrent = options.max_concurrent;
+  f.max_memory = options.max_memory;
+  Fingerprint digest;
+  digest.add(type);
+  for (const redist_layout *l : {&a, &b}) {
+    for (long long idx = 0; idx < static_cast<long long>(l->nprow) * l->npcol; ++idx)
+      digest.add(l->ranks[idx]);
+  }
+  // The cost model decides the automatic schedule: it must agree too.
+  digest.add(std::bit_cast<std::int64_t>(options.model.alpha));
+  digest.add(std::bit_cast<std::int64_t>(options.model.beta));
+  f.digest = static_cast<long long>(digest.value() >> 2);
+  return args;
+}
+
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
 int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int unit_diag,
                 const redist_options *options, redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
-    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
     const CommPosition position = comm_position(call, comm);
     const int rank = position.rank;
     const int size = position.size;
-    ScheduleOptions schedule_opts;
-    agree(comm, call, "m, n, type, region, unit_diag, options or layouts (all but lld must agree)",
-          [&] {
-            if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-            if (m < 0) throw_argument(call, "m", m, "must be >= 0");
-            if (n < 0) throw_argument(call, "n", n, "must be >= 0");
-            if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
-            if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
-                region != REDIST_REGION_LOWER)
-              throw_argument(call, "region", region, "unknown redist_region");
-            if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
-            if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
-            validate_layout(call, "a", *a, m, n, size, rank);
-            validate_layout(call, "b", *b, m, n, size, rank);
-            redist_options defaults;
-            redist_options_init(&defaults);
-            schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
-            if (const std::string why = single_copy::environment_error(); !why.empty())
-              throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
-            Fingerprint f;
-            f.add(static_cast<std::int64_t>(fingerprint_of(m, n, type, region, unit_diag, *a, *b)));
-            f.add(static_cast<int>(schedule_opts.strategy)).add(schedule_opts.max_concurrent);
-            f.add(schedule_opts.max_memory);
-            // The cost model decides the automatic schedule: it must agree too.
-            f.add(std::bit_cast<std::int64_t>(schedule_opts.model.alpha));
-            f.add(std::bit_cast<std::int64_t>(schedule_opts.model.beta));
-            return f.value();
-          });
+    std::optional<Error> local;
+    front_end::CallArgs args;
+    try {
+      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+      if (m < 0) throw_argument(call, "m", m, "must be >= 0");
+      if (n < 0) throw_argument(call, "n", n, "must be >= 0");
+      if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
+      if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
+          region != REDIST_REGION_LOWER)
+        throw_argument(call, "region", region, "unknown redist_region");
+      if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
+      if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
+      validate_layout(call, "a", *a, m, n, size, rank);
+      validate_layout(call, "b", *b, m, n, size, rank);
+      redist_options defaults;
+      redist_options_init(&defaults);
+      const ScheduleOptions schedule_opts =
+          schedule_options(call, options != nullptr ? *options : defaults);
+      if (const std::string why = single_copy::environment_error(); !why.empty())
+        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
+      args = describe(call, m, n, type, region, unit_diag, *a, *b, rank, schedule_opts);
+    } catch (const Error &e) {
+      local = e;
+    }
+    const front_end::Agreement agreed = front_end::agree(
+        comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {});
+    if (local) throw *local;
+    if (agreed.error != 0) {
+      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                         std::to_string(front_end::lowest_first(
+                                             static_cast<int>(agreed.error_rank()), size)) +
+                                         " (see its message)");
+    }
+    bool differs = false;
+    front_end::CallFields<front_end::Range> ranges = agreed.fields;
+    front_end::each_field([&](front_end::Arg, const char *,
+                              const front_end::Range &r) { differs = differs || r.differs(); },
+                          ranges);
+    if (differs) {
+      throw Error(REDIST_ERR_MISMATCH,
+                  std::string(call) + ": processes passed different m, n, type, region, "
+                                      "unit_diag, options or layouts (all but lld must agree)");
+    }
     Transfer t;
     t.src = to_layout(*a);
     t.dst = to_layout(*b);
@@ -248,7 +289,6 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                     : region == REDIST_REGION_LOWER ? Region::Kind::lower
                                                     : Region::Kind::full;
     t.region.unit_diag = unit_diag != 0;
-    const auto element_bytes = static_cast<std::size_t>(type_size(type));
 
     auto result = std::make_unique<redist_plan_s>();
     check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
@@ -256,41 +296,18 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
         result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
     check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
               "MPI_Comm_set_errhandler");
-    // Planning can fail locally (memory, options that cannot be honoured); agree before
-    // anyone relies on the plan.
-    RankPlan rank_plan;
-    double global[2] = {0.0, 0.0};
-    agree(result->comm, call, "", [&] {
-      try {
-        rank_plan = make_rank_plan(t, rank, size);
-      } catch (const std::bad_alloc &) {
-        throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
-      }
-      const ScheduleInputs local = all_at_once_local(rank_plan, schedule_opts.model, element_bytes);
-      global[0] = static_cast<double>(local.all_at_once_buffer_max);
-      global[1] = local.all_at_once_seconds;
-      return std::uint64_t{0};
-    });
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, global, 2, MPI_DOUBLE, MPI_MAX, result->comm), call,
-              "MPI_Allreduce");
-    agree(result->comm, call, "", [&] {
-      ScheduleInputs inputs;
-      inputs.all_at_once_buffer_max = static_cast<Index>(global[0]);
-      inputs.all_at_once_seconds = global[1];
-      ScheduleChoice choice;
-      try {
-        const std::string why =
-            choose_schedule(t, rank_plan, schedule_opts, inputs, element_bytes, choice);
-        if (!why.empty()) {
-          throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + why);
-        }
-        result->executor = std::make_unique<Executor>(
-            result->comm, std::move(rank_plan), element_bytes, a->lld, b->lld, std::move(choice));
-      } catch (const std::bad_alloc &) {
-        throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
-      }
-      return std::uint64_t{0};
-    });
+    front_end::Planned planned =
+        front_end::plan_everywhere(result->comm, rank, size, result->comm, t, args.options,
+                                   args.element_size, a->lld, b->lld, true);
+    if (planned.status != REDIST_SUCCESS && !planned.here) {
+      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                         std::to_string(planned.first) + " (see its message)");
+    }
+    if (planned.status == REDIST_ERR_NO_MEMORY)
+      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+    if (planned.status != REDIST_SUCCESS)
+      throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
+    result->executor = std::move(planned.executor);
     static_cast<void>(guard.release()); // the plan owns the communicator now
     *plan = result.release();
   });

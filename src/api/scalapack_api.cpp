@@ -2,15 +2,17 @@
 //
 // One call:
 //  1. local checks of every argument this process can see;
-//  2. round 1, one BLACS max-combine over ICTXT: errors, the global arguments (which must
-//     agree), and whether every process has this call's plan and communicator cached;
-//  3. on a miss, round 2: every process's coordinates in A's and B's grids, then the plan
-//     (and, if needed, a duplicate of ICTXT's communicator) is built and cached;
+//  2. the front end's agreement over ICTXT's communicator: errors, the global arguments
+//     (which must agree), and whether every process has this call's plan and communicator
+//     cached;
+//  3. on a miss, every process's coordinates in A's and B's grids, then the plan (and, if
+//     needed, a duplicate of ICTXT's communicator) is built and cached (front_end.hpp);
 //  4. execution.
 // All processes of ICTXT take the same branch at every step, so none waits for another.
 
 #include "api_internal.hpp"
 #include "blacs.hpp"
+#include "front_end.hpp"
 #include "single_copy.hpp"
 
 #include <atomic>
@@ -21,8 +23,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <list>
-#include <mutex>
 #include <optional>
 #include <tuple>
 
@@ -34,7 +34,6 @@ constexpr const char *kDescName[DLEN_] = {"DTYPE_", "CTXT_", "M_",    "N_",  "MB
                                           "NB_",    "RSRC_", "CSRC_", "LLD_"};
 
 thread_local int last_status = REDIST_SUCCESS;
-constexpr long long kSlotRange = 1LL << 24; // processes of ICTXT, for the error flag
 std::atomic<long long> call_count{0};
 
 /// Argument positions of one routine (1-based, as PXERBLA counts them).
@@ -83,8 +82,8 @@ struct ArgumentError {
   fail(c, position, what, std::to_string(value), reason);
 }
 
-// Round 1 carries the global arguments as doubles, exact up to 2^53; only an ILP64 build can
-// pass larger values.
+// The global arguments are limited to 2^53 (once carried as doubles, now part of the contract);
+// only an ILP64 build can pass larger values.
 constexpr long long kLargestAgreed = (1LL << 53) - 1;
 constexpr const char *kAgreedLimit = "must be below 2^53 = 9007199254740992";
 // A function, not a comparison in place: with 32-bit redist_int the test is always false.
@@ -173,128 +172,6 @@ void check_local(const Call &c, const blacs::GridInfo &ictxt_grid) {
   }
 }
 
-/// The values exchanged in round 1, combined over ICTXT with BLACS's DGAMX2D. That is an
-/// absolute-value maximum, so everything is encoded as non-negative doubles (exact up to
-/// 2^53): a plain flag as itself; a value that must agree between its contributors as
-/// (x + 1, 2^53 - x), whose maxima give max(x) + 1 and 2^53 - min(x); 0 means "no
-/// contributor".
-class Round1 {
-public:
-  static constexpr double kBig = 9007199254740992.0; // 2^53
-
-  void flag(long long v) { values_.push_back(static_cast<double>(v)); }
-  /// A value agreed like an argument but never reported as one (position -1).
-  void internal(long long x) { agreed(x, true, -1); }
-  void agreed(long long x, bool contributes, int position) {
-    const double v = static_cast<double>(std::max(x, 0LL));
-    values_.push_back(contributes ? v + 1 : 0);
-    values_.push_back(contributes ? kBig - v : 0);
-    positions_.push_back(position);
-  }
-  void combine(redist_int ictxt) {
-    const auto count = static_cast<redist_int>(values_.size());
-    Cdgamx2d(ictxt, "All", " ", count, 1, values_.data(), count, nullptr, nullptr, -1, -1, -1);
-    flags_ = values_.size() - 2 * positions_.size();
-  }
-  [[nodiscard]] long long flag_at(std::size_t idx) const {
-    return static_cast<long long>(values_[idx]);
-  }
-  [[nodiscard]] bool present(std::size_t k) const { return values_[flags_ + 2 * k] > 0; }
-  [[nodiscard]] long long max_of(std::size_t k) const {
-    return static_cast<long long>(values_[flags_ + 2 * k]) - 1;
-  }
-  [[nodiscard]] long long min_of(std::size_t k) const {
-    return static_cast<long long>(kBig - values_[flags_ + 2 * k + 1]);
-  }
-  [[nodiscard]] const std::vector<int> &positions() const { return positions_; }
-
-private:
-  std::vector<double> values_;
-  std::vector<int> positions_;
-  std::size_t flags_ = 0;
-};
-
-// ---- caches ------------------------------------------------------------------------------
-
-/// Identity of a cache entry, the same on every process that built it together: the
-/// generation agreed at that call (max over its processes of their last generation, plus one)
-/// and the lowest world rank among them. No two builds share it, because the lowest-ranked
-/// process takes part in both and its generation only grows.
-struct BuildId {
-  long long generation = 0;
-  long long creator = -1;
-};
-
-struct OwnedComm {
-  MPI_Comm comm = MPI_COMM_NULL;
-  BuildId id;
-  OwnedComm(MPI_Comm c, BuildId built) : comm(c), id(built) {}
-  OwnedComm(const OwnedComm &) = delete;
-  OwnedComm &operator=(const OwnedComm &) = delete;
-  ~OwnedComm() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  }
-};
-
-struct CachedPlan {
-  BuildId id;
-  std::shared_ptr<OwnedComm> comm;
-  std::unique_ptr<Executor> executor;
-};
-
-using Key = std::vector<long long>;
-
-template <class Value> class LruCache {
-public:
-  explicit LruCache(std::size_t capacity) : capacity_(capacity) {}
-  std::shared_ptr<Value> find(const Key &key) {
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->first == key) {
-        entries_.splice(entries_.begin(), entries_, it);
-        return entries_.front().second;
-      }
-    }
-    return nullptr;
-  }
-  void insert(const Key &key, std::shared_ptr<Value> value) {
-    erase(key);
-    entries_.emplace_front(key, std::move(value));
-    while (entries_.size() > capacity_)
-      entries_.pop_back();
-  }
-  void erase(const Key &key) {
-    entries_.remove_if([&](const auto &e) { return e.first == key; });
-  }
-  void clear() { entries_.clear(); }
-
-private:
-  std::size_t capacity_;
-  std::list<std::pair<Key, std::shared_ptr<Value>>> entries_;
-};
-
-std::size_t cache_capacity(const char *variable, std::size_t fallback) {
-  const char *text = std::getenv(variable);
-  if (text == nullptr || *text == '\0') return fallback;
-  char *end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  return (end != nullptr && *end == '\0' && v >= 1 && v <= 4096) ? static_cast<std::size_t>(v)
-                                                                 : fallback;
-}
-
-struct Caches {
-  std::mutex mutex;
-  long long generation = 0; // of the last entry built here
-  LruCache<CachedPlan> plans{cache_capacity("REDIST_PLAN_CACHE_SIZE", 16)};
-  LruCache<OwnedComm> comms{cache_capacity("REDIST_COMM_CACHE_SIZE", 8)};
-};
-
-Caches &caches() {
-  static auto *instance = new Caches; // never destroyed: MPI may be finalized before exit
-  return *instance;
-}
-
 /// The MPI communicator BLACS uses for a context (ranks in row-major grid order).
 MPI_Comm context_comm(redist_int ctxt) {
   redist_int handle = -1;
@@ -304,29 +181,11 @@ MPI_Comm context_comm(redist_int ctxt) {
   return comm;
 }
 
-long long comm_identity(MPI_Comm comm) {
+long long comm_identity_of(MPI_Comm comm) {
   long long id = 0;
   static_assert(sizeof(MPI_Comm) <= sizeof(long long));
   std::memcpy(&id, &comm, sizeof(MPI_Comm));
   return id;
-}
-
-void append(Key &key, std::initializer_list<long long> values) {
-  for (const long long v : values)
-    key.push_back(v);
-}
-
-Key side_key(const Side &s) {
-  Key k;
-  if (!s.grid.member()) {
-    k.push_back(-1);
-    return k;
-  }
-  for (int f = 0; f < DLEN_; ++f)
-    k.push_back(s.desc[f]);
-  append(k, {s.i, s.j, s.grid.nprow, s.grid.npcol, s.grid.myrow, s.grid.mycol,
-             comm_identity(context_comm(s.desc[CTXT_]))});
-  return k;
 }
 
 void report(const std::string &message) {
@@ -373,6 +232,62 @@ std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions 
   return std::nullopt;
 }
 
+/// The call as the front end describes it; side fields only where this process is in the grid.
+front_end::CallArgs describe(const Call &c, const ScheduleOptions &options) {
+  front_end::CallArgs args;
+  args.routine = c.routine;
+  args.element_size = c.element_size;
+  args.index_base = 1;
+  args.options = options;
+  auto &f = args.fields;
+  f.m = c.m;
+  f.n = c.n;
+  f.uplo = c.uplo;
+  f.diag = c.diag;
+  for (const auto &[s, fields, position] :
+       {std::tuple{&c.a, &f.a, &args.a}, std::tuple{&c.b, &f.b, &args.b}}) {
+    if (!s->grid.member()) continue;
+    const redist_int *d = s->desc;
+    *fields = {d[M_],    d[N_], d[MB_], d[NB_],        d[RSRC_],
+               d[CSRC_], s->i,  s->j,   s->grid.nprow, s->grid.npcol};
+    *position = {true, s->grid.myrow, s->grid.mycol, d[LLD_]};
+  }
+  f.strategy = static_cast<long long>(options.strategy);
+  f.max_concurrent = options.max_concurrent;
+  f.max_memory = options.max_memory;
+  return args;
+}
+
+int position_of(const Call &c, front_end::Arg arg) {
+  using front_end::Arg;
+  switch (arg) {
+  case Arg::m:
+    return c.pos.m;
+  case Arg::n:
+    return c.pos.n;
+  case Arg::uplo:
+    return c.pos.uplo;
+  case Arg::diag:
+    return c.pos.diag;
+  case Arg::desca:
+    return c.a.pos_desc;
+  case Arg::ia:
+    return c.a.pos_i;
+  case Arg::ja:
+    return c.a.pos_j;
+  case Arg::descb:
+    return c.b.pos_desc;
+  case Arg::ib:
+    return c.b.pos_i;
+  case Arg::jb:
+    return c.b.pos_j;
+  case Arg::none:
+  case Arg::environment:
+    return 0;
+  }
+  return 0;
+}
+
 int run_call(Call &c) {
   ++call_count;
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
@@ -398,113 +313,69 @@ int run_call(Call &c) {
     return REDIST_SUCCESS;
   }
   const redist_int slot = ig.myrow * ig.npcol + ig.mycol;
-  const redist_int nslots = ig.nprow * ig.npcol;
+  const MPI_Comm comm = context_comm(c.ictxt);
 
-  // Local cache keys: if every process of ICTXT finds both, all cached plans were built
-  // together from the same global picture.
-  Key comm_key{c.ictxt,  ig.nprow, ig.npcol,
-               ig.myrow, ig.mycol, comm_identity(context_comm(c.ictxt))};
-  Key plan_key = comm_key;
-  std::shared_ptr<CachedPlan> plan;
-  std::shared_ptr<OwnedComm> comm;
+  front_end::CallArgs args = describe(c, options);
+  front_end::CacheLookup cache;
   if (!local_error) {
-    append(plan_key,
-           {static_cast<long long>(c.element_size), c.trapezoid, c.uplo, c.diag, c.m, c.n,
-            static_cast<long long>(options.strategy), options.max_concurrent, options.max_memory});
+    // If every process of ICTXT finds both entries, all were built together from the same
+    // global picture.
+    const std::vector<long long> comm_identity{c.ictxt,  ig.nprow, ig.npcol,
+                                               ig.myrow, ig.mycol, comm_identity_of(comm)};
+    std::vector<long long> identity;
     for (const Side *s : {&c.a, &c.b}) {
-      const Key k = side_key(*s);
-      for (const long long v : k)
-        plan_key.push_back(v);
+      identity.push_back(s->grid.member() ? s->desc[CTXT_] : -1);
+      identity.push_back(s->grid.member() ? comm_identity_of(context_comm(s->desc[CTXT_])) : 0);
     }
-    std::lock_guard lock(caches().mutex);
-    plan = caches().plans.find(plan_key);
-    comm = caches().comms.find(comm_key);
+    cache = front_end::look_up(args, identity, comm_identity);
   }
+  // The first failing argument wins (the lowest position), then the highest process.
+  const front_end::Agreement agreed = front_end::agree(
+      comm, args,
+      local_error ? front_end::error_word(1000 - local_error->position, static_cast<int>(slot)) : 0,
+      cache);
 
-  // ---- round 1 ----
-  Round1 r1;
-  // The first failing argument and a process that saw it, as one value: the maximum picks the
-  // lowest position, and a process slot paired with it.
-  r1.flag(local_error ? (1000 - local_error->position) * kSlotRange + slot + 1 : 0);
-  long long generation = 0;
-  {
-    std::lock_guard lock(caches().mutex);
-    generation = caches().generation;
-  }
-  r1.flag(generation);
-  const bool ok = !local_error;
-  r1.agreed(c.m, ok, c.pos.m);
-  r1.agreed(c.n, ok, c.pos.n);
-  r1.agreed(c.uplo, ok, c.pos.uplo);
-  r1.agreed(c.diag, ok, c.pos.diag);
-  constexpr std::size_t kSideFields = 10;
-  for (const Side *s : {&c.a, &c.b}) {
-    const bool in = ok && s->grid.member();
-    for (Desc f : {M_, N_, MB_, NB_, RSRC_, CSRC_})
-      r1.agreed(in ? s->desc[f] : 0, in, s->pos_desc);
-    r1.agreed(s->i, in, s->pos_i);
-    r1.agreed(s->j, in, s->pos_j);
-    r1.agreed(s->grid.nprow, in, s->pos_desc);
-    r1.agreed(s->grid.npcol, in, s->pos_desc);
-  }
-  const std::size_t options_first = r1.positions().size();
-  r1.agreed(static_cast<long long>(options.strategy), ok, 0);
-  r1.agreed(options.max_concurrent, ok, 0);
-  r1.agreed(options.max_memory, ok, 0);
-  // A cache hit counts only if every process found an entry with the same build id.
-  const std::size_t ids_first = r1.positions().size();
-  r1.internal(plan ? plan->id.generation : 0);
-  r1.internal(plan ? plan->id.creator : 0);
-  r1.internal(comm ? comm->id.generation : 0);
-  r1.internal(comm ? comm->id.creator : 0);
-  int world_rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  r1.internal(world_rank);
-  r1.combine(c.ictxt);
-  const auto same_everywhere = [&](std::size_t k) {
-    return r1.max_of(k) == r1.min_of(k) && r1.max_of(k + 1) == r1.min_of(k + 1) && r1.min_of(k) > 0;
-  };
-  const bool plan_hit = same_everywhere(ids_first);
-  const bool comm_hit = same_everywhere(ids_first + 2);
-  const BuildId new_id{r1.flag_at(1) + 1, r1.min_of(ids_first + 4)};
-
-  if (r1.flag_at(0) != 0) {
+  if (agreed.error != 0) {
     if (local_error) {
       report(local_error->message + "; nothing was copied");
       return REDIST_ERR_ARGUMENT;
     }
-    const long long position = 1000 - r1.flag_at(0) / kSlotRange;
+    const long long position = 1000 - agreed.error_priority();
     report(std::string(c.routine) + ": " +
            (position == 0 ? std::string("the REDIST_* environment")
                           : "argument " + std::to_string(position)) +
-           " is invalid on another process (process " +
-           std::to_string(r1.flag_at(0) % kSlotRange - 1) + " of ICTXT); nothing was copied");
+           " is invalid on another process (process " + std::to_string(agreed.error_rank()) +
+           " of ICTXT); nothing was copied");
     return REDIST_ERR_REMOTE;
   }
-  for (std::size_t k = options_first; k < options_first + 3; ++k) {
-    if (r1.max_of(k) != r1.min_of(k)) {
+  const auto &f = agreed.fields;
+  for (const front_end::Range *r : {&f.strategy, &f.max_concurrent, &f.max_memory}) {
+    if (r->differs()) {
       report(std::string(c.routine) +
              ": REDIST_SCHEDULE, REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY differ between "
              "processes; nothing was copied");
       return REDIST_ERR_MISMATCH;
     }
   }
-  const std::size_t agreed_count = r1.positions().size();
-  for (std::size_t k = 0; k < agreed_count; ++k) {
-    if (r1.positions()[k] > 0 && r1.present(k) && r1.max_of(k) != r1.min_of(k)) {
-      report(std::string(c.routine) + ": argument " + std::to_string(r1.positions()[k]) +
-             " differs between processes (values from " + std::to_string(r1.min_of(k)) + " to " +
-             std::to_string(r1.max_of(k)) + "); nothing was copied");
-      return REDIST_ERR_MISMATCH;
-    }
+  std::optional<std::pair<int, front_end::Range>> mismatch;
+  front_end::CallFields<front_end::Range> ranges = f;
+  front_end::each_field(
+      [&](front_end::Arg arg, const char *, const front_end::Range &r) {
+        const int position = position_of(c, arg);
+        if (!mismatch && position > 0 && r.differs()) mismatch.emplace(position, r);
+      },
+      ranges);
+  if (mismatch) {
+    report(std::string(c.routine) + ": argument " + std::to_string(mismatch->first) +
+           " differs between processes (values from " + std::to_string(mismatch->second.min) +
+           " to " + std::to_string(mismatch->second.max) + "); nothing was copied");
+    return REDIST_ERR_MISMATCH;
   }
   if (c.m == 0 || c.n == 0) {
     return REDIST_SUCCESS;
   }
-  const std::size_t a_first = 4;
-  const std::size_t b_first = a_first + kSideFields;
-  for (const auto &[side, first] : {std::pair{&c.a, a_first}, std::pair{&c.b, b_first}}) {
-    if (!r1.present(first)) {
+  for (const auto &[side, range] : {std::pair{&c.a, &f.a.m}, std::pair{&c.b, &f.b.m}}) {
+    if (!range->present) {
       report(std::string(c.routine) + ": argument " + std::to_string(side->pos_desc) + " (DESC" +
              side->name + "(CTXT_)): no process of ICTXT is in the grid of DESC" + side->name +
              "; nothing was copied");
@@ -512,137 +383,43 @@ int run_call(Call &c) {
     }
   }
 
-  if (!plan_hit) {
-    // ---- round 2: everyone's grid coordinates ----
-    // Stored as coordinate + 2 (a non-member's -1 becomes 1), 0 in the other slots, so the
-    // absolute-value maximum picks each slot's own entry.
-    std::vector<redist_int> coords(4 * static_cast<std::size_t>(nslots), 0);
-    const auto own = 4 * static_cast<std::size_t>(slot);
-    coords[own + 0] = (c.a.grid.member() ? c.a.grid.myrow : -1) + 2;
-    coords[own + 1] = (c.a.grid.member() ? c.a.grid.mycol : -1) + 2;
-    coords[own + 2] = (c.b.grid.member() ? c.b.grid.myrow : -1) + 2;
-    coords[own + 3] = (c.b.grid.member() ? c.b.grid.mycol : -1) + 2;
-    Cigamx2d(c.ictxt, "All", " ", static_cast<redist_int>(coords.size()), 1, coords.data(),
-             static_cast<redist_int>(coords.size()), nullptr, nullptr, -1, -1, -1);
-
+  if (!agreed.plan_hit) {
     Transfer t;
-    t.m = c.m;
-    t.n = c.n;
-    t.region.kind = !c.trapezoid    ? Region::Kind::full
-                    : c.uplo == 'U' ? Region::Kind::upper
-                                    : Region::Kind::lower;
-    t.region.unit_diag = c.trapezoid && c.diag == 'U';
-    for (const auto &[side, first, offset, layout] :
-         {std::tuple{&c.a, a_first, std::size_t{0}, &t.src},
-          std::tuple{&c.b, b_first, std::size_t{2}, &t.dst}}) {
-      const std::size_t side_first = first;
-      const auto agreed = [&](std::size_t k) {
-        return static_cast<Index>(r1.max_of(side_first + k));
-      };
-      const int nprow = static_cast<int>(agreed(8));
-      const int npcol = static_cast<int>(agreed(9));
-      layout->rows = {agreed(0), agreed(2), nprow, static_cast<int>(agreed(4))};
-      layout->cols = {agreed(1), agreed(3), npcol, static_cast<int>(agreed(5))};
-      layout->i = agreed(6) - 1;
-      layout->j = agreed(7) - 1;
-      layout->grid.nprow = nprow;
-      layout->grid.npcol = npcol;
-      layout->grid.ranks.assign(static_cast<std::size_t>(nprow) * npcol, -1);
-      for (redist_int s = 0; s < nslots; ++s) {
-        const redist_int pr = coords[4 * static_cast<std::size_t>(s) + offset] - 2;
-        const redist_int pc = coords[4 * static_cast<std::size_t>(s) + offset + 1] - 2;
-        if (pr >= 0 && pr < nprow && pc >= 0 && pc < npcol) {
-          layout->grid.ranks[static_cast<std::size_t>(pr) + static_cast<std::size_t>(pc) * nprow] =
-              static_cast<int>(s);
-        }
-      }
-      for (int pc = 0; pc < npcol; ++pc) {
-        for (int pr = 0; pr < nprow; ++pr) {
-          if (layout->grid.rank_at(pr, pc) < 0) {
-            report(std::string(c.routine) + ": argument " + std::to_string(c.pos.ictxt) +
-                   " (ICTXT): the process at (" + std::to_string(pr) + ", " + std::to_string(pc) +
-                   ") of the grid of DESC" + side->name + " is not in ICTXT (or passed DESC" +
-                   side->name + "(CTXT_) = -1); nothing was copied");
-            return REDIST_ERR_ARGUMENT;
-          }
-        }
-      }
-    }
-    {
-      std::lock_guard lock(caches().mutex);
-      caches().generation = std::max(caches().generation, new_id.generation);
-    }
-    if (!comm_hit) {
-      MPI_Comm dup = MPI_COMM_NULL;
-      if (MPI_Comm_dup(context_comm(c.ictxt), &dup) != MPI_SUCCESS) {
-        report(std::string(c.routine) + ": MPI_Comm_dup of ICTXT's communicator failed");
-        return REDIST_ERR_MPI;
-      }
-      MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-      comm = std::make_shared<OwnedComm>(dup, new_id);
-      std::lock_guard lock(caches().mutex);
-      caches().comms.insert(comm_key, comm);
-    }
-    // Planning (and the executor's buffers) may run out of memory on some processes only:
-    // every process learns it in one more combine, before any data moves.
-    bool out_of_memory = false;
-    RankPlan rank_plan;
-    try {
-      rank_plan = make_rank_plan(t, static_cast<int>(slot), static_cast<int>(nslots));
-    } catch (const std::bad_alloc &) {
-      out_of_memory = true;
-    }
-    // The busiest process's all-at-once buffer, for the memory cap: one more combine, only
-    // when a cap is set (the predicted time is not reported through these entries).
-    double global[3] = {0.0, 0.0, 0.0};
-    if (options.max_memory > 0) {
-      if (!out_of_memory) {
-        const ScheduleInputs local = all_at_once_local(rank_plan, options.model, c.element_size);
-        global[0] = static_cast<double>(local.all_at_once_buffer_max);
-        global[1] = local.all_at_once_seconds;
-      }
-      global[2] = out_of_memory ? 1.0 : 0.0;
-      Cdgamx2d(c.ictxt, "All", " ", 3, 1, global, 3, nullptr, nullptr, -1, -1, -1);
-    }
-    std::string why;
-    std::shared_ptr<CachedPlan> built;
-    if (!out_of_memory && global[2] == 0.0) {
-      try {
-        ScheduleChoice choice;
-        why = choose_schedule(t, rank_plan, options,
-                              ScheduleInputs{static_cast<Index>(global[0]), global[1]},
-                              c.element_size, choice);
-        if (why.empty()) {
-          built = std::make_shared<CachedPlan>();
-          built->id = new_id;
-          built->comm = comm;
-          built->executor =
-              std::make_unique<Executor>(comm->comm, std::move(rank_plan), c.element_size,
-                                         c.a.grid.member() ? c.a.desc[LLD_] : 1,
-                                         c.b.grid.member() ? c.b.desc[LLD_] : 1, std::move(choice));
-        }
-      } catch (const std::bad_alloc &) {
-        out_of_memory = true;
-      }
-    }
-    redist_int failed = out_of_memory ? 1 : 0;
-    Cigamx2d(c.ictxt, "All", " ", 1, 1, &failed, 1, nullptr, nullptr, -1, -1, -1);
-    if (failed != 0) {
+    const front_end::Gathered missing = front_end::gather_transfer(comm, args, agreed, t);
+    if (missing.status == REDIST_ERR_NO_MEMORY) {
       report(std::string(c.routine) + ": out of memory while planning" +
-             (out_of_memory ? "" : " on another process") + "; nothing was copied");
+             (missing.here ? "" : " on another process") + "; nothing was copied");
       return REDIST_ERR_NO_MEMORY;
     }
-    if (!why.empty()) {
-      report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured: " + why +
-             "; nothing was copied");
+    if (missing.status != REDIST_SUCCESS) {
+      report(std::string(c.routine) + ": argument " + std::to_string(c.pos.ictxt) +
+             " (ICTXT): the process at (" + std::to_string(missing.row) + ", " +
+             std::to_string(missing.col) + ") of the grid of DESC" + missing.side +
+             " is not in ICTXT (or passed DESC" + missing.side +
+             "(CTXT_) = -1); nothing was copied");
       return REDIST_ERR_ARGUMENT;
     }
-    plan = std::move(built);
-    std::lock_guard lock(caches().mutex);
-    caches().plans.insert(plan_key, plan);
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    const front_end::Built built =
+        front_end::build_plan(comm, static_cast<int>(slot), size, args, t, agreed, cache);
+    if (built.status == REDIST_ERR_MPI) {
+      report(std::string(c.routine) + ": MPI_Comm_dup of ICTXT's communicator failed");
+      return REDIST_ERR_MPI;
+    }
+    if (built.status == REDIST_ERR_NO_MEMORY) {
+      report(std::string(c.routine) + ": out of memory while planning" +
+             (built.here ? "" : " on another process") + "; nothing was copied");
+      return REDIST_ERR_NO_MEMORY;
+    }
+    if (built.status != REDIST_SUCCESS) {
+      report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured" +
+             (built.here ? ": " + built.why : " on another process") + "; nothing was copied");
+      return REDIST_ERR_ARGUMENT;
+    }
   }
   try {
-    plan->executor->execute(c.a.data, c.destination);
+    cache.plan->executor->execute(c.a.data, c.destination);
   } catch (const Error &e) {
     report(std::string(c.routine) + ": " + e.what());
     return e.status();
@@ -680,10 +457,136 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
   }
 }
 
+/// A plan of the C API (redist.h) from ScaLAPACK descriptors: the descriptor checks and the
+/// agreement of the front end, then redist_plan_create_opt on ICTXT's communicator with the
+/// layouts every process now knows (its checks name the layout fields, "b->mb").
+int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int *desca,
+                          redist_int ia, redist_int ja, const redist_int *descb, redist_int ib,
+                          redist_int jb, redist_int ictxt, int region, int unit_diag,
+                          const redist_options *options, redist_plan *plan) {
+  static const char *call = "redist_plan_create";
+  MPI_Comm comm = MPI_COMM_NULL;
+  redist_layout layouts[2]{};
+  std::vector<int> ranks[2];
+  const int status = c_barrier(call, [&] {
+    if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+    *plan = nullptr;
+    // Without a valid ICTXT there is no communicator to agree over: a local error.
+    if (!blacs::context_handle_valid(ictxt))
+      throw_argument(call, "ictxt", ictxt, "not a BLACS context of this process");
+    const blacs::GridInfo ig = blacs::grid_info(ictxt);
+    if (!ig.member())
+      throw_argument(call, "ictxt", ictxt, "this process is not in the grid of ICTXT");
+    comm = context_comm(ictxt);
+    const CommPosition where = comm_position(call, comm);
+    front_end::CallArgs args;
+    args.routine = call;
+    args.index_base = 1;
+    args.fields.m = m;
+    args.fields.n = n;
+    args.fields.uplo = region == REDIST_REGION_UPPER   ? 'U'
+                       : region == REDIST_REGION_LOWER ? 'L'
+                                                       : ' ';
+    args.fields.diag = args.fields.uplo == ' ' ? ' ' : unit_diag != 0 ? 'U' : 'N';
+    std::optional<Error> local;
+    try {
+      for (const auto &[name, desc, i, j, fields, position] :
+           {std::tuple{'A', desca, ia, ja, &args.fields.a, &args.a},
+            std::tuple{'B', descb, ib, jb, &args.fields.b, &args.b}}) {
+        const std::string arg = std::string("desc") + static_cast<char>(std::tolower(name));
+        if (desc == nullptr) throw_argument(call, arg, 0, "NULL descriptor");
+        const std::string field = std::string("DESC") + name + "(";
+        if (desc[CTXT_] != -1 && !blacs::context_handle_valid(desc[CTXT_]))
+          throw_argument(call, field + "CTXT_)", desc[CTXT_],
+                         "not a BLACS context (use -1 on processes outside the grid)");
+        const blacs::GridInfo g = blacs::grid_info(desc[CTXT_]);
+        if (!g.member()) continue;
+        if (desc[DTYPE_] != 1)
+          throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + field +
+                                               "DTYPE_) = " + std::to_string(desc[DTYPE_]) +
+                                               " on rank " + std::to_string(where.rank) +
+                                               " of ICTXT: descriptor type must be 1");
+        *fields = {desc[M_],    desc[N_], desc[MB_], desc[NB_], desc[RSRC_],
+                   desc[CSRC_], i,        j,         g.nprow,   g.npcol};
+        *position = {true, g.myrow, g.mycol, desc[LLD_]};
+      }
+    } catch (const Error &e) {
+      local = e;
+    }
+    // The lowest failing rank is named: the order is reversed.
+    const front_end::Agreement agreed = front_end::agree(
+        comm, args, local ? front_end::error_word(1, where.size - 1 - where.rank) : 0, {});
+    if (local) throw *local;
+    if (agreed.error != 0)
+      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                         std::to_string(where.size - 1 - agreed.error_rank()) +
+                                         " of ICTXT (see its message)");
+    front_end::CallFields<front_end::Range> ranges = agreed.fields;
+    for (const auto &[name, side] : {std::pair{'A', &ranges.a}, std::pair{'B', &ranges.b}}) {
+      if (!side->m.present)
+        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": no process of ICTXT is in " + name +
+                                             "'s grid (DESC" + name + "(CTXT_) = -1 everywhere)");
+    }
+    front_end::each_field(
+        [&](front_end::Arg arg, const char *field, const front_end::Range &r) {
+          using front_end::Arg;
+          const bool on_a = arg == Arg::desca || arg == Arg::ia || arg == Arg::ja;
+          const bool on_b = arg == Arg::descb || arg == Arg::ib || arg == Arg::jb;
+          if (!(on_a || on_b) || !r.differs()) return;
+          const char name = on_a ? 'A' : 'B';
+          const bool index = arg == Arg::ia || arg == Arg::ja || arg == Arg::ib || arg == Arg::jb;
+          const std::string what = index ? std::string(field) + name
+                                   : field[std::strlen(field) - 1] == '_'
+                                       ? std::string("DESC") + name + "(" + field + ")"
+                                       : std::string(field);
+          throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes of " + name +
+                                               "'s grid disagree on " + what + " (values from " +
+                                               std::to_string(r.min) + " to " +
+                                               std::to_string(r.max) + ")");
+        },
+        ranges);
+    Transfer t;
+    const front_end::Gathered missing = front_end::gather_transfer(comm, args, agreed, t);
+    if (missing.status == REDIST_ERR_NO_MEMORY)
+      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning" +
+                                            (missing.here ? "" : " on another process"));
+    if (missing.status != REDIST_SUCCESS)
+      throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": position (" +
+                                           std::to_string(missing.row) + ", " +
+                                           std::to_string(missing.col) + ") of " + missing.side +
+                                           "'s grid is not a process of ICTXT");
+    for (int s = 0; s < 2; ++s) {
+      const Layout &l = s == 0 ? t.src : t.dst;
+      const front_end::Position &p = s == 0 ? args.a : args.b;
+      ranks[s] = l.grid.ranks;
+      layouts[s] =
+          redist_layout{l.rows.extent,   l.cols.extent, l.rows.block, l.cols.block,
+                        l.grid.nprow,    l.grid.npcol,  l.rows.src,   l.cols.src,
+                        ranks[s].data(), l.i,           l.j,          p.member ? p.lld : 1};
+    }
+  });
+  if (status != REDIST_SUCCESS) return status;
+  return options == nullptr
+             ? redist_plan_create(comm, m, n, static_cast<redist_type>(type), &layouts[0],
+                                  &layouts[1], static_cast<redist_region>(region), unit_diag, plan)
+             : redist_plan_create_opt(comm, m, n, static_cast<redist_type>(type), &layouts[0],
+                                      &layouts[1], static_cast<redist_region>(region), unit_diag,
+                                      options, plan);
+}
+
 } // namespace
 } // namespace redist
 
 using redist::entry;
+
+extern "C" int redist_plan_create_scalapack(redist_int m, redist_int n, int type,
+                                            const redist_int *desca, redist_int ia, redist_int ja,
+                                            const redist_int *descb, redist_int ib, redist_int jb,
+                                            redist_int ictxt, int region, int unit_diag,
+                                            const redist_options *options, redist_plan *plan) {
+  return redist::plan_from_descriptors(m, n, type, desca, ia, ja, descb, ib, jb, ictxt, region,
+                                       unit_diag, options, plan);
+}
 
 #define REDIST_DEFINE_ENTRIES(x, X, T, SIZE)                                                       \
   extern "C" void redist_p##x##gemr2d_(                                                            \
@@ -730,7 +633,5 @@ extern "C" long long redist_scalapack_call_count(void) {
 }
 
 extern "C" void redist_scalapack_clear_cache(void) {
-  std::lock_guard lock(redist::caches().mutex);
-  redist::caches().plans.clear();
-  redist::caches().comms.clear();
+  redist::front_end::clear_cache();
 }

@@ -304,6 +304,15 @@ contains
     da(9) = 1
     call descriptor_case('DESCA(LLD_) = 1 everywhere', da, descb, ictxt, -1, 'a->lld', .false.)
     call descriptor_case('ICTXT = -5 everywhere', desca, descb, -5, -1, 'ictxt = -5', .false.)
+    call descriptor_case('ICTXT = 12345 (garbage) everywhere', desca, descb, 12345, -1, &
+                         'ictxt = 12345', .false.)
+    db = descb
+    if (me == last) db(2) = 12345
+    call descriptor_case('DESCB(CTXT_) = 12345 (garbage) on the last rank', desca, db, ictxt, &
+                         last, 'DESCB(CTXT_) = 12345', .false.)
+    da = desca
+    if (me == 0) da(9) = 1
+    call descriptor_case('DESCA(LLD_) = 1 on rank 0', da, descb, ictxt, 0, 'a->lld', .false.)
     bad_options = redist_options(max_concurrent=-2)
     call descriptor_case('options%max_concurrent = -2 everywhere', desca, descb, ictxt, -1, &
                          'options->max_concurrent = -2', .false., options=bad_options)

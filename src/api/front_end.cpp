@@ -1,0 +1,352 @@
+#include "front_end.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <tuple>
+
+namespace redist::front_end {
+namespace {
+
+constexpr long long kRankRange = 1LL << 24;
+
+using Key = std::vector<long long>;
+
+template <class Value> class LruCache {
+public:
+  explicit LruCache(std::size_t capacity) : capacity_(capacity) {}
+  std::shared_ptr<Value> find(const Key &key) {
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return entries_.front().second;
+      }
+    }
+    return nullptr;
+  }
+  void insert(const Key &key, std::shared_ptr<Value> value) {
+    entries_.remove_if([&](const auto &e) { return e.first == key; });
+    entries_.emplace_front(key, std::move(value));
+    while (entries_.size() > capacity_)
+      entries_.pop_back();
+  }
+  void clear() { entries_.clear(); }
+
+private:
+  std::size_t capacity_;
+  std::list<std::pair<Key, std::shared_ptr<Value>>> entries_;
+};
+
+std::size_t cache_capacity(const char *variable, std::size_t fallback) {
+  const char *text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return fallback;
+  char *end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  return (end != nullptr && *end == '\0' && v >= 1 && v <= 4096) ? static_cast<std::size_t>(v)
+                                                                 : fallback;
+}
+
+struct Caches {
+  std::mutex mutex;
+  long long generation = 0; // of the last entry built here
+  LruCache<CachedPlan> plans{cache_capacity("REDIST_PLAN_CACHE_SIZE", 16)};
+  LruCache<OwnedComm> comms{cache_capacity("REDIST_COMM_CACHE_SIZE", 8)};
+};
+
+Caches &caches() {
+  static auto *instance = new Caches; // never destroyed: MPI may be finalized before exit
+  return *instance;
+}
+
+/// Serialises a CallFields<long long> as (x, -x) pairs for a max-reduction: the maxima give
+/// max(x) and -min(x); a process that does not contribute a field sends LLONG_MIN twice.
+void put(std::vector<long long> &v, long long x, bool contributes) {
+  v.push_back(contributes ? x : LLONG_MIN);
+  v.push_back(contributes ? -x : LLONG_MIN);
+}
+
+/// Side fields come from the members of that side's grid only.
+bool contributes(const CallArgs &call, Arg arg) {
+  if (call.whole_layouts) return true;
+  switch (arg) {
+  case Arg::desca:
+  case Arg::ia:
+  case Arg::ja:
+    return call.a.member;
+  case Arg::descb:
+  case Arg::ib:
+  case Arg::jb:
+    return call.b.member;
+  default:
+    return true;
+  }
+}
+
+Range range_at(const std::vector<long long> &v, std::size_t &at) {
+  Range r;
+  r.present = v[at] != LLONG_MIN;
+  r.max = v[at];
+  r.min = -v[at + 1];
+  at += 2;
+  return r;
+}
+
+} // namespace
+
+OwnedComm::~OwnedComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+long long error_word(long long priority, int order) {
+  return priority * kRankRange + order + 1;
+}
+
+long long Agreement::error_priority() const {
+  return error / kRankRange;
+}
+
+int error_order(long long word) {
+  return static_cast<int>(word % kRankRange - 1);
+}
+
+long long Agreement::error_rank() const {
+  return error_order(error);
+}
+
+int reduce(MPI_Comm comm, long long *words, int count) {
+  return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm);
+}
+
+CacheLookup look_up(const CallArgs &call, const std::vector<long long> &identity,
+                    const std::vector<long long> &comm_identity) {
+  CacheLookup out;
+  out.comm_key = comm_identity;
+  out.plan_key = comm_identity;
+  Key &k = out.plan_key;
+  k.insert(k.end(), identity.begin(), identity.end());
+  k.push_back(static_cast<long long>(call.element_size));
+  k.push_back(call.index_base);
+  k.push_back(static_cast<long long>(call.options.strategy));
+  k.push_back(call.options.max_concurrent);
+  k.push_back(call.options.max_memory);
+  CallFields<long long> fields = call.fields;
+  each_field([&](Arg, const char *, long long x) { k.push_back(x); }, fields);
+  for (const Position *p : {&call.a, &call.b}) {
+    k.push_back(p->member ? 1 : 0);
+    if (p->member) k.insert(k.end(), {p->row, p->col, p->lld});
+  }
+  std::lock_guard lock(caches().mutex);
+  out.plan = caches().plans.find(out.plan_key);
+  out.comm = caches().comms.find(out.comm_key);
+  return out;
+}
+
+Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache) {
+  std::vector<long long> v;
+  v.reserve(96);
+  v.push_back(error);
+  {
+    std::lock_guard lock(caches().mutex);
+    v.push_back(caches().generation);
+  }
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  v.push_back(-static_cast<long long>(world_rank)); // the maximum gives the lowest
+  const bool ok = error == 0;
+  CallFields<long long> fields = call.fields;
+  each_field([&](Arg arg, const char *, long long x) { put(v, x, ok && contributes(call, arg)); },
+             fields);
+  // A cache hit counts only if every process found an entry with the same build id.
+  put(v, cache.plan ? cache.plan->id.generation : 0, true);
+  put(v, cache.plan ? cache.plan->id.creator : 0, true);
+  put(v, cache.comm ? cache.comm->id.generation : 0, true);
+  put(v, cache.comm ? cache.comm->id.creator : 0, true);
+  reduce(comm, v.data(), static_cast<int>(v.size()));
+
+  Agreement out;
+  out.error = v[0];
+  std::size_t at = 3;
+  each_field([&](Arg, const char *, Range &r) { r = range_at(v, at); }, out.fields);
+  Range ids[4];
+  for (Range &r : ids)
+    r = range_at(v, at);
+  const auto same_everywhere = [](const Range &generation, const Range &creator) {
+    return generation.min == generation.max && creator.min == creator.max && generation.min > 0;
+  };
+  out.plan_hit = same_everywhere(ids[0], ids[1]);
+  out.comm_hit = same_everywhere(ids[2], ids[3]);
+  out.new_id = BuildId{v[1] + 1, -v[2]};
+  return out;
+}
+
+Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed,
+                         Transfer &t) {
+  Gathered out;
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  const CallFields<Range> &f = agreed.fields;
+  const long long mine[4] = {call.a.member ? call.a.row : -1, call.a.member ? call.a.col : -1,
+                             call.b.member ? call.b.row : -1, call.b.member ? call.b.col : -1};
+  std::vector<long long> coords;
+  t = Transfer{};
+  const auto positions = [](const SideFields<Range> &s) {
+    return s.nprow.present ? static_cast<std::size_t>(s.nprow.max * s.npcol.max) : 0;
+  };
+  int failed = 0;
+  try {
+    coords.resize(4 * static_cast<std::size_t>(size));
+    t.src.grid.ranks.assign(positions(f.a), -1);
+    t.dst.grid.ranks.assign(positions(f.b), -1);
+  } catch (const std::bad_alloc &) {
+    failed = 1;
+  }
+  out.here = failed != 0;
+  // Only where planning starts: a cache hit never gets here.
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
+  if (failed != 0) {
+    out.status = REDIST_ERR_NO_MEMORY;
+    return out;
+  }
+  MPI_Allgather(mine, 4, MPI_LONG_LONG, coords.data(), 4, MPI_LONG_LONG, comm);
+
+  t.m = f.m.max;
+  t.n = f.n.max;
+  const bool trapezoid = call.fields.uplo != ' ';
+  t.region.kind = !trapezoid                ? Region::Kind::full
+                  : call.fields.uplo == 'U' ? Region::Kind::upper
+                                            : Region::Kind::lower;
+  t.region.unit_diag = trapezoid && call.fields.diag == 'U';
+  for (const auto &[name, s, offset, layout] : {std::tuple{'A', &f.a, std::size_t{0}, &t.src},
+                                                std::tuple{'B', &f.b, std::size_t{2}, &t.dst}}) {
+    const int nprow = static_cast<int>(s->nprow.max);
+    const int npcol = static_cast<int>(s->npcol.max);
+    layout->rows = {s->m.max, s->mb.max, nprow, static_cast<int>(s->rsrc.max)};
+    layout->cols = {s->n.max, s->nb.max, npcol, static_cast<int>(s->csrc.max)};
+    layout->i = s->i.max - call.index_base;
+    layout->j = s->j.max - call.index_base;
+    layout->grid.nprow = nprow;
+    layout->grid.npcol = npcol;
+    for (int p = 0; p < size; ++p) {
+      const long long pr = coords[4 * static_cast<std::size_t>(p) + offset];
+      const long long pc = coords[4 * static_cast<std::size_t>(p) + offset + 1];
+      if (pr >= 0 && pr < nprow && pc >= 0 && pc < npcol)
+        layout->grid.ranks[static_cast<std::size_t>(pr) + static_cast<std::size_t>(pc) * nprow] = p;
+    }
+    for (int pc = 0; pc < npcol; ++pc) {
+      for (int pr = 0; pr < nprow; ++pr) {
+        if (layout->grid.rank_at(pr, pc) < 0) {
+          out.status = REDIST_ERR_ARGUMENT;
+          out.side = name;
+          out.row = pr;
+          out.col = pc;
+          return out;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const Transfer &t,
+                 const Agreement &agreed, CacheLookup &lookup) {
+  Built out;
+  {
+    std::lock_guard lock(caches().mutex);
+    caches().generation = std::max(caches().generation, agreed.new_id.generation);
+  }
+  if (!agreed.comm_hit) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS) {
+      out.status = REDIST_ERR_MPI;
+      return out;
+    }
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    lookup.comm = std::make_shared<OwnedComm>(dup, agreed.new_id);
+    std::lock_guard lock(caches().mutex);
+    caches().comms.insert(lookup.comm_key, lookup.comm);
+  }
+  Planned planned =
+      plan_everywhere(comm, rank, size, lookup.comm->comm, t, call.options, call.element_size,
+                      call.a.member ? call.a.lld : 1, call.b.member ? call.b.lld : 1, false);
+  if (planned.status != REDIST_SUCCESS) {
+    out.status = planned.status;
+    out.here = planned.here;
+    out.why = planned.why;
+    return out;
+  }
+  auto built = std::make_shared<CachedPlan>();
+  built->id = agreed.new_id;
+  built->comm = lookup.comm;
+  built->executor = std::move(planned.executor);
+  out.plan = std::move(built);
+  std::lock_guard lock(caches().mutex);
+  caches().plans.insert(lookup.plan_key, out.plan);
+  lookup.plan = out.plan;
+  return out;
+}
+
+Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, const Transfer &t,
+                        const ScheduleOptions &options, std::size_t element_size, Index lld_a,
+                        Index lld_b, bool predict) {
+  Planned out;
+  // Planning (and the executor's buffers) may run out of memory on some processes only:
+  // every process learns it before any data moves.
+  bool out_of_memory = false;
+  RankPlan rank_plan;
+  try {
+    rank_plan = make_rank_plan(t, rank, size);
+  } catch (const std::bad_alloc &) {
+    out_of_memory = true;
+  }
+  // The busiest process's all-at-once buffer and time, for the memory cap and the prediction.
+  double global[3] = {0.0, 0.0, 0.0};
+  if (options.max_memory > 0 || predict) {
+    if (!out_of_memory) {
+      const ScheduleInputs local = all_at_once_local(rank_plan, options.model, element_size);
+      global[0] = static_cast<double>(local.all_at_once_buffer_max);
+      global[1] = local.all_at_once_seconds;
+    }
+    global[2] = out_of_memory ? 1.0 : 0.0;
+    MPI_Allreduce(MPI_IN_PLACE, global, 3, MPI_DOUBLE, MPI_MAX, comm);
+  }
+  if (!out_of_memory && global[2] == 0.0) {
+    try {
+      ScheduleChoice choice;
+      out.why = choose_schedule(t, rank_plan, options,
+                                ScheduleInputs{static_cast<Index>(global[0]), global[1]},
+                                element_size, choice);
+      if (out.why.empty()) {
+        out.executor = std::make_unique<Executor>(exec_comm, std::move(rank_plan), element_size,
+                                                  lld_a, lld_b, std::move(choice));
+      }
+    } catch (const std::bad_alloc &) {
+      out_of_memory = true;
+    }
+  }
+  // The lowest rank with each kind of failure.
+  const int order = lowest_first(rank, size) + 1;
+  int failed[2] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order};
+  MPI_Allreduce(MPI_IN_PLACE, failed, 2, MPI_INT, MPI_MAX, comm);
+  for (const auto &[status, word, here] :
+       {std::tuple{REDIST_ERR_NO_MEMORY, failed[0], out_of_memory},
+        std::tuple{REDIST_ERR_ARGUMENT, failed[1], !out.why.empty()}}) {
+    if (word != 0) {
+      out.status = status;
+      out.here = here;
+      out.first = lowest_first(word - 1, size);
+      out.executor.reset();
+      return out;
+    }
+  }
+  return out;
+}
+
+void clear_cache() {
+  std::lock_guard lock(caches().mutex);
+  caches().plans.clear();
+  caches().comms.clear();
+}
+
+} // namespace redist::front_end

@@ -1,0 +1,201 @@
+#pragma once
+// The front end shared by the entry families: the description of a call, its agreement across
+// the processes of the call, the plan cache and plan creation with agreement on failures.
+// Independent of the BLACS integer width (scalapack_api.cpp, compiled LP64 and ILP64, fills in
+// a description from its descriptors).
+
+#include "api_internal.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace redist::front_end {
+
+/// The argument a value comes from, for messages (each family names its arguments).
+enum class Arg { none, m, n, uplo, diag, desca, ia, ja, descb, ib, jb, environment };
+
+/// The values of one side (A or B) that every process in that side's grid must agree on.
+template <class V> struct SideFields {
+  V m{}, n{}, mb{}, nb{}, rsrc{}, csrc{}, i{}, j{}, nprow{}, npcol{};
+};
+
+/// The values of a call that must agree everywhere; V is a value, or its agreed range.
+/// `digest`: a hash of what else must agree and has no field of its own (the C API's element
+/// type, rank maps and cost model; 0 in the ScaLAPACK entries).
+template <class V> struct CallFields {
+  V m{}, n{}, uplo{}, diag{};
+  SideFields<V> a, b;
+  V strategy{}, max_concurrent{}, max_memory{};
+  V digest{};
+};
+
+/// Calls f(arg, name, x...) for each field, x being that field in each of `fields`; `name`
+/// is the field's name in a descriptor for a side field ("MB_"), else the argument's. The one
+/// list of the fields.
+template <class F, class... T> void each_field(F &&f, T &...fields) {
+  f(Arg::m, "M", fields.m...);
+  f(Arg::n, "N", fields.n...);
+  f(Arg::uplo, "UPLO", fields.uplo...);
+  f(Arg::diag, "DIAG", fields.diag...);
+  const auto side = [&](Arg desc, Arg i, Arg j, auto &...s) {
+    f(desc, "M_", s.m...);
+    f(desc, "N_", s.n...);
+    f(desc, "MB_", s.mb...);
+    f(desc, "NB_", s.nb...);
+    f(desc, "RSRC_", s.rsrc...);
+    f(desc, "CSRC_", s.csrc...);
+    f(i, "I", s.i...);
+    f(j, "J", s.j...);
+    f(desc, "grid rows", s.nprow...);
+    f(desc, "grid columns", s.npcol...);
+  };
+  side(Arg::desca, Arg::ia, Arg::ja, fields.a...);
+  side(Arg::descb, Arg::ib, Arg::jb, fields.b...);
+  f(Arg::environment, "schedule", fields.strategy...);
+  f(Arg::environment, "max_concurrent", fields.max_concurrent...);
+  f(Arg::environment, "max_memory", fields.max_memory...);
+  f(Arg::none, "digest", fields.digest...);
+}
+
+/// Where this process stands in one side's grid.
+struct Position {
+  bool member = false;
+  long long row = -1, col = -1;
+  long long lld = 1;
+};
+
+/// One call as this process sees it.
+struct CallArgs {
+  const char *routine = "";
+  std::size_t element_size = 0;
+  CallFields<long long> fields; // uplo and diag: ' ' for a full copy; i, j from index_base
+  long long index_base = 0;
+  Position a, b;
+  bool whole_layouts = false; // every process describes both sides (else only their members)
+  ScheduleOptions options;
+};
+
+/// The range of one field over the processes that contributed it.
+struct Range {
+  bool present = false;
+  long long min = 0, max = 0;
+  [[nodiscard]] bool differs() const { return present && min != max; }
+};
+
+/// Identity of a cache entry, the same on every process that built it together: the
+/// generation agreed at that call (max over its processes of their last generation, plus one)
+/// and the lowest world rank among them. No two builds share it, because the lowest-ranked
+/// process takes part in both and its generation only grows.
+struct BuildId {
+  long long generation = 0;
+  long long creator = -1;
+};
+
+struct OwnedComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  BuildId id;
+  OwnedComm(MPI_Comm c, BuildId built) : comm(c), id(built) {}
+  OwnedComm(const OwnedComm &) = delete;
+  OwnedComm &operator=(const OwnedComm &) = delete;
+  ~OwnedComm();
+};
+
+struct CachedPlan {
+  BuildId id;
+  std::shared_ptr<OwnedComm> comm;
+  std::unique_ptr<Executor> executor;
+};
+
+/// What a process found in the caches for this call (null: a miss).
+struct CacheLookup {
+  std::vector<long long> plan_key, comm_key;
+  std::shared_ptr<CachedPlan> plan;
+  std::shared_ptr<OwnedComm> comm;
+};
+
+/// The verdict of one agreement, the same on every process.
+struct Agreement {
+  long long error = 0;      // max of the error words (0: none)
+  CallFields<Range> fields; // over the processes without a local error
+  bool plan_hit = false;    // every process found the same cached plan
+  bool comm_hit = false;    // ... and the same cached communicator
+  BuildId new_id;           // for entries built at this call
+  [[nodiscard]] long long error_priority() const;
+  [[nodiscard]] long long error_rank() const; // rank in the agreement's communicator
+};
+
+/// An error word for agree(): the highest priority wins, then the highest `order` (a rank,
+/// or lowest_first(rank, size) to make the lowest rank win).
+long long error_word(long long priority, int order);
+/// The `order` of an error word.
+int error_order(long long word);
+inline int lowest_first(int rank, int size) {
+  return size - 1 - rank;
+}
+
+/// The reduction under every agreement of the library: the maximum over `comm` of error words
+/// and of values sent as (x, -x), whose maxima give max(x) and -min(x). Returns MPI's code.
+int reduce(MPI_Comm comm, long long *words, int count);
+
+/// One collective over `comm` (every process of the call): the error words, every field of
+/// `call` (side fields from the members of that side's grid only unless whole_layouts,
+/// nothing from a process with an error), and whether every process holds the same cached
+/// entries.
+Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache);
+
+/// Look up `call` in the plan cache; `identity` names what the description does not (the
+/// communicators and contexts of the call).
+CacheLookup look_up(const CallArgs &call, const std::vector<long long> &identity,
+                    const std::vector<long long> &comm_identity);
+
+/// The transfer the agreed fields describe, its grids from every process's grid positions
+/// (gathered over `comm`, in rank order). Every process returns the same status:
+/// REDIST_ERR_ARGUMENT when no process holds a position of a grid (`side` 'A' or 'B',
+/// `row`, `col`), REDIST_ERR_NO_MEMORY when a process could not allocate (`here`: this one).
+struct Gathered {
+  int status = REDIST_SUCCESS;
+  char side = 0;
+  long long row = -1, col = -1;
+  bool here = false;
+};
+Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed, Transfer &t);
+
+/// The executor for `t` on `exec_comm`, planned on every process of `comm` (same ranks);
+/// failures are agreed in one reduction, so every process takes the same branch: out of
+/// memory anywhere, then a schedule option that cannot be honoured (`why`). `predict`: also
+/// exchange the all-at-once inputs when no memory cap asks for them (for the predicted time).
+struct Planned {
+  int status = REDIST_SUCCESS; // REDIST_ERR_NO_MEMORY or REDIST_ERR_ARGUMENT everywhere
+  bool here = false;           // the failure happened on this process
+  int first = -1;              // the lowest rank where it happened
+  std::string why;             // this process's reason, for REDIST_ERR_ARGUMENT
+  std::unique_ptr<Executor> executor;
+};
+Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, const Transfer &t,
+                        const ScheduleOptions &options, std::size_t element_size, Index lld_a,
+                        Index lld_b, bool predict);
+
+/// Build the plan for `t` on every process of `comm` and cache it under `lookup`; failures
+/// (out of memory on any process, options that cannot be honoured) are agreed, so every
+/// process returns the same status: REDIST_ERR_NO_MEMORY (`here`: on this process) or
+/// REDIST_ERR_ARGUMENT with the reason in `why`; REDIST_ERR_MPI if duplicating `comm` fails
+/// (local). `comm` is duplicated for the plan unless the agreement found it cached.
+struct Built {
+  int status = REDIST_SUCCESS;
+  bool here = false;
+  std::string why;
+  std::shared_ptr<CachedPlan> plan;
+};
+Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const Transfer &t,
+                 const Agreement &agreed, CacheLookup &lookup);
+
+/// Free every cached plan and communicator (local).
+void clear_cache();
+
+} // namespace redist::front_end
