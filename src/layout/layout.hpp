@@ -86,24 +86,39 @@ struct Layout {
   Grid grid;
   Index i = 0; ///< window's first global row
   Index j = 0; ///< window's first global column
+
+  /// Dimension `axis` (0: rows, 1: columns), its window start, and the grid position of a
+  /// process along it.
+  [[nodiscard]] const BlockCyclic &dim(int axis) const { return axis == 0 ? rows : cols; }
+  [[nodiscard]] Index start(int axis) const { return axis == 0 ? i : j; }
+  [[nodiscard]] int grid_extent(int axis) const { return axis == 0 ? grid.nprow : grid.npcol; }
 };
 
-/// Which elements of the m x n window are copied (PxTRMR2D's trapezoid convention).
+/// Which elements of the m x n window are copied; always stated on B's (the destination's)
+/// window, also when A is transposed (PBLAS PxTRADD's UPLO refers to sub(C)).
 struct Region {
   enum class Kind { full, upper, lower };
+  /// Where the diagonal of a non-square window runs. trmr2d: through the bottom-right corner of
+  /// a tall upper or a wide lower trapezoid (pdtrmr2d), unlike LAPACK's xLACPY. top_left:
+  /// through the top-left corner, upper i <= j and lower i >= j whatever the shape (PBLAS
+  /// PB_Cptradd, LAPACK).
+  enum class Diagonal { trmr2d, top_left };
   Kind kind = Kind::full;
   bool unit_diag = false; ///< the diagonal is not copied
+  Diagonal diagonal = Diagonal::trmr2d;
 
   /// Half-open range [first, last) of window rows copied in window column j of an m x n
-  /// window. ScaLAPACK anchors the diagonal at the bottom-right corner of a tall upper or a
-  /// wide lower trapezoid (pdtrmr2d), unlike LAPACK's xLACPY.
+  /// window.
   [[nodiscard]] std::pair<Index, Index> rows_in_column(Index j, Index m, Index n) const {
     const Index diag = unit_diag ? 0 : 1;
+    const bool trmr2d = diagonal == Diagonal::trmr2d;
     switch (kind) {
     case Kind::upper:
-      return {0, std::min(std::max(m - n, Index{0}) + j + diag, m)};
+      return {0, std::min((trmr2d ? std::max(m - n, Index{0}) : 0) + j + diag, m)};
     case Kind::lower:
-      return {std::min(std::max(Index{0}, j - std::max(n - m, Index{0}) + 1 - diag), m), m};
+      return {
+          std::min(std::max(Index{0}, j - (trmr2d ? std::max(n - m, Index{0}) : 0) + 1 - diag), m),
+          m};
     case Kind::full:
       break;
     }

@@ -47,6 +47,7 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   plan.m = t.m;
   plan.n = t.n;
   plan.region = t.region;
+  plan.perm = t.perm;
   if (t.m == 0 || t.n == 0) {
     return plan;
   }
@@ -66,8 +67,11 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   };
 
   if (plan.in_src) {
-    const std::vector<int> qrs = take_patterns(peer_runs_from_source(rows, spr), plan.send_rows);
-    const std::vector<int> qcs = take_patterns(peer_runs_from_source(cols, spc), plan.send_cols);
+    // Transposed: B's rows are A's columns, so the row patterns start at A's grid column.
+    const std::vector<int> qrs =
+        take_patterns(peer_runs_from_source(rows, t.src_coordinate(0, spr, spc)), plan.send_rows);
+    const std::vector<int> qcs =
+        take_patterns(peer_runs_from_source(cols, t.src_coordinate(1, spr, spc)), plan.send_cols);
     for (std::size_t c = 0; c < qcs.size(); ++c) {
       for (std::size_t r = 0; r < qrs.size(); ++r) {
         const Index count =
@@ -97,7 +101,10 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
     const std::vector<int> pcs = take_patterns(peer_runs_to_destination(cols, dpc), plan.recv_cols);
     for (std::size_t c = 0; c < pcs.size(); ++c) {
       for (std::size_t r = 0; r < prs.size(); ++r) {
-        const int peer_rank = t.src.grid.rank_at(prs[r], pcs[c]);
+        // prs / pcs are A's grid positions along A's dimensions perm[0] / perm[1].
+        const int peer_row = t.transposed() ? pcs[c] : prs[r];
+        const int peer_col = t.transposed() ? prs[r] : pcs[c];
+        const int peer_rank = t.src.grid.rank_at(peer_row, peer_col);
         if (peer_rank == rank) {
           continue; // the local copy is planned from the sending side
         }
@@ -105,7 +112,7 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
             message_elements(plan.recv_rows[r], plan.recv_cols[c], t.region, t.m, t.n);
         if (count > 0) {
           plan.recvs.push_back(
-              {peer_rank, static_cast<int>(r), static_cast<int>(c), count, prs[r], pcs[c]});
+              {peer_rank, static_cast<int>(r), static_cast<int>(c), count, peer_row, peer_col});
         }
       }
     }

@@ -5,36 +5,58 @@
 #include "index.hpp"
 #include "layout.hpp"
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
 namespace redist {
 
-/// The whole redistribution, identical on every rank: copy the m x n window (region) of
-/// src onto the window of dst.
+/// The whole redistribution, identical on every rank: B := op(A) on the region of B's m x n
+/// window, A = src, B = dst.
+///
+/// op is an axis permutation (issue 16): B's dimension d holds A's dimension perm[d]. In 2-D,
+/// perm = {0, 1} copies (A's window is m x n, B(i, j) <- A(i, j)) and perm = {1, 0}
+/// transposes (A's window is n x m, B(i, j) <- A(j, i)), as PBLAS PxTRAN / PxGEADD:
+/// sub(C) := beta sub(C) + alpha sub(A)^T with sub(C) M x N and sub(A) N x M; m, n and the
+/// region are always B's (PxTRADD's trapezoid is on sub(C)). Window indices are B's: along
+/// B's dimension d they index A's dimension perm[d].
 struct Transfer {
   Layout src;
   Layout dst;
-  Index m = 0;
-  Index n = 0;
+  Index m = 0; ///< rows of B's window
+  Index n = 0; ///< columns of B's window
   Region region;
+  std::array<int, 2> perm{0, 1};
 
-  [[nodiscard]] Transfer1D rows() const { return {src.rows, dst.rows, src.i, dst.i, m}; }
-  [[nodiscard]] Transfer1D cols() const { return {src.cols, dst.cols, src.j, dst.j, n}; }
+  [[nodiscard]] bool transposed() const { return perm[0] != 0; }
+  /// B's dimension d (0: rows, 1: columns) and the dimension perm[d] of A it holds.
+  [[nodiscard]] Transfer1D dim(int d) const {
+    const int a = perm[static_cast<std::size_t>(d)];
+    return {src.dim(a), dst.dim(d), src.start(a), dst.start(d), d == 0 ? m : n};
+  }
+  [[nodiscard]] Transfer1D rows() const { return dim(0); }
+  [[nodiscard]] Transfer1D cols() const { return dim(1); }
+  /// A's grid position along the dimension B's dimension d holds.
+  [[nodiscard]] int src_coordinate(int d, int grid_row, int grid_col) const {
+    return perm[static_cast<std::size_t>(d)] == 0 ? grid_row : grid_col;
+  }
 };
 
 /// A message between this rank and one remote peer (or itself).
 struct Peer {
   int rank = -1;      ///< the peer's rank in the communicator
-  int row_slot = 0;   ///< index into the rank plan's row patterns
-  int col_slot = 0;   ///< index into the rank plan's column patterns
+  int row_slot = 0;   ///< index into the rank plan's row patterns (B's rows)
+  int col_slot = 0;   ///< index into the rank plan's column patterns (B's columns)
   Index elements = 0; ///< elements in the message
-  int grid_row = 0;   ///< the peer's position in its grid
+  int grid_row = 0;   ///< the peer's position in its grid (A's grid for a receive)
   int grid_col = 0;
 };
 
 /// One rank's part of a Transfer. Only the grid rows and columns this rank exchanges data with
 /// have patterns, so the plan's size grows with the rank's peers, not with the grids.
+/// Patterns are per dimension of B (Transfer::dim): the row patterns pair B's rows with A's
+/// dimension perm[0] (A's columns when transposed), so a Run's src_local is then a local column
+/// of A and its dst_local a local row of B.
 struct RankPlan {
   int rank = -1;
   bool in_src = false;
@@ -43,7 +65,8 @@ struct RankPlan {
   // index (Peer::grid_row / grid_col name them).
   std::vector<RunPattern> send_rows;
   std::vector<RunPattern> send_cols;
-  // As a destination: runs from the source grid rows / columns it receives from.
+  // As a destination: runs from the source grid rows / columns it receives from (source grid
+  // columns / rows when transposed).
   std::vector<RunPattern> recv_rows;
   std::vector<RunPattern> recv_cols;
   std::vector<Peer> sends; ///< remote destinations with data, in the order to send
@@ -52,7 +75,9 @@ struct RankPlan {
   Index m = 0;
   Index n = 0;
   Region region;
+  std::array<int, 2> perm{0, 1}; ///< Transfer::perm
 
+  [[nodiscard]] bool transposed() const { return perm[0] != 0; }
   [[nodiscard]] Index elements_sent() const;
   [[nodiscard]] Index elements_received() const;
   [[nodiscard]] std::size_t memory_bytes() const;

@@ -248,20 +248,24 @@ VolumeGraph volume_graph(const Transfer &t) {
     return g;
   }
   // Only the peers each source row and column sends to: O(messages), not O(P * Q) patterns.
+  // B's rows hold A's dimension perm[0]: the row patterns start at A's grid rows, or at its
+  // grid columns when transposed.
   std::vector<std::vector<PeerRuns>> rows;
   std::vector<std::vector<PeerRuns>> cols;
-  rows.reserve(static_cast<std::size_t>(snr));
-  cols.reserve(static_cast<std::size_t>(snc));
-  for (int pr = 0; pr < snr; ++pr) {
-    rows.push_back(peer_runs_from_source(t.rows(), pr));
+  const int row_sources = t.src.grid_extent(t.perm[0]);
+  const int col_sources = t.src.grid_extent(t.perm[1]);
+  rows.reserve(static_cast<std::size_t>(row_sources));
+  cols.reserve(static_cast<std::size_t>(col_sources));
+  for (int p = 0; p < row_sources; ++p) {
+    rows.push_back(peer_runs_from_source(t.rows(), p));
   }
-  for (int pc = 0; pc < snc; ++pc) {
-    cols.push_back(peer_runs_from_source(t.cols(), pc));
+  for (int p = 0; p < col_sources; ++p) {
+    cols.push_back(peer_runs_from_source(t.cols(), p));
   }
   for (int pc = 0; pc < snc; ++pc) {
     for (int pr = 0; pr < snr; ++pr) {
-      for (const PeerRuns &c : cols[static_cast<std::size_t>(pc)]) {
-        for (const PeerRuns &r : rows[static_cast<std::size_t>(pr)]) {
+      for (const PeerRuns &c : cols[static_cast<std::size_t>(t.src_coordinate(1, pr, pc))]) {
+        for (const PeerRuns &r : rows[static_cast<std::size_t>(t.src_coordinate(0, pr, pc))]) {
           const Index v = message_elements(r.runs, c.runs, t.region, t.m, t.n);
           if (v > 0) {
             g.messages.push_back({pr + pc * snr, r.peer + c.peer * dnr, v});

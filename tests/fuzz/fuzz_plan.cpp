@@ -10,7 +10,10 @@
 //     windows), the sender's packed offsets zipped with the receiver's unpacked offsets; the
 //     multiset of (source rank, destination rank, source offset, destination offset) must be
 //     exactly the enumerated one, every element of the region once, nothing outside it;
-//     message sizes agree on both sides; no rank messages itself.
+//     message sizes agree on both sides; no rank messages itself;
+//   - the same 2-D case again as a transpose (Transfer::perm = {1, 0}, A's window n x m,
+//     B(i, j) <- A(j, i) on the region of B's window), walked with tiles.hpp's strided pieces
+//     and tiles (the tiles, placed by message position, must equal the piece walk).
 // A failure prints the decoded case and aborts, so libFuzzer keeps the input.
 //
 // Built two ways: with -fsanitize=fuzzer (REDIST_FUZZ=ON, clang) as `redist_fuzz_plan`, and
@@ -19,6 +22,7 @@
 
 #include "../unit/reference.hpp"
 #include "plan.hpp"
+#include "tiles.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -202,14 +206,16 @@ Layout layout(Bytes &in, Index m, Index n, int comm_size) {
 }
 
 /// (source rank, destination rank, source offset, destination offset) of one element.
-using Move = std::tuple<int, int, Index, Index>;
+using Move = ref::Move;
 
-void check_2d(Bytes &in) {
+/// transposed: the same bytes decoded as B := A^T (perm = {1, 0}): A's window is n x m.
+void check_2d(Bytes &in, bool transposed) {
   Transfer t;
   t.m = in.in(0, 40);
   t.n = in.in(0, 40);
+  if (transposed) t.perm = {1, 0};
   const int comm_size = in.in_int(1, 9);
-  t.src = layout(in, t.m, t.n, comm_size);
+  t.src = transposed ? layout(in, t.n, t.m, comm_size) : layout(in, t.m, t.n, comm_size);
   t.dst = layout(in, t.m, t.n, comm_size);
   const int kind = in.in_int(0, 2);
   t.region.kind = kind == 0   ? Region::Kind::full
@@ -229,50 +235,72 @@ void check_2d(Bytes &in) {
       lld_dst[static_cast<std::size_t>(r)] =
           std::max<Index>(1, t.dst.rows.local_extent(pr)) + in.in(0, 3);
   }
+  // The transposed pass (the same bytes again) also draws the diagonal's anchor, from one more
+  // byte, so that the copy's decoding of the corpus stays as it was.
+  if (transposed && in.in_int(0, 1) == 1) t.region.diagonal = Region::Diagonal::top_left;
   std::ostringstream os;
-  os << "m=" << t.m << " n=" << t.n << " P=" << comm_size << " region=" << kind
-     << " unit_diag=" << t.region.unit_diag << "\n    src " << describe(t.src) << "\n    dst "
-     << describe(t.dst);
+  os << "m=" << t.m << " n=" << t.n << (transposed ? " transposed" : "") << " P=" << comm_size
+     << " region=" << kind << " unit_diag=" << t.region.unit_diag
+     << " top_left=" << (t.region.diagonal == Region::Diagonal::top_left) << "\n    src "
+     << describe(t.src) << "\n    dst " << describe(t.dst);
   const std::string text = os.str();
 
   // Brute force: every element of the region, from the definitions.
-  std::vector<Move> want;
-  for (Index j = 0; j < t.n; ++j) {
-    for (Index i = 0; i < t.m; ++i) {
-      if (!ref::reference_copied(t.region.kind, t.region.unit_diag, i, j, t.m, t.n)) continue;
-      const Index si = t.src.i + i;
-      const Index sj = t.src.j + j;
-      const Index di = t.dst.i + i;
-      const Index dj = t.dst.j + j;
-      const int src_rank =
-          t.src.grid.rank_at(ref::ref_owner(t.src.rows, si), ref::ref_owner(t.src.cols, sj));
-      const int dst_rank =
-          t.dst.grid.rank_at(ref::ref_owner(t.dst.rows, di), ref::ref_owner(t.dst.cols, dj));
-      want.emplace_back(
-          src_rank, dst_rank,
-          ref::ref_local(t.src.rows, si) +
-              ref::ref_local(t.src.cols, sj) * lld_src[static_cast<std::size_t>(src_rank)],
-          ref::ref_local(t.dst.rows, di) +
-              ref::ref_local(t.dst.cols, dj) * lld_dst[static_cast<std::size_t>(dst_rank)]);
-    }
-  }
+  std::vector<Move> want = ref::brute_force_moves(t, lld_src, lld_dst);
 
   std::vector<redist::RankPlan> plans;
   plans.reserve(static_cast<std::size_t>(comm_size));
   for (int r = 0; r < comm_size; ++r)
     plans.push_back(redist::make_rank_plan(t, r, comm_size));
 
-  // The offsets one side of a message visits, in message order: the generic piece walk, and
-  // for full windows also the executor's RowGroup walk, which must visit the same sequence.
+  // The (source, destination) offsets of a message's elements in message order: for_each_piece
+  // for a copy, the strided pieces of tiles.hpp for a transpose.
+  const auto pieces = [&](const RunPattern &rows, const RunPattern &cols, Index lld_s, Index lld_d,
+                          std::vector<Index> &s_off, std::vector<Index> &d_off) {
+    if (!transposed) {
+      redist::for_each_piece(rows, cols, t.region, t.m, t.n, lld_s, lld_d,
+                             [&](Index s, Index d, Index count) {
+                               for (Index e = 0; e < count; ++e) {
+                                 s_off.push_back(s + e);
+                                 d_off.push_back(d + e);
+                               }
+                             });
+      return;
+    }
+    redist::for_each_strided_piece(rows, cols, t.region, t.m, t.n, true, lld_s, lld_d,
+                                   [&](const redist::StridedPiece &piece) {
+                                     for (Index e = 0; e < piece.count; ++e) {
+                                       s_off.push_back(piece.src + e * piece.src_step);
+                                       d_off.push_back(piece.dst + e);
+                                     }
+                                   });
+  };
+  // The offsets one side of a message visits, in message order: the piece walk above; the
+  // tiles of tiles.hpp placed by their message positions; for full windows of a copy also the
+  // executor's RowGroup walk. All must visit the same sequence.
   const auto walk = [&](const RunPattern &rows, const RunPattern &cols, Index lld_s, Index lld_d,
                         bool source_side, const std::string &what) {
-    std::vector<Index> offsets;
-    redist::for_each_piece(rows, cols, t.region, t.m, t.n, lld_s, lld_d,
-                           [&](Index s, Index d, Index count) {
-                             for (Index e = 0; e < count; ++e)
-                               offsets.push_back((source_side ? s : d) + e);
-                           });
-    if (t.region.kind == Region::Kind::full) {
+    std::vector<Index> s_off;
+    std::vector<Index> d_off;
+    pieces(rows, cols, lld_s, lld_d, s_off, d_off);
+    const std::vector<Index> offsets = source_side ? s_off : d_off;
+    std::vector<Index> tiled(offsets.size(), -1);
+    redist::for_each_tile(
+        rows, cols, t.region, t.m, t.n, transposed, lld_s, lld_d, [&](const redist::Tile &tile) {
+          for (Index w = 0; w < tile.width; ++w) {
+            for (Index e = 0; e < tile.height; ++e) {
+              const Index pos = tile.position + e + w * tile.position_width_step;
+              if (pos < 0 || pos >= static_cast<Index>(tiled.size()) ||
+                  tiled[static_cast<std::size_t>(pos)] != -1)
+                fail(what + ": tiles outside the message or overlapping", text);
+              tiled[static_cast<std::size_t>(pos)] =
+                  source_side ? tile.src + e * tile.src_step + w * tile.src_width_step
+                              : tile.dst + e * tile.dst_step + w * tile.dst_width_step;
+            }
+          }
+        });
+    if (tiled != offsets) fail(what + ": the tiles differ from the piece walk", text);
+    if (!transposed && t.region.kind == Region::Kind::full) {
       const redist::RowGroups groups = redist::row_groups(rows);
       std::vector<Index> grouped;
       cols.for_each([&](const Run &c) {
@@ -303,13 +331,7 @@ void check_2d(Bytes &in) {
       std::vector<Index> d_off;
       const auto &rows = p.send_rows[static_cast<std::size_t>(p.self.row_slot)];
       const auto &cols = p.send_cols[static_cast<std::size_t>(p.self.col_slot)];
-      redist::for_each_piece(rows, cols, t.region, t.m, t.n, lld_src[ur], lld_dst[ur],
-                             [&](Index s, Index d, Index count) {
-                               for (Index e = 0; e < count; ++e) {
-                                 s_off.push_back(s + e);
-                                 d_off.push_back(d + e);
-                               }
-                             });
+      pieces(rows, cols, lld_src[ur], lld_dst[ur], s_off, d_off);
       if (static_cast<Index>(s_off.size()) != p.self.elements)
         fail("self copy size of rank " + std::to_string(r), text);
       const std::vector<Index> s_walk =
@@ -374,7 +396,9 @@ void check_2d(Bytes &in) {
 // NOLINTNEXTLINE(readability-identifier-naming): libFuzzer's entry point
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   Bytes in(data, size);
-  check_2d(in);
+  check_2d(in, false);
   check_1d(in);
+  Bytes again(data, size); // every input also as a transpose
+  check_2d(again, true);
   return 0;
 }

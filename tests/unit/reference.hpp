@@ -4,6 +4,7 @@
 
 #include "index.hpp"
 #include "layout.hpp"
+#include "plan.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace redist::test {
@@ -141,20 +143,58 @@ inline std::vector<Run> visit(const RunPattern &pattern) {
 
 // The copied region of PxTRMR2D, stated on the diagonal offset d = i - j of window element
 // (i, j): an upper trapezoid keeps d <= max(M-N, 0), a lower one d >= -max(N-M, 0); a unit
-// diagonal moves that bound one step inward.
-inline bool reference_copied(Region::Kind kind, bool unit_diag, Index i, Index j, Index m,
-                             Index n) {
+// diagonal moves that bound one step inward. top_left (PBLAS PxTRADD, LAPACK): the bounds are
+// d <= 0 and d >= 0 whatever the shape.
+inline bool reference_copied(Region::Kind kind, bool unit_diag, Index i, Index j, Index m, Index n,
+                             bool top_left = false) {
   const Index d = i - j;
   const Index inward = unit_diag ? 1 : 0;
   switch (kind) {
   case Region::Kind::upper:
-    return d <= std::max(m - n, Index{0}) - inward;
+    return d <= (top_left ? 0 : std::max(m - n, Index{0})) - inward;
   case Region::Kind::lower:
-    return d >= -std::max(n - m, Index{0}) + inward;
+    return d >= (top_left ? 0 : -std::max(n - m, Index{0})) + inward;
   case Region::Kind::full:
     return true;
   }
   return false;
+}
+
+/// One element moved: (source rank, destination rank, offset in the source's local array,
+/// offset in the destination's).
+using Move = std::tuple<int, int, Index, Index>;
+
+/// Every element a transfer moves, from the definitions (PBLAS PxTRAN / PxTRADD): element
+/// (i, j) of B's m x n window, when in the region (stated on B's window), receives element
+/// (i, j) of A's window, or (j, i) when perm = {1, 0} (A's window is then n x m). Local
+/// offsets are column-major with the per-rank leading dimensions lld_src[rank], lld_dst[rank].
+inline std::vector<Move> brute_force_moves(const Transfer &t, const std::vector<Index> &lld_src,
+                                           const std::vector<Index> &lld_dst) {
+  std::vector<Move> moves;
+  const bool transposed = t.perm[0] == 1;
+  for (Index j = 0; j < t.n; ++j) {
+    for (Index i = 0; i < t.m; ++i) {
+      if (!reference_copied(t.region.kind, t.region.unit_diag, i, j, t.m, t.n,
+                            t.region.diagonal == Region::Diagonal::top_left)) {
+        continue;
+      }
+      const Index ai = t.src.i + (transposed ? j : i); // A's global row and column
+      const Index aj = t.src.j + (transposed ? i : j);
+      const Index bi = t.dst.i + i;
+      const Index bj = t.dst.j + j;
+      const int src_rank = t.src.grid.ranks[static_cast<std::size_t>(
+          ref_owner(t.src.rows, ai) + ref_owner(t.src.cols, aj) * t.src.grid.nprow)];
+      const int dst_rank = t.dst.grid.ranks[static_cast<std::size_t>(
+          ref_owner(t.dst.rows, bi) + ref_owner(t.dst.cols, bj) * t.dst.grid.nprow)];
+      moves.emplace_back(
+          src_rank, dst_rank,
+          ref_local(t.src.rows, ai) +
+              ref_local(t.src.cols, aj) * lld_src[static_cast<std::size_t>(src_rank)],
+          ref_local(t.dst.rows, bi) +
+              ref_local(t.dst.cols, bj) * lld_dst[static_cast<std::size_t>(dst_rank)]);
+    }
+  }
+  return moves;
 }
 
 /// The seed of a randomized test: REDIST_TEST_SEED when set, else `fallback`; printed so that
