@@ -3,6 +3,7 @@
 // inside c_barrier().
 
 #include "api_internal.hpp"
+#include "front_end.hpp"
 #include "redist_ring.h"
 #include "ring.hpp"
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,6 +75,36 @@ std::string show(double v) {
     arg = name;
   }
   throw_value(call, arg, e.value(), e.what());
+}
+
+/// A ring entry's call through the front end: this process's local check (`check` throws its
+/// error), then one agreement over `comm` of the errors and the call's `fields`. Every process
+/// then throws the same verdict: the failing processes their own error, the others
+/// REDIST_ERR_REMOTE naming the first failing rank; REDIST_ERR_MISMATCH ("processes passed
+/// different <what>") when a field differs.
+template <class Check>
+void agree_ring(MPI_Comm comm, int rank, int size, const char *call,
+                const front_end::RingFields<long long> &fields, const char *what, Check &&check) {
+  std::optional<Error> local;
+  try {
+    check();
+  } catch (const Error &e) {
+    local = e;
+  }
+  const front_end::RingAgreement agreed = front_end::agree(
+      comm, fields, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0);
+  if (agreed.error < 0)
+    throw Error(REDIST_ERR_MPI,
+                std::string(call) + ": MPI_Allreduce failed while checking arguments");
+  if (local) throw *local;
+  if (agreed.error != 0) {
+    throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                       std::to_string(front_end::lowest_first(
+                                           static_cast<int>(agreed.error_rank()), size)) +
+                                       " (see its message)");
+  }
+  if (agreed.differs())
+    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different " + what);
 }
 
 int algorithm_code(ring::Algorithm a) {
@@ -538,7 +570,8 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
     const CommPosition position = comm_position(call, comm);
     const int rank = position.rank;
     const int size = position.size;
-    agree(comm, call, "", [&] {
+    // No argument must agree: every field of the description stays 0.
+    agree_ring(comm, rank, size, call, {}, "", [&] {
       if (target == nullptr) throw_argument(call, "target", 0, "NULL output pointer");
       if (load < 1)
         throw_argument(call, "load", load,
@@ -546,7 +579,6 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
                        "the communicator)");
       if (!(weight > 0.0) || std::isinf(weight))
         throw_value(call, "weight", show(weight), "must be finite and > 0");
-      return std::uint64_t{0};
     });
     std::vector<double> all(static_cast<std::size_t>(size));
     std::vector<int64_t> loads(static_cast<std::size_t>(size));
@@ -575,43 +607,41 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
     const int rank = position.rank;
     const int size = position.size;
     const bool bi = direction == REDIST_RING_BIDIRECTIONAL;
-    agree(comm, call,
-          "direction, transport, item_bytes or chunk_items (must be equal on every "
-          "process)",
-          [&] {
-            if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-            if (direction != REDIST_RING_UNIDIRECTIONAL && !bi)
-              throw_argument(
-                  call, "direction", direction,
-                  "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
-            if (transport != REDIST_RING_NEIGHBOUR && transport != REDIST_RING_DIRECT &&
-                transport != REDIST_RING_AUTO)
-              throw_argument(call, "transport", transport,
-                             "must be REDIST_RING_NEIGHBOUR (0), REDIST_RING_DIRECT (1) or "
-                             "REDIST_RING_AUTO (2)");
-            if (load < 1)
-              throw_argument(
-                  call, "load", load,
-                  "every process must hold at least one item before the rebalance (the ring "
-                  "algorithms assume L_k >= 1); leave empty processes out of the "
-                  "communicator");
-            if (target < 1)
-              throw_argument(
-                  call, "target", target,
-                  "every process must keep at least one item after the rebalance (the ring "
-                  "algorithms assume L_k - delta_k >= 1); leave empty processes out of the "
-                  "communicator");
-            if (!(cost_next > 0.0))
-              throw_value(call, "cost_next", show(cost_next), "must be > 0 (or +INFINITY)");
-            if (bi && !(cost_prev > 0.0))
-              throw_value(call, "cost_prev", show(cost_prev), "must be > 0 (or +INFINITY)");
-            if (item_bytes < 1 || item_bytes > INT_MAX)
-              throw_argument(call, "item_bytes", item_bytes, "must be in [1, INT_MAX]");
-            if (chunk_items < 0) throw_argument(call, "chunk_items", chunk_items, "must be >= 0");
-            Fingerprint f;
-            f.add(direction).add(transport).add(item_bytes).add(chunk_items);
-            return f.value();
-          });
+    const front_end::RingFields<long long> fields{direction, transport, item_bytes, chunk_items};
+    agree_ring(comm, rank, size, call, fields,
+               "direction, transport, item_bytes or chunk_items (must be equal on every process)",
+               [&] {
+                 if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+                 if (direction != REDIST_RING_UNIDIRECTIONAL && !bi)
+                   throw_argument(
+                       call, "direction", direction,
+                       "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
+                 if (transport != REDIST_RING_NEIGHBOUR && transport != REDIST_RING_DIRECT &&
+                     transport != REDIST_RING_AUTO)
+                   throw_argument(call, "transport", transport,
+                                  "must be REDIST_RING_NEIGHBOUR (0), REDIST_RING_DIRECT (1) or "
+                                  "REDIST_RING_AUTO (2)");
+                 if (load < 1)
+                   throw_argument(
+                       call, "load", load,
+                       "every process must hold at least one item before the rebalance (the ring "
+                       "algorithms assume L_k >= 1); leave empty processes out of the "
+                       "communicator");
+                 if (target < 1)
+                   throw_argument(
+                       call, "target", target,
+                       "every process must keep at least one item after the rebalance (the ring "
+                       "algorithms assume L_k - delta_k >= 1); leave empty processes out of the "
+                       "communicator");
+                 if (!(cost_next > 0.0))
+                   throw_value(call, "cost_next", show(cost_next), "must be > 0 (or +INFINITY)");
+                 if (bi && !(cost_prev > 0.0))
+                   throw_value(call, "cost_prev", show(cost_prev), "must be > 0 (or +INFINITY)");
+                 if (item_bytes < 1 || item_bytes > INT_MAX)
+                   throw_argument(call, "item_bytes", item_bytes, "must be in [1, INT_MAX]");
+                 if (chunk_items < 0)
+                   throw_argument(call, "chunk_items", chunk_items, "must be >= 0");
+               });
     const auto un = static_cast<std::size_t>(size);
     std::vector<int64_t> lt(2 * un);
     std::vector<double> costs(2 * un);
@@ -638,7 +668,7 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
     result->chunk = std::min(chunk_items > 0 ? chunk_items : default_chunk, max_chunk);
     // Every process plans the same problem: an invalid one fails everywhere alike; running out
     // of memory is local, hence the agreement.
-    agree(comm, call, "", [&] {
+    agree_ring(comm, rank, size, call, {}, "", [&] {
       try {
         const ring::Plan rp = ring::plan(pb);
         const double direct = ring::direct_time(pb, ring::direct_pieces(pb.loads, rp.flow));
@@ -649,7 +679,6 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
       } catch (const std::bad_alloc &) {
         throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
       }
-      return std::uint64_t{0};
     });
     result->loads = std::move(pb.loads);
     redist_ring_info &info = result->info;
@@ -681,7 +710,7 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
     const auto n = static_cast<std::size_t>(plan->size);
     const Index load = plan->loads[k];
     const Index target = load - plan->flow[k] + plan->flow[(k + n - 1) % n];
-    agree(plan->comm, call, "", [&] {
+    agree_ring(plan->comm, plan->rank, plan->size, call, {}, "", [&] {
       if (in == nullptr) throw_argument(call, "in", 0, "NULL input array");
       if (out == nullptr) throw_argument(call, "out", 0, "NULL output array");
       if (in_stride < plan->item_bytes)
@@ -695,7 +724,6 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
       const char *i1 = i0 + (load - 1) * in_stride + plan->item_bytes;
       const char *o1 = o0 + (target - 1) * out_stride + plan->item_bytes;
       if (i0 < o1 && o0 < i1) throw_argument(call, "out", 0, "overlaps the input array");
-      return std::uint64_t{0};
     });
     const auto *src = static_cast<const char *>(in);
     auto *dst = static_cast<char *>(out);
