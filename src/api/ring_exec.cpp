@@ -181,34 +181,36 @@ public:
     }
   }
 
-  /// Throws if the notice receive could not be posted (then the exchange must not start).
-  void started() const { check(start_, "MPI_Irecv", MPI_ANY_SOURCE); }
   Flight(const Flight &) = delete;
   Flight &operator=(const Flight &) = delete;
   ~Flight() = default; // finish() has completed every request
 
-  /// Room for `n` more requests (their slots are 0 .. n-1, as data_slot() counts them).
+  /// Throws if the notice receive could not be posted (then the exchange must not start).
+  void started() const { check(start_, "MPI_Irecv", MPI_ANY_SOURCE); }
+
+  /// Room for `n` more requests: the exchange's slots 0 .. n-1 (after those reserved before).
   void reserve_slots(std::size_t n) {
     requests_.resize(requests_.size() + n, MPI_REQUEST_NULL);
     posted_.resize(requests_.size());
   }
-  [[nodiscard]] std::size_t slots() const { return requests_.size() - 1; }
 
   void isend(const void *buf, int count, MPI_Datatype type, int peer, int tag, std::size_t slot) {
     check(MPI_Isend(buf, count, type, peer, tag, comm_, &requests_[slot + 1]), "MPI_Isend", peer);
     posted_[slot + 1] = {peer, tag, counter(sent_, peer, tag)++, false};
+    ++active_;
   }
   void irecv(void *buf, int count, MPI_Datatype type, int peer, int tag, std::size_t slot) {
     check(MPI_Irecv(buf, count, type, peer, tag, comm_, &requests_[slot + 1]), "MPI_Irecv", peer);
     posted_[slot + 1] = {peer, tag, counter(received_, peer, tag)++, true};
-  }
-  [[nodiscard]] bool busy(std::size_t slot) const {
-    return requests_[slot + 1] != MPI_REQUEST_NULL;
+    ++active_;
   }
 
   /// Wait for one request of the exchange; its slot. Throws Stopped when another process
   /// stopped, Error when MPI fails.
   std::size_t wait_any() {
+    // Nothing of the exchange in flight: only a notice could come, and none will.
+    if (active_ == 0)
+      throw Error(REDIST_ERR_INTERNAL, std::string(call_) + ": ring exchange stalled");
     int index = MPI_UNDEFINED;
     const int rc = MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index,
                                MPI_STATUS_IGNORE);
@@ -225,6 +227,7 @@ public:
     if (index == 0) throw Stopped{};
     if (index == MPI_UNDEFINED)
       throw Error(REDIST_ERR_INTERNAL, std::string(call_) + ": ring exchange stalled");
+    --active_;
     return static_cast<std::size_t>(index) - 1;
   }
 
@@ -307,7 +310,8 @@ private:
       int index = MPI_UNDEFINED;
       MPI_Waitany(static_cast<int>(requests.size()), requests.data(), &index, MPI_STATUS_IGNORE);
       if (index == MPI_UNDEFINED) break;
-      // A failed wait may leave its request active: free it rather than wait again.
+      // A failed wait may leave its request active (Open MPI frees it): free it rather than
+      // wait for it again and again.
       MPI_Request &r = requests[static_cast<std::size_t>(index)];
       if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
     }
@@ -373,6 +377,7 @@ private:
   std::vector<MPI_Request> aborts_;
   bool stopped_ = false;
   int start_ = MPI_SUCCESS;
+  std::size_t active_ = 0; // requests of the exchange posted and not yet completed
 };
 
 /// Runs `exchange(flight)` and finish()es the flight, whatever happened: the buffers the
