@@ -91,6 +91,20 @@ Range range_at(const std::vector<long long> &v, std::size_t &at) {
   return r;
 }
 
+/// Every field of a description (CallFields, RingFields), for the reduction; `from(arg)`:
+/// whether this process contributes the field.
+template <class Fields, class From>
+void put_fields(std::vector<long long> &v, const Fields &values, From &&from) {
+  Fields copy = values;
+  each_field([&](Arg arg, const char *, long long x) { put(v, x, from(arg)); }, copy);
+}
+
+/// The agreed ranges of every field, read back from where put_fields() put them.
+template <class Ranges>
+void get_fields(const std::vector<long long> &v, std::size_t &at, Ranges &out) {
+  each_field([&](Arg, const char *, Range &r) { r = range_at(v, at); }, out);
+}
+
 } // namespace
 
 OwnedComm::~OwnedComm() {
@@ -155,9 +169,7 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   v.push_back(-static_cast<long long>(world_rank)); // the maximum gives the lowest
   const bool ok = error == 0;
-  CallFields<long long> fields = call.fields;
-  each_field([&](Arg arg, const char *, long long x) { put(v, x, ok && contributes(call, arg)); },
-             fields);
+  put_fields(v, call.fields, [&](Arg arg) { return ok && contributes(call, arg); });
   // A cache hit counts only if every process found an entry with the same build id.
   put(v, cache.plan ? cache.plan->id.generation : 0, true);
   put(v, cache.plan ? cache.plan->id.creator : 0, true);
@@ -168,7 +180,7 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   Agreement out;
   out.error = v[0];
   std::size_t at = 3;
-  each_field([&](Arg, const char *, Range &r) { r = range_at(v, at); }, out.fields);
+  get_fields(v, at, out.fields);
   Range ids[4];
   for (Range &r : ids)
     r = range_at(v, at);
@@ -178,6 +190,33 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   out.plan_hit = same_everywhere(ids[0], ids[1]);
   out.comm_hit = same_everywhere(ids[2], ids[3]);
   out.new_id = BuildId{v[1] + 1, -v[2]};
+  return out;
+}
+
+long long RingAgreement::error_rank() const {
+  return error_order(error);
+}
+
+bool RingAgreement::differs() const {
+  bool out = false;
+  RingFields<Range> copy = fields;
+  each_field([&](Arg, const char *, const Range &r) { out = out || r.differs(); }, copy);
+  return out;
+}
+
+RingAgreement agree(MPI_Comm comm, const RingFields<long long> &fields, long long error) {
+  std::vector<long long> v;
+  v.reserve(16);
+  v.push_back(error);
+  put_fields(v, fields, [&](Arg) { return error == 0; });
+  RingAgreement out;
+  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) {
+    out.error = -1;
+    return out;
+  }
+  out.error = v[0];
+  std::size_t at = 1;
+  get_fields(v, at, out.fields);
   return out;
 }
 

@@ -63,6 +63,19 @@ template <class F, class... T> void each_field(F &&f, T &...fields) {
   f(Arg::none, "digest", fields.digest...);
 }
 
+/// The values of a ring call (redist_ring.h) that must agree everywhere; an entry without one
+/// of them leaves it 0 on every process. V is a value, or its agreed range.
+template <class V> struct RingFields { V direction{}, transport{}, item_bytes{}, chunk_items{}; };
+
+/// each_field for a ring call: the one list of its fields, each named by its argument (no
+/// position to map it to, hence Arg::none).
+template <class F, class... T> void each_field(F &&f, RingFields<T> &...fields) {
+  f(Arg::none, "direction", fields.direction...);
+  f(Arg::none, "transport", fields.transport...);
+  f(Arg::none, "item_bytes", fields.item_bytes...);
+  f(Arg::none, "chunk_items", fields.chunk_items...);
+}
+
 /// Where this process stands in one side's grid.
 struct Position {
   bool member = false;
@@ -148,6 +161,18 @@ int reduce(MPI_Comm comm, long long *words, int count);
 /// nothing from a process with an error), and whether every process holds the same cached
 /// entries.
 Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache);
+
+/// The verdict of a ring call's agreement, the same on every process.
+struct RingAgreement {
+  long long error = 0;      // max of the error words (0: none; -1: the reduction failed here)
+  RingFields<Range> fields; // over the processes without a local error
+  [[nodiscard]] long long error_rank() const; // rank in the agreement's communicator
+  [[nodiscard]] bool differs() const;         // some field is not the same everywhere
+};
+
+/// The same agreement for a ring call (one collective over `comm`): the error words and every
+/// field of `fields` (nothing from a process with an error).
+RingAgreement agree(MPI_Comm comm, const RingFields<long long> &fields, long long error);
 
 /// Look up `call` in the plan cache; `identity` names what the description does not (the
 /// communicators and contexts of the call).

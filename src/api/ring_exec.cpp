@@ -3,6 +3,7 @@
 // inside c_barrier().
 
 #include "api_internal.hpp"
+#include "front_end.hpp"
 #include "redist_ring.h"
 #include "ring.hpp"
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -75,6 +77,36 @@ std::string show(double v) {
   throw_value(call, arg, e.value(), e.what());
 }
 
+/// A ring entry's call through the front end: this process's local check (`check` throws its
+/// error), then one agreement over `comm` of the errors and the call's `fields`. Every process
+/// then throws the same verdict: the failing processes their own error, the others
+/// REDIST_ERR_REMOTE naming the first failing rank; REDIST_ERR_MISMATCH ("processes passed
+/// different <what>") when a field differs.
+template <class Check>
+void agree_ring(MPI_Comm comm, int rank, int size, const char *call,
+                const front_end::RingFields<long long> &fields, const char *what, Check &&check) {
+  std::optional<Error> local;
+  try {
+    check();
+  } catch (const Error &e) {
+    local = e;
+  }
+  const front_end::RingAgreement agreed = front_end::agree(
+      comm, fields, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0);
+  if (agreed.error < 0)
+    throw Error(REDIST_ERR_MPI,
+                std::string(call) + ": MPI_Allreduce failed while checking arguments");
+  if (local) throw *local;
+  if (agreed.error != 0) {
+    throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                       std::to_string(front_end::lowest_first(
+                                           static_cast<int>(agreed.error_rank()), size)) +
+                                       " (see its message)");
+  }
+  if (agreed.differs())
+    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different " + what);
+}
+
 int algorithm_code(ring::Algorithm a) {
   switch (a) {
   case ring::Algorithm::none:
@@ -102,6 +134,272 @@ void fill_info(const ring::Plan &plan, double direct, redist_ring_info &info) {
   info.algorithm = algorithm_code(plan.algorithm);
   info.light = plan.light ? 1 : 0;
   info.algorithm3_repaired = plan.algorithm3_repaired ? 1 : 0;
+}
+
+// --- The requests of one execution --------------------------------------------------------------
+//
+// Every request an execution posts goes through a Flight, which knows what each one is (peer,
+// tag, the how-manieth receive of that stream) and how many messages this process sent to each
+// peer. When an MPI call fails (or memory runs out) on a process, that process stops posting and
+// tells every other process (an empty message, tag_abort, for which each keeps a receive posted
+// while it waits); a process told so stops too and tells the others, since a process that stops
+// before finishing its part may leave others waiting for it. Then, in finish(), every process
+// joins one agreement (front_end::reduce) on whether any process failed; if one did, they
+// exchange how many messages each sent to each, every receive no message will match is cancelled,
+// every message sent that no receive was posted for is received into scratch, and every request
+// is waited for. Only then does the execution return (and its buffers go): no request is left
+// behind, no message is left for the next execution, and every process returns an error.
+
+constexpr int tag_abort = 0x524951;
+constexpr int kKinds = 4; // tag_rightward, tag_leftward, tag_direct, tag_abort (consecutive)
+
+int kind_of(int tag) {
+  return tag - tag_rightward;
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return {text, static_cast<std::size_t>(length)};
+}
+
+class Flight {
+public:
+  /// A process stopped because another one told it to.
+  struct Stopped {};
+
+  Flight(const redist_ring_plan_s &p, const char *call)
+      : comm_(p.comm), rank_(p.rank), size_(p.size), call_(call),
+        sent_(static_cast<std::size_t>(kKinds) * static_cast<std::size_t>(p.size), 0),
+        received_(sent_.size(), 0) {
+    requests_.push_back(MPI_REQUEST_NULL);
+    posted_.push_back({});
+    if (size_ > 1) {
+      start_ = MPI_Irecv(nullptr, 0, MPI_BYTE, MPI_ANY_SOURCE, tag_abort, comm_, &requests_[0]);
+    }
+  }
+
+  Flight(const Flight &) = delete;
+  Flight &operator=(const Flight &) = delete;
+  ~Flight() = default; // finish() has completed every request
+
+  /// Throws if the notice receive could not be posted (then the exchange must not start).
+  void started() const { check(start_, "MPI_Irecv", MPI_ANY_SOURCE); }
+
+  /// Room for `n` more requests: the exchange's slots 0 .. n-1 (after those reserved before).
+  void reserve_slots(std::size_t n) {
+    requests_.resize(requests_.size() + n, MPI_REQUEST_NULL);
+    posted_.resize(requests_.size());
+  }
+
+  void isend(const void *buf, int count, MPI_Datatype type, int peer, int tag, std::size_t slot) {
+    check(MPI_Isend(buf, count, type, peer, tag, comm_, &requests_[slot + 1]), "MPI_Isend", peer);
+    posted_[slot + 1] = {peer, tag, counter(sent_, peer, tag)++, false};
+    ++active_;
+  }
+  void irecv(void *buf, int count, MPI_Datatype type, int peer, int tag, std::size_t slot) {
+    check(MPI_Irecv(buf, count, type, peer, tag, comm_, &requests_[slot + 1]), "MPI_Irecv", peer);
+    posted_[slot + 1] = {peer, tag, counter(received_, peer, tag)++, true};
+    ++active_;
+  }
+
+  /// Wait for one request of the exchange; its slot. Throws Stopped when another process
+  /// stopped, Error when MPI fails.
+  std::size_t wait_any() {
+    // Nothing of the exchange in flight: only a notice could come, and none will.
+    if (active_ == 0)
+      throw Error(REDIST_ERR_INTERNAL, std::string(call_) + ": ring exchange stalled");
+    int index = MPI_UNDEFINED;
+    const int rc = MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index,
+                               MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      const bool known = index != MPI_UNDEFINED && index > 0;
+      throw Error(REDIST_ERR_MPI,
+                  std::string(call_) + ": MPI_Waitany" +
+                      (known
+                           ? " (a message with rank " +
+                                 std::to_string(posted_[static_cast<std::size_t>(index)].peer) + ")"
+                           : std::string()) +
+                      " failed: " + mpi_error_text(rc));
+    }
+    if (index == 0) throw Stopped{};
+    if (index == MPI_UNDEFINED)
+      throw Error(REDIST_ERR_INTERNAL, std::string(call_) + ": ring exchange stalled");
+    --active_;
+    return static_cast<std::size_t>(index) - 1;
+  }
+
+  /// This process stops before finishing its part: tell every other process (once).
+  void stop() noexcept {
+    if (stopped_) return;
+    stopped_ = true;
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      MPI_Request r = MPI_REQUEST_NULL;
+      if (MPI_Isend(nullptr, 0, MPI_BYTE, peer, tag_abort, comm_, &r) != MPI_SUCCESS) continue;
+      aborts_.push_back(r);
+      ++counter(sent_, peer, tag_abort);
+    }
+  }
+
+  /// The agreement after the exchange (collective): returns if no process failed; otherwise
+  /// completes every request and throws, on every process (`local`: this one's error).
+  void finish(const Error *local) {
+    long long word =
+        local != nullptr || stopped_
+            ? front_end::error_word(local != nullptr ? 2 : 1, front_end::lowest_first(rank_, size_))
+            : 0;
+    const bool agreed = front_end::reduce(comm_, &word, 1) == MPI_SUCCESS;
+    if (agreed && word == 0) {
+      cancel_and_wait(requests_[0]); // nobody stopped, nobody sends tag_abort
+      return;
+    }
+    if (agreed) {
+      drain();
+    } else {
+      // Without the agreement the others cannot be counted on: cancel what can be.
+      for (MPI_Request &r : requests_)
+        if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);
+    }
+    wait_all(requests_);
+    wait_all(aborts_);
+    if (local != nullptr) throw *local;
+    if (!agreed) {
+      throw Error(REDIST_ERR_MPI, std::string(call_) +
+                                      ": MPI_Allreduce failed after the exchange; the output "
+                                      "is incomplete");
+    }
+    throw Error(REDIST_ERR_REMOTE,
+                std::string(call_) + ": the exchange failed on rank " +
+                    std::to_string(front_end::lowest_first(front_end::error_order(word), size_)) +
+                    " (see its message); the output is incomplete");
+  }
+
+private:
+  struct Posted {
+    int peer = -1;
+    int tag = 0;
+    Index ordinal = 0; // the how-manieth message of this peer and tag
+    bool receive = false;
+  };
+
+  void check(int rc, const char *what, int peer) const {
+    if (rc == MPI_SUCCESS) return;
+    throw Error(
+        REDIST_ERR_MPI,
+        std::string(call_) + ": " + what +
+            (peer == MPI_ANY_SOURCE ? std::string() : " with peer rank " + std::to_string(peer)) +
+            " failed: " + mpi_error_text(rc));
+  }
+
+  Index &counter(std::vector<Index> &v, int peer, int tag) const {
+    return v[static_cast<std::size_t>(peer) * kKinds + static_cast<std::size_t>(kind_of(tag))];
+  }
+
+  static void cancel_and_wait(MPI_Request &r) {
+    if (r == MPI_REQUEST_NULL) return;
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+
+  /// Completes (or frees) every request; errors are already being reported.
+  static void wait_all(std::vector<MPI_Request> &requests) {
+    for (;;) {
+      int index = MPI_UNDEFINED;
+      MPI_Waitany(static_cast<int>(requests.size()), requests.data(), &index, MPI_STATUS_IGNORE);
+      if (index == MPI_UNDEFINED) break;
+      // A failed wait may leave its request active (Open MPI frees it): free it rather than
+      // wait for it again and again.
+      MPI_Request &r = requests[static_cast<std::size_t>(index)];
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    }
+  }
+
+  /// Match every message sent with a receive, and cancel the receives nothing will match.
+  void drain() {
+    std::vector<long long> mine(sent_.begin(), sent_.end());
+    std::vector<long long> theirs(mine.size(), 0);
+    if (MPI_Alltoall(mine.data(), kKinds, MPI_LONG_LONG, theirs.data(), kKinds, MPI_LONG_LONG,
+                     comm_) != MPI_SUCCESS) {
+      for (MPI_Request &r : requests_)
+        if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);
+      return;
+    }
+    const auto sent_here = [&](int peer, int tag) {
+      return theirs[static_cast<std::size_t>(peer) * kKinds +
+                    static_cast<std::size_t>(kind_of(tag))];
+    };
+    // Receives no message will match: their peer sent fewer messages.
+    for (std::size_t k = 1; k < requests_.size(); ++k) {
+      const Posted &p = posted_[k];
+      if (requests_[k] != MPI_REQUEST_NULL && p.receive && p.ordinal >= sent_here(p.peer, p.tag))
+        MPI_Cancel(&requests_[k]);
+    }
+    // Messages no receive was posted for (every message was posted before the agreement).
+    std::vector<char> scratch;
+    const auto receive = [&](int peer, int tag) {
+      MPI_Message message = MPI_MESSAGE_NULL;
+      MPI_Status status;
+      if (MPI_Mprobe(peer, tag, comm_, &message, &status) != MPI_SUCCESS) return;
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      scratch.resize(static_cast<std::size_t>(std::max(bytes, 0)));
+      MPI_Mrecv(scratch.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+    };
+    Index aborts = 0;
+    for (int peer = 0; peer < size_; ++peer) {
+      aborts += sent_here(peer, tag_abort);
+      for (const int tag : {tag_rightward, tag_leftward, tag_direct}) {
+        for (Index n = counter(received_, peer, tag); n < sent_here(peer, tag); ++n)
+          receive(peer, tag);
+      }
+    }
+    // The notices: the posted receive takes one (if any came), the rest are received here.
+    if (aborts == 0) {
+      cancel_and_wait(requests_[0]);
+    } else if (requests_[0] != MPI_REQUEST_NULL) {
+      MPI_Wait(&requests_[0], MPI_STATUS_IGNORE);
+    }
+    for (Index n = 1; n < aborts; ++n)
+      receive(MPI_ANY_SOURCE, tag_abort);
+  }
+
+  MPI_Comm comm_;
+  int rank_;
+  int size_;
+  const char *call_;
+  std::vector<Index> sent_;           // messages posted to each peer, per tag
+  std::vector<Index> received_;       // receives posted from each peer, per tag
+  std::vector<MPI_Request> requests_; // [0]: the notice receive; then the exchange's slots
+  std::vector<Posted> posted_;
+  std::vector<MPI_Request> aborts_;
+  bool stopped_ = false;
+  int start_ = MPI_SUCCESS;
+  std::size_t active_ = 0; // requests of the exchange posted and not yet completed
+};
+
+/// Runs `exchange(flight)` and finish()es the flight, whatever happened: the buffers the
+/// exchange's requests use must outlive this call.
+template <class Exchange>
+void fly(const redist_ring_plan_s &p, const char *call, Exchange &&exchange) {
+  Flight flight(p, call);
+  std::optional<Error> failure;
+  try {
+    flight.started();
+    exchange(flight);
+  } catch (const Flight::Stopped &) {
+    flight.stop();
+  } catch (const Error &e) {
+    failure = e;
+    flight.stop();
+  } catch (const std::bad_alloc &) {
+    failure =
+        Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory during the exchange");
+    flight.stop();
+  }
+  flight.finish(failure ? &*failure : nullptr);
 }
 
 // --- Neighbour transport ------------------------------------------------------------------------
@@ -143,14 +441,15 @@ public:
       stage_cap_ = 2 * q_;
       stage_.resize(static_cast<std::size_t>(stage_cap_) * ib_);
     }
-    requests_.assign(2 * (ins_.size() + outs_.size()), MPI_REQUEST_NULL);
   }
 
-  void run(const char *call) {
+  void run(Flight &flight) {
+    f_ = &flight;
+    flight.reserve_slots(2 * (ins_.size() + outs_.size()));
     copy_own_kept();
     for (std::size_t s = 0; s < ins_.size(); ++s) {
       for (int slot = 0; slot < 2; ++slot)
-        post(s, call);
+        post(s);
     }
     for (;;) {
       for (bool progress = true; progress;) {
@@ -158,16 +457,10 @@ public:
         for (std::size_t s = 0; s < ins_.size(); ++s)
           progress |= unpack_ready(s);
         for (std::size_t s = 0; s < outs_.size(); ++s)
-          progress |= send_ready(s, call);
+          progress |= send_ready(s);
       }
       if (done()) break;
-      int index = MPI_UNDEFINED;
-      check_mpi(MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index,
-                            MPI_STATUS_IGNORE),
-                call, "MPI_Waitany");
-      if (index == MPI_UNDEFINED)
-        throw Error(REDIST_ERR_INTERNAL, std::string(call) + ": ring exchange stalled");
-      const auto r = static_cast<std::size_t>(index);
+      const std::size_t r = flight.wait_any();
       const std::size_t nin = 2 * ins_.size();
       if (r < nin) {
         ins_[r / 2].state[r % 2] = State::done;
@@ -241,15 +534,14 @@ private:
       std::memcpy(out_item(base + i - lo), in_item(i), ib_);
   }
 
-  void post(std::size_t s, const char *call) {
+  void post(std::size_t s) {
     InStream &in = ins_[s];
     if (in.next_post == in.chunks) return;
     const auto slot = static_cast<std::size_t>(in.next_post % 2);
     const Index count = std::min(q_, in.total - in.next_post * q_);
     in.buf[slot].resize(static_cast<std::size_t>(count) * ib_);
-    check_mpi(MPI_Irecv(in.buf[slot].data(), static_cast<int>(in.buf[slot].size()), MPI_BYTE,
-                        in.peer, in.tag, p_.comm, &requests_[2 * s + slot]),
-              call, "MPI_Irecv");
+    f_->irecv(in.buf[slot].data(), static_cast<int>(in.buf[slot].size()), MPI_BYTE, in.peer, in.tag,
+              2 * s + slot);
     in.state[slot] = State::busy;
     ++in.next_post;
   }
@@ -275,13 +567,13 @@ private:
       }
       in.state[slot] = State::idle;
       ++in.next_unpack;
-      post(s, "redist_ring_plan_execute");
+      post(s);
       progress = true;
     }
     return progress;
   }
 
-  bool send_ready(std::size_t s, const char *call) {
+  bool send_ready(std::size_t s) {
     OutStream &out = outs_[s];
     bool progress = false;
     while (out.next < out.chunks) {
@@ -301,9 +593,7 @@ private:
         }
       }
       const std::size_t r = 2 * ins_.size() + 2 * s + slot;
-      check_mpi(MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, out.peer, out.tag,
-                          p_.comm, &requests_[r]),
-                call, "MPI_Isend");
+      f_->isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, out.peer, out.tag, r);
       out.state[slot] = State::busy;
       ++out.next;
       progress = true;
@@ -339,7 +629,7 @@ private:
   Index fwd_right_ = 0;
   std::vector<InStream> ins_;
   std::vector<OutStream> outs_;
-  std::vector<MPI_Request> requests_;
+  Flight *f_ = nullptr;     // the requests, during run()
   std::vector<char> stage_; // FIFO of forwarded items
   Index stage_cap_ = 1;
   Index staged_ = 0;
@@ -351,10 +641,9 @@ private:
 /// Every piece this process sends or receives goes as messages of at most `chunk` items, read
 /// and written in place through strided datatypes.
 void run_direct(const redist_ring_plan_s &p, const char *in, Index in_stride, char *out,
-                Index out_stride, const char *call) {
+                Index out_stride, Flight &flight, const char *call) {
   const std::vector<ring::DirectPiece> pieces = ring::direct_pieces(p.loads, p.flow, p.rank);
   const auto ib = static_cast<int>(p.item_bytes);
-  std::vector<MPI_Request> requests;
   struct TypeGuard {
     MPI_Datatype t = MPI_DATATYPE_NULL;
     ~TypeGuard() {
@@ -369,23 +658,24 @@ void run_direct(const redist_ring_plan_s &p, const char *in, Index in_stride, ch
     return g.t;
   };
   // Receives first, then sends, then the local pieces while messages fly.
+  std::size_t messages = 0;
+  for (const ring::DirectPiece &pc : pieces) {
+    if (pc.from != pc.to) messages += static_cast<std::size_t>((pc.items + p.chunk - 1) / p.chunk);
+  }
+  flight.reserve_slots(messages);
+  std::size_t slot = 0;
   for (const bool receiving : {true, false}) {
     for (const ring::DirectPiece &pc : pieces) {
       if (pc.from == pc.to || (receiving ? pc.to : pc.from) != p.rank) continue;
       for (Index c0 = 0; c0 < pc.items; c0 += p.chunk) {
         const Index count = std::min(p.chunk, pc.items - c0);
         TypeGuard g;
-        requests.push_back(MPI_REQUEST_NULL);
         if (receiving) {
-          check_mpi(MPI_Irecv(out + (pc.to_offset + c0) * out_stride, 1,
-                              strided(count, out_stride, g), pc.from, tag_direct, p.comm,
-                              &requests.back()),
-                    call, "MPI_Irecv");
+          flight.irecv(out + (pc.to_offset + c0) * out_stride, 1, strided(count, out_stride, g),
+                       pc.from, tag_direct, slot++);
         } else {
-          check_mpi(MPI_Isend(in + (pc.from_offset + c0) * in_stride, 1,
-                              strided(count, in_stride, g), pc.to, tag_direct, p.comm,
-                              &requests.back()),
-                    call, "MPI_Isend");
+          flight.isend(in + (pc.from_offset + c0) * in_stride, 1, strided(count, in_stride, g),
+                       pc.to, tag_direct, slot++);
         }
       }
     }
@@ -396,8 +686,8 @@ void run_direct(const redist_ring_plan_s &p, const char *in, Index in_stride, ch
       std::memcpy(out + (pc.to_offset + i) * out_stride, in + (pc.from_offset + i) * in_stride,
                   static_cast<std::size_t>(p.item_bytes));
   }
-  check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-            call, "MPI_Waitall");
+  for (std::size_t left = slot; left > 0; --left)
+    flight.wait_any();
 }
 
 void direct_traffic(const redist_ring_plan_s &p, Index &sent, Index &received) {
@@ -538,7 +828,8 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
     const CommPosition position = comm_position(call, comm);
     const int rank = position.rank;
     const int size = position.size;
-    agree(comm, call, "", [&] {
+    // No argument must agree: every field of the description stays 0.
+    agree_ring(comm, rank, size, call, {}, "", [&] {
       if (target == nullptr) throw_argument(call, "target", 0, "NULL output pointer");
       if (load < 1)
         throw_argument(call, "load", load,
@@ -546,7 +837,6 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
                        "the communicator)");
       if (!(weight > 0.0) || std::isinf(weight))
         throw_value(call, "weight", show(weight), "must be finite and > 0");
-      return std::uint64_t{0};
     });
     std::vector<double> all(static_cast<std::size_t>(size));
     std::vector<int64_t> loads(static_cast<std::size_t>(size));
@@ -575,43 +865,41 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
     const int rank = position.rank;
     const int size = position.size;
     const bool bi = direction == REDIST_RING_BIDIRECTIONAL;
-    agree(comm, call,
-          "direction, transport, item_bytes or chunk_items (must be equal on every "
-          "process)",
-          [&] {
-            if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-            if (direction != REDIST_RING_UNIDIRECTIONAL && !bi)
-              throw_argument(
-                  call, "direction", direction,
-                  "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
-            if (transport != REDIST_RING_NEIGHBOUR && transport != REDIST_RING_DIRECT &&
-                transport != REDIST_RING_AUTO)
-              throw_argument(call, "transport", transport,
-                             "must be REDIST_RING_NEIGHBOUR (0), REDIST_RING_DIRECT (1) or "
-                             "REDIST_RING_AUTO (2)");
-            if (load < 1)
-              throw_argument(
-                  call, "load", load,
-                  "every process must hold at least one item before the rebalance (the ring "
-                  "algorithms assume L_k >= 1); leave empty processes out of the "
-                  "communicator");
-            if (target < 1)
-              throw_argument(
-                  call, "target", target,
-                  "every process must keep at least one item after the rebalance (the ring "
-                  "algorithms assume L_k - delta_k >= 1); leave empty processes out of the "
-                  "communicator");
-            if (!(cost_next > 0.0))
-              throw_value(call, "cost_next", show(cost_next), "must be > 0 (or +INFINITY)");
-            if (bi && !(cost_prev > 0.0))
-              throw_value(call, "cost_prev", show(cost_prev), "must be > 0 (or +INFINITY)");
-            if (item_bytes < 1 || item_bytes > INT_MAX)
-              throw_argument(call, "item_bytes", item_bytes, "must be in [1, INT_MAX]");
-            if (chunk_items < 0) throw_argument(call, "chunk_items", chunk_items, "must be >= 0");
-            Fingerprint f;
-            f.add(direction).add(transport).add(item_bytes).add(chunk_items);
-            return f.value();
-          });
+    const front_end::RingFields<long long> fields{direction, transport, item_bytes, chunk_items};
+    agree_ring(comm, rank, size, call, fields,
+               "direction, transport, item_bytes or chunk_items (must be equal on every process)",
+               [&] {
+                 if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+                 if (direction != REDIST_RING_UNIDIRECTIONAL && !bi)
+                   throw_argument(
+                       call, "direction", direction,
+                       "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
+                 if (transport != REDIST_RING_NEIGHBOUR && transport != REDIST_RING_DIRECT &&
+                     transport != REDIST_RING_AUTO)
+                   throw_argument(call, "transport", transport,
+                                  "must be REDIST_RING_NEIGHBOUR (0), REDIST_RING_DIRECT (1) or "
+                                  "REDIST_RING_AUTO (2)");
+                 if (load < 1)
+                   throw_argument(
+                       call, "load", load,
+                       "every process must hold at least one item before the rebalance (the ring "
+                       "algorithms assume L_k >= 1); leave empty processes out of the "
+                       "communicator");
+                 if (target < 1)
+                   throw_argument(
+                       call, "target", target,
+                       "every process must keep at least one item after the rebalance (the ring "
+                       "algorithms assume L_k - delta_k >= 1); leave empty processes out of the "
+                       "communicator");
+                 if (!(cost_next > 0.0))
+                   throw_value(call, "cost_next", show(cost_next), "must be > 0 (or +INFINITY)");
+                 if (bi && !(cost_prev > 0.0))
+                   throw_value(call, "cost_prev", show(cost_prev), "must be > 0 (or +INFINITY)");
+                 if (item_bytes < 1 || item_bytes > INT_MAX)
+                   throw_argument(call, "item_bytes", item_bytes, "must be in [1, INT_MAX]");
+                 if (chunk_items < 0)
+                   throw_argument(call, "chunk_items", chunk_items, "must be >= 0");
+               });
     const auto un = static_cast<std::size_t>(size);
     std::vector<int64_t> lt(2 * un);
     std::vector<double> costs(2 * un);
@@ -638,7 +926,7 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
     result->chunk = std::min(chunk_items > 0 ? chunk_items : default_chunk, max_chunk);
     // Every process plans the same problem: an invalid one fails everywhere alike; running out
     // of memory is local, hence the agreement.
-    agree(comm, call, "", [&] {
+    agree_ring(comm, rank, size, call, {}, "", [&] {
       try {
         const ring::Plan rp = ring::plan(pb);
         const double direct = ring::direct_time(pb, ring::direct_pieces(pb.loads, rp.flow));
@@ -649,7 +937,6 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
       } catch (const std::bad_alloc &) {
         throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
       }
-      return std::uint64_t{0};
     });
     result->loads = std::move(pb.loads);
     redist_ring_info &info = result->info;
@@ -681,7 +968,7 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
     const auto n = static_cast<std::size_t>(plan->size);
     const Index load = plan->loads[k];
     const Index target = load - plan->flow[k] + plan->flow[(k + n - 1) % n];
-    agree(plan->comm, call, "", [&] {
+    agree_ring(plan->comm, plan->rank, plan->size, call, {}, "", [&] {
       if (in == nullptr) throw_argument(call, "in", 0, "NULL input array");
       if (out == nullptr) throw_argument(call, "out", 0, "NULL output array");
       if (in_stride < plan->item_bytes)
@@ -695,14 +982,17 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
       const char *i1 = i0 + (load - 1) * in_stride + plan->item_bytes;
       const char *o1 = o0 + (target - 1) * out_stride + plan->item_bytes;
       if (i0 < o1 && o0 < i1) throw_argument(call, "out", 0, "overlaps the input array");
-      return std::uint64_t{0};
     });
     const auto *src = static_cast<const char *>(in);
     auto *dst = static_cast<char *>(out);
     if (plan->info.transport == REDIST_RING_DIRECT) {
-      run_direct(*plan, src, in_stride, dst, out_stride, call);
+      fly(*plan, call, [&](Flight &flight) {
+        run_direct(*plan, src, in_stride, dst, out_stride, flight, call);
+      });
     } else {
-      NeighbourExchange(*plan, src, in_stride, dst, out_stride).run(call);
+      // The exchange (its buffers) outlives the flight.
+      NeighbourExchange exchange(*plan, src, in_stride, dst, out_stride);
+      fly(*plan, call, [&](Flight &flight) { exchange.run(flight); });
     }
   });
 }

@@ -82,8 +82,13 @@ void valid_plan_works(const std::string &where, redist_region region, int unit_d
 }
 
 void create_case(const std::string &label, const CMutateFn &mutate, const CExpectFn &expect) {
+  create_case(errtest::standard_scenario(), label, mutate, expect);
+}
+
+void create_case(const Scenario &s, const std::string &label, const CMutateFn &mutate,
+                 const CExpectFn &expect) {
   const int rank = world_rank();
-  CArgs x(errtest::standard_scenario());
+  CArgs x(s);
   if (mutate) mutate(x, rank);
   const std::string where =
       std::string(x.with_options ? "[redist_plan_create_opt] " : "[redist_plan_create] ") + label +

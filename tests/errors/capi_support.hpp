@@ -82,5 +82,8 @@ void valid_plan_works(const std::string &where, redist_region region = REDIST_RE
 /// One redist_plan_create (or _opt) of the standard scenario spoilt by `mutate`: status, message
 /// and *plan checked against `expect` on every rank; then valid_plan_works().
 void create_case(const std::string &label, const CMutateFn &mutate, const CExpectFn &expect);
+/// The same from scenario `s` instead of the standard one.
+void create_case(const Scenario &s, const std::string &label, const CMutateFn &mutate,
+                 const CExpectFn &expect);
 
 } // namespace capitest

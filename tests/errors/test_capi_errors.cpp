@@ -348,6 +348,40 @@ TEST(CApiErrors, ArgumentsDifferBetweenRanks) {
       create_mismatch());
 }
 
+TEST(CApiErrors, LayoutDiffersOnAProcessInNeitherGrid) {
+  // The last rank holds no position of A's or B's grid (both over processes 0 .. P-2), yet its
+  // layouts enter the agreement: a different one is REDIST_ERR_MISMATCH on every rank, not a
+  // plan built from the members' view while the outsider believes another transfer.
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int outsider = errtest::last_rank();
+  Scenario s = errtest::standard_scenario();
+  s.a = errtest::subset_a();
+  s.b = errtest::subset_b();
+  create_case(
+      s, "the same layouts everywhere (valid)", [](CArgs &, int) {},
+      [](int) {
+        return CExpect{REDIST_SUCCESS, ""};
+      });
+  create_case(
+      s, "a->mb + 1 on the rank in neither grid",
+      [=](CArgs &x, int rank) {
+        if (rank == outsider) ++x.a.mb;
+      },
+      create_mismatch());
+  create_case(
+      s, "b->ranks reversed on the rank in neither grid",
+      [=](CArgs &x, int rank) {
+        if (rank == outsider) std::reverse(x.ranks_b.begin(), x.ranks_b.end());
+      },
+      create_mismatch());
+  create_case(
+      s, "a->m + 2 on the rank in neither grid",
+      [=](CArgs &x, int rank) {
+        if (rank == outsider) x.a.m += 2;
+      },
+      create_mismatch());
+}
+
 TEST(CApiErrors, LldDiffersBetweenRanksIsFine) {
   // lld is this rank's own value: a larger one on one rank is not a mismatch.
   const int bad = errtest::last_rank();

@@ -19,6 +19,7 @@ struct State {
   Mode mode = Mode::post;
   int tag_lo = 0, tag_hi = -1;
   long long injected = 0;
+  bool any_type = false; // watch_any_type()
   /// Live requests in the tag range, and whether their completion must fail.
   std::map<MPI_Request, std::pair<MPI_Comm, bool>> live;
 };
@@ -30,7 +31,7 @@ State &state() {
 
 /// The executor's messages: bytes with a tag in the range.
 bool watched(const State &s, MPI_Datatype type, int tag) {
-  return type == MPI_BYTE && tag >= s.tag_lo && tag <= s.tag_hi;
+  return (type == MPI_BYTE || s.any_type) && tag >= s.tag_lo && tag <= s.tag_hi;
 }
 
 int fail(State &s, MPI_Comm comm) {
@@ -89,6 +90,12 @@ void disarm() {
   State &s = state();
   std::lock_guard lock(s.mutex);
   s.armed = false;
+}
+
+void watch_any_type(bool on) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  s.any_type = on;
 }
 
 long long injected() {

@@ -20,6 +20,9 @@ enum class Mode {
 /// communicator used) with a tag in [tag_lo, tag_hi] fails as `mode` says.
 void arm(int peer, Mode mode, int tag_lo, int tag_hi);
 void disarm();
+/// Watch messages of any datatype in the tag range, not only MPI_BYTE ones (the ring's direct
+/// transport sends strided datatypes). Off by default.
+void watch_any_type(bool on);
 
 /// Faults injected on this process since the start.
 long long injected();
