@@ -15,11 +15,12 @@ namespace {
 struct State {
   std::mutex mutex;
   bool armed = false;
-  int peer = -1;
-  Mode mode = Mode::post;
-  int tag_lo = 0, tag_hi = -1;
+  Fault fault;
+  long long seen = 0; ///< matching calls since arm()
   long long injected = 0;
-  /// Live requests in the tag range, and whether their completion must fail.
+  /// Every tag of requests tracked (the union of what was ever armed: requests outlive arm).
+  std::vector<int> tracked;
+  /// Live requests with a tracked tag, and whether their completion must fail.
   std::map<MPI_Request, std::pair<MPI_Comm, bool>> live;
 };
 
@@ -28,9 +29,18 @@ State &state() {
   return s;
 }
 
-/// The executor's messages: bytes with a tag in the range.
-bool watched(const State &s, MPI_Datatype type, int tag) {
-  return type == MPI_BYTE && tag >= s.tag_lo && tag <= s.tag_hi;
+bool tracked(const State &s, MPI_Datatype type, int tag) {
+  return type == MPI_BYTE && std::find(s.tracked.begin(), s.tracked.end(), tag) != s.tracked.end();
+}
+
+/// Whether this call is selected: armed, its tag, peer and call watched, and within the
+/// occurrences to fail (counted here).
+bool selected(State &s, MPI_Datatype type, int peer, int tag, unsigned call) {
+  if (!s.armed || type != MPI_BYTE || (s.fault.calls & call) == 0) return false;
+  if (std::find(s.fault.tags.begin(), s.fault.tags.end(), tag) == s.fault.tags.end()) return false;
+  if (s.fault.peer >= 0 && peer != s.fault.peer) return false;
+  const long long n = s.seen++;
+  return n >= s.fault.skip && (s.fault.count < 0 || n < s.fault.skip + s.fault.count);
 }
 
 int fail(State &s, MPI_Comm comm) {
@@ -40,24 +50,26 @@ int fail(State &s, MPI_Comm comm) {
 }
 
 template <class Post>
-int post(MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request *r, Post &&real) {
+int post(bool send, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request *r,
+         Post &&real) {
   State &s = state();
   std::lock_guard lock(s.mutex);
-  const bool targeted = s.armed && watched(s, type, tag) && peer == s.peer;
-  if (targeted && s.mode == Mode::post) return fail(s, comm);
+  if (selected(s, type, peer, tag, send ? isend : irecv)) return fail(s, comm);
   const int rc = real();
-  if (rc == MPI_SUCCESS && watched(s, type, tag)) s.live[*r] = {comm, targeted};
+  if (rc == MPI_SUCCESS && tracked(s, type, tag)) {
+    s.live[*r] = {comm, selected(s, type, peer, tag, send ? wait_send : wait_recv)};
+  }
   return rc;
 }
 
-/// Before a wait: the handles, to see afterwards which ones completed.
+/// Before a wait or test: the handles, to see afterwards which ones completed.
 std::vector<MPI_Request> snapshot(int n, const MPI_Request *r) {
   return {r, r + n};
 }
 
-/// After a wait (or a free: `may_fail` false) that completed request handles before[k] (now
-/// MPI_REQUEST_NULL): forget them; MPI_ERR_OTHER if one of them was targeted by a completion
-/// fault, else rc.
+/// After a wait or test (or a free: `may_fail` false) that completed request handles
+/// before[k] (now MPI_REQUEST_NULL): forget them; MPI_ERR_OTHER if one of them was targeted by
+/// a completion fault, else rc.
 int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request *after,
               bool may_fail = true) {
   State &s = state();
@@ -75,14 +87,26 @@ int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request 
 
 } // namespace
 
-void arm(int peer, Mode mode, int tag_lo, int tag_hi) {
+void arm(const Fault &fault) {
   State &s = state();
   std::lock_guard lock(s.mutex);
   s.armed = true;
-  s.peer = peer;
-  s.mode = mode;
-  s.tag_lo = tag_lo;
-  s.tag_hi = tag_hi;
+  s.fault = fault;
+  s.seen = 0;
+  for (const int tag : fault.tags) {
+    if (std::find(s.tracked.begin(), s.tracked.end(), tag) == s.tracked.end()) {
+      s.tracked.push_back(tag);
+    }
+  }
+}
+
+void arm(int peer, Mode mode, int tag_lo, int tag_hi) {
+  Fault f;
+  f.peer = peer;
+  f.calls = mode == Mode::post ? posts : completions;
+  for (int tag = tag_lo; tag <= tag_hi; ++tag)
+    f.tags.push_back(tag);
+  arm(f);
 }
 
 void disarm() {
@@ -110,13 +134,13 @@ extern "C" {
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *r) {
-  return faults::post(type, dest, tag, comm, r,
+  return faults::post(true, type, dest, tag, comm, r,
                       [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, r); });
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *r) {
-  return faults::post(type, source, tag, comm, r,
+  return faults::post(false, type, source, tag, comm, r,
                       [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, r); });
 }
 
@@ -133,6 +157,21 @@ int MPI_Waitany(int n, MPI_Request r[], int *index, MPI_Status *status) {
 int MPI_Waitall(int n, MPI_Request r[], MPI_Status statuses[]) {
   const auto before = faults::snapshot(n, r);
   return faults::completed(PMPI_Waitall(n, r, statuses), before, r);
+}
+
+int MPI_Waitsome(int n, MPI_Request r[], int *outcount, int indices[], MPI_Status statuses[]) {
+  const auto before = faults::snapshot(n, r);
+  return faults::completed(PMPI_Waitsome(n, r, outcount, indices, statuses), before, r);
+}
+
+int MPI_Test(MPI_Request *r, int *flag, MPI_Status *status) {
+  const auto before = faults::snapshot(1, r);
+  return faults::completed(PMPI_Test(r, flag, status), before, r);
+}
+
+int MPI_Testany(int n, MPI_Request r[], int *index, int *flag, MPI_Status *status) {
+  const auto before = faults::snapshot(n, r);
+  return faults::completed(PMPI_Testany(n, r, index, flag, status), before, r);
 }
 
 int MPI_Request_free(MPI_Request *r) {
