@@ -15,8 +15,8 @@ namespace {
 struct State {
   std::mutex mutex;
   bool armed = false;
-  Fault fault;
-  long long seen = 0; ///< matching calls since arm()
+  std::vector<Fault> armed_faults;
+  std::vector<long long> seen; ///< per fault: matching calls since arm()
   long long injected = 0;
   /// Every tag of requests tracked (the union of what was ever armed: requests outlive arm).
   std::vector<int> tracked;
@@ -36,11 +36,17 @@ bool tracked(const State &s, MPI_Datatype type, int tag) {
 /// Whether this call is selected: armed, its tag, peer and call watched, and within the
 /// occurrences to fail (counted here).
 bool selected(State &s, MPI_Datatype type, int peer, int tag, unsigned call) {
-  if (!s.armed || type != MPI_BYTE || (s.fault.calls & call) == 0) return false;
-  if (std::find(s.fault.tags.begin(), s.fault.tags.end(), tag) == s.fault.tags.end()) return false;
-  if (s.fault.peer >= 0 && peer != s.fault.peer) return false;
-  const long long n = s.seen++;
-  return n >= s.fault.skip && (s.fault.count < 0 || n < s.fault.skip + s.fault.count);
+  if (!s.armed || type != MPI_BYTE) return false;
+  bool hit = false;
+  for (std::size_t k = 0; k < s.armed_faults.size(); ++k) {
+    const Fault &f = s.armed_faults[k];
+    if ((f.calls & call) == 0) continue;
+    if (std::find(f.tags.begin(), f.tags.end(), tag) == f.tags.end()) continue;
+    if (f.peer >= 0 && peer != f.peer) continue;
+    const long long n = s.seen[k]++;
+    hit = hit || (n >= f.skip && (f.count < 0 || n < f.skip + f.count));
+  }
+  return hit;
 }
 
 int fail(State &s, MPI_Comm comm) {
@@ -87,17 +93,23 @@ int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request 
 
 } // namespace
 
-void arm(const Fault &fault) {
+void arm(const std::vector<Fault> &list) {
   State &s = state();
   std::lock_guard lock(s.mutex);
   s.armed = true;
-  s.fault = fault;
-  s.seen = 0;
-  for (const int tag : fault.tags) {
-    if (std::find(s.tracked.begin(), s.tracked.end(), tag) == s.tracked.end()) {
-      s.tracked.push_back(tag);
+  s.armed_faults = list;
+  s.seen.assign(list.size(), 0);
+  for (const Fault &fault : list) {
+    for (const int tag : fault.tags) {
+      if (std::find(s.tracked.begin(), s.tracked.end(), tag) == s.tracked.end()) {
+        s.tracked.push_back(tag);
+      }
     }
   }
+}
+
+void arm(const Fault &fault) {
+  arm(std::vector<Fault>{fault});
 }
 
 void arm(int peer, Mode mode, int tag_lo, int tag_hi) {

@@ -44,6 +44,8 @@ struct Fault {
 
 /// From now on, on this process, the calls `fault` selects fail.
 void arm(const Fault &fault);
+/// Several faults at once, each counting its own occurrences.
+void arm(const std::vector<Fault> &faults);
 /// Every MPI_Isend to / MPI_Irecv from rank `peer` with a tag in [tag_lo, tag_hi] fails as
 /// `mode` says.
 void arm(int peer, Mode mode, int tag_lo, int tag_hi);

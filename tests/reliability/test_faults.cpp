@@ -670,36 +670,115 @@ TEST(Faults, FailedSingleCopyReadFallsBackToSending) {
       const std::string where =
           std::string("[REDIST_SINGLE_COPY=") + way +
           (strategy == redist::Strategy::all_at_once ? ", all-at-once] " : ", stepwise] ");
-      TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
-      std::int64_t wrong = 0;
-      std::string report;
-      ASSERT_EQ(x.run(1, 2, wrong, report), "") << where;
-      ASSERT_EQ(wrong, 0) << where << report;
-      const auto before = single_copy_totals(*x);
-      if (before.first == 0) {
-        GTEST_SKIP() << "cross-memory reads are not permitted between these processes";
+      // Each read of the second execution in turn (a message read in several batches or
+      // chunks fails after part of it was written).
+      for (long long skip = 0; skip < 16; ++skip) {
+        TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
+        std::int64_t wrong = 0;
+        std::string report;
+        ASSERT_EQ(x.run(1, 2, wrong, report), "") << where;
+        ASSERT_EQ(wrong, 0) << where << report;
+        const auto before = single_copy_totals(*x);
+        if (before.first == 0) {
+          GTEST_SKIP() << "cross-memory reads are not permitted between these processes";
+        }
+        const long long reads_on_last =
+            max_everywhere(world_rank() == last ? static_cast<long long>(x->single_copy_receives())
+                                                : 0);
+        if (world_rank() == last) sc::inject_failures(what, skip, 1);
+        const long long injected_before = sc::injected_failures(what);
+        const std::string at = where + "failure " + std::to_string(skip + 1) + ": ";
+        mpitest::watchdog_arm(at + "a failed read");
+        EXPECT_EQ(x.run(3, 4, wrong, report), "") << at << "the failed read is repaired";
+        mpitest::watchdog_disarm();
+        sc::inject_failures(what, 0, 0);
+        EXPECT_EQ(wrong, 0) << at << "B after the repaired read:\n" << report;
+        const long long failed = sc::injected_failures(what) - injected_before;
+        const long long fired = max_everywhere(failed);
+        EXPECT_EQ(failed, world_rank() == last ? fired : 0) << at << "injected failures";
+        if (skip == 0) {
+          EXPECT_EQ(fired, reads_on_last > 0 ? 1 : 0) << at << "no read failed";
+        }
+        EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), fired)
+            << at << "messages repaired";
+        const auto after = single_copy_totals(*x);
+        EXPECT_EQ(after.first, before.first - fired) << at << "single-copy receives";
+        EXPECT_EQ(after.second, before.second - fired) << at << "single-copy sends";
+        EXPECT_EQ(x.run(5, 6, wrong, report), "") << at << "the next execution";
+        EXPECT_EQ(wrong, 0) << at << report;
+        EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), 0) << at;
+        if (fired == 0 || ::testing::Test::HasFailure()) break;
       }
-      const long long reads = x->single_copy_receives();
-      if (world_rank() == last) sc::inject_failures(what, 0, 1);
-      const long long injected_before = sc::injected_failures(what);
-      mpitest::watchdog_arm(where + "a failed read");
-      EXPECT_EQ(x.run(3, 4, wrong, report), "") << where << "the failed read is repaired";
-      mpitest::watchdog_disarm();
-      sc::inject_failures(what, 0, 0);
-      EXPECT_EQ(wrong, 0) << where << "B after the repaired read:\n" << report;
-      const long long failed = sc::injected_failures(what) - injected_before;
-      EXPECT_EQ(failed, reads > 0 && world_rank() == last ? 1 : 0) << where << "injected failures";
-      const long long fired = max_everywhere(failed);
-      EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), fired)
-          << where << "messages repaired";
-      const auto after = single_copy_totals(*x);
-      EXPECT_EQ(after.first, before.first - fired) << where << "single-copy receives";
-      EXPECT_EQ(after.second, before.second - fired) << where << "single-copy sends";
-      EXPECT_EQ(x.run(5, 6, wrong, report), "") << where << "the next execution";
-      EXPECT_EQ(wrong, 0) << where << report;
-      EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), 0) << where;
     }
   }
+}
+
+// The repair failing too: a data receive's wait fails on one process (its message is
+// repaired), and a call of the repair fails as well (each call, each occurrence, on that
+// process or on another). Every process returns; where the repair failed at completion,
+// REDIST_ERR_MPI naming the call and the peer, elsewhere success with B right; nothing left
+// behind; the next execution right.
+TEST(Faults, RepairFailingToo) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const Scenario s = large_scenario(150, 110);
+  const int last = world_size() - 1;
+  const unsigned calls[] = {faults::isend, faults::irecv, faults::wait_send, faults::wait_recv};
+  const SingleCopyMode env("never"); // the first fault is on the data tag
+  int fired_total = 0;
+  for (const auto strategy : {redist::Strategy::all_at_once, redist::Strategy::stepwise}) {
+    for (const unsigned call : calls) {
+      for (const int repair_fails_on : {0, last}) {
+        for (long long skip = 0; skip < 8; ++skip) {
+          TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
+          const std::string where =
+              std::string("[") +
+              (strategy == redist::Strategy::all_at_once ? "all-at-once" : "stepwise") +
+              ", data wait fails on process 0, then " + call_name(call) +
+              " of the repair on process " + std::to_string(repair_fails_on) + ", occurrence " +
+              std::to_string(skip + 1) + "] ";
+          std::vector<faults::Fault> list;
+          if (world_rank() == 0) {
+            faults::Fault first;
+            first.calls = faults::wait_recv;
+            first.tags = tags_of(0);
+            first.count = 1;
+            list.push_back(first);
+          }
+          if (world_rank() == repair_fails_on) {
+            faults::Fault repair;
+            repair.calls = call;
+            repair.tags = tags_of(redist::kRepairTag);
+            repair.skip = skip;
+            repair.count = 1;
+            list.push_back(repair);
+          }
+          const long long before = faults::injected();
+          faults::arm(list);
+          mpitest::watchdog_arm(where);
+          std::int64_t wrong = 0;
+          std::string report;
+          const std::string error = x.run(3, 4, wrong, report);
+          mpitest::watchdog_disarm();
+          faults::disarm();
+          const long long here = faults::injected() - before;
+          const bool fired = sum_everywhere(here) > 1; // the repair's fault fired too
+          if (error.empty()) {
+            EXPECT_EQ(wrong, 0) << where << "B of a process that succeeded:\n" << report;
+          } else {
+            EXPECT_NE(error.find("redist execute: "), std::string::npos) << where << error;
+            EXPECT_NE(error.find(" with peer rank "), std::string::npos) << where << error;
+          }
+          EXPECT_EQ(faults::live_requests(), 0) << where << "requests left behind";
+          EXPECT_EQ(x.run(5, 6, wrong, report), "") << where << "the next execution";
+          EXPECT_EQ(wrong, 0) << where << report;
+          if (::testing::Test::HasFailure()) return;
+          if (!fired) break;
+          ++fired_total;
+        }
+      }
+    }
+  }
+  EXPECT_GT(fired_total, 4) << "the repair's faults never fired";
 }
 
 // Issue 17 item 9: cross-memory reads forbidden on one process (process 0), deterministically
