@@ -18,7 +18,7 @@ ci_reliability_tests() {
   ci_mpi 300 2 "$build/tests/reliability/redist_thread_tests" --cases=10
   ci_mpi 120 2 "$build/tests/reliability/redist_overlap_tests"
   # Not the out-of-memory case: ASan aborts on an allocation that large instead of throwing.
-  ci_mpi 120 3 "$build/tests/reliability/redist_fault_tests" \
+  ci_mpi 300 3 "$build/tests/reliability/redist_fault_tests" \
     --gtest_filter=-Faults.OutOfMemoryWhilePlanningIsAgreed
   if [[ -x $build/tests/ilp64/redist_ilp64_tests ]]; then
     ci_mpi 120 3 "$build/tests/ilp64/redist_ilp64_tests" --cases=60

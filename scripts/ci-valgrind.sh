@@ -26,6 +26,7 @@ ci_step "valgrind memcheck: A and B in the same memory, 2 ranks"
 ci_mpi 300 2 "${vg[@]}" "$build/tests/reliability/redist_overlap_tests"
 ci_step "valgrind memcheck: MPI errors injected during execution, 3 ranks"
 # Not the out-of-memory case: under valgrind a failed operator new aborts instead of throwing.
-ci_mpi 300 3 "${vg[@]}" "$build/tests/reliability/redist_fault_tests" \
+# The sweep of every failing call at every position: one mode, all at once, process 0.
+REDIST_FAULT_SWEEP=quick ci_mpi 300 3 "${vg[@]}" "$build/tests/reliability/redist_fault_tests" \
   --gtest_filter=-Faults.OutOfMemoryWhilePlanningIsAgreed
 ci_done

@@ -29,7 +29,9 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
       bounced_(pieces_, tag, single_copy::Way::bounced, bounced_read_, negotiation_.senders()),
       read_packed_(pieces_, tag, single_copy::Way::read_packed, packed_read_,
                    negotiation_.senders()),
-      mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()) {
+      mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()),
+      repair_(pieces_, tag + kRepairTag) {
+  requests_.set_messages(pieces_.plan().sends.size(), pieces_.plan().recvs.size());
   if (const TwoPhase *two = schedule_.phases.get()) {
     // Each phase tags its messages apart, so a fast rank's second phase never meets a slow
     // rank's first.
@@ -114,13 +116,21 @@ void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a,
 }
 
 void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
-  requests_.wait_each(first, end, what, [&](std::size_t k) {
-    // Copied: the transport may post while the request list grows.
-    const RequestInfo info = requests_.info(k);
-    if (info.transport != nullptr) {
-      info.transport->complete(requests_, info, b);
-    }
-  });
+  requests_.wait_each(
+      first, end, what,
+      [&](std::size_t k) {
+        // Copied: the transport may post while the request list grows.
+        const RequestInfo info = requests_.info(k);
+        if (info.transport != nullptr) {
+          info.transport->complete(requests_, info, b);
+        }
+      },
+      [&](std::size_t k) {
+        const RequestInfo info = requests_.info(k);
+        if (info.transport != nullptr) {
+          info.transport->failed(requests_, info);
+        }
+      });
 }
 
 void Executor::execute(const void *a_void, void *b_void) {
@@ -131,6 +141,8 @@ void Executor::execute(const void *a_void, void *b_void) {
     execute_two_phases(a, b);
   } else {
     array_copy_.forget_copies();
+    requests_.clear_marks();
+    repaired_ = 0;
     if (!negotiation_.done()) {
       negotiation_.run(requests_, a, segment_);
       segment_.release_fd(); // every receiver has mapped it or chosen otherwise
@@ -142,6 +154,7 @@ void Executor::execute(const void *a_void, void *b_void) {
     } else {
       execute_steps(a, b);
     }
+    settle(a, b);
   }
   streaming_fence();
   if (!requests_.failure().empty()) {
@@ -174,6 +187,99 @@ void Executor::use_later_ways() {
     if (transport(negotiation_.send_way(i)).send_buffer() != Transport::SendBuffer::plain) {
       release_pages(send_buffer_.get() + send_offsets_[i], send_offsets_[i + 1] - send_offsets_[i]);
     }
+  }
+}
+
+void Executor::settle(const std::byte *a, std::byte *b) {
+  // Every request of the exchange has completed (or failed and was told to its transport),
+  // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
+  int failed = requests_.failure().empty() && !requests_.marked() ? 0 : 1;
+  int rc = MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, requests_.comm());
+  if (rc != MPI_SUCCESS) {
+    requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
+    return;
+  }
+  if (failed == 0) {
+    return;
+  }
+  // Which messages failed, at either end: each rank tells each other rank what it saw of the
+  // messages between them (low byte: its send to that rank, next byte: its receive from it).
+  const RankPlan &plan = pieces_.plan();
+  int size = 0;
+  MPI_Comm_size(requests_.comm(), &size);
+  std::vector<int> out(static_cast<std::size_t>(size), 0);
+  std::vector<int> in(static_cast<std::size_t>(size), 0);
+  for (std::size_t i = 0; i < plan.sends.size(); ++i) {
+    out[static_cast<std::size_t>(plan.sends[i].rank)] |= requests_.send_marks()[i];
+  }
+  for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
+    out[static_cast<std::size_t>(plan.recvs[i].rank)] |= requests_.recv_marks()[i] << 8;
+  }
+  rc = MPI_Alltoall(out.data(), 1, MPI_INT, in.data(), 1, MPI_INT, requests_.comm());
+  if (rc != MPI_SUCCESS) {
+    requests_.record(rc, "MPI_Alltoall (repair)", -1);
+    return;
+  }
+  std::vector<std::uint8_t> resend(plan.sends.size());
+  std::vector<std::uint8_t> rereceive(plan.recvs.size());
+  for (std::size_t i = 0; i < plan.sends.size(); ++i) {
+    resend[i] = static_cast<std::uint8_t>(requests_.send_marks()[i] |
+                                          in[static_cast<std::size_t>(plan.sends[i].rank)] >> 8);
+  }
+  for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
+    rereceive[i] = static_cast<std::uint8_t>(
+        requests_.recv_marks()[i] | (in[static_cast<std::size_t>(plan.recvs[i].rank)] & 0xFF));
+  }
+  const std::string first = requests_.failure();
+  const bool abandoned = requests_.abandoned();
+  requests_.forget_failure();
+  requests_.clear_marks();
+  requests_.clear();
+  // The repair: each failed message sent again whole through MPI, into fresh buffers where
+  // the plan has none of its size, and unpacked over whatever a failed read left in b. A
+  // message whose single-copy read failed is sent from now on (both ends know).
+  const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
+  std::vector<std::vector<std::byte>> buffers;
+  buffers.reserve(plan.sends.size() + plan.recvs.size());
+  const auto buffer_for = [&](Index elements) {
+    buffers.emplace_back(static_cast<std::size_t>(elements) * pieces_.element_size());
+    return buffers.back().data();
+  };
+  for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
+    if (rereceive[i] == 0) {
+      continue;
+    }
+    if ((rereceive[i] & Requests::kReadFailed) != 0) {
+      negotiation_.fall_back(false, i);
+    }
+    const Index elements = plan.recvs[i].elements;
+    repair_.post_receive(requests_, i, 0, elements,
+                         all_at_once ? recv_buffer_.get() + recv_offsets_[i]
+                                     : buffer_for(elements));
+    ++repaired_;
+  }
+  const std::size_t receives = requests_.size();
+  for (std::size_t i = 0; i < plan.sends.size(); ++i) {
+    if (resend[i] == 0) {
+      continue;
+    }
+    if ((resend[i] & Requests::kReadFailed) != 0) {
+      negotiation_.fall_back(true, i);
+    }
+    const Index elements = plan.sends[i].elements;
+    repair_.post_send(requests_, i, 0, elements, a,
+                      all_at_once && send_buffer_ ? send_buffer_.get() + send_offsets_[i]
+                                                  : buffer_for(elements));
+  }
+  complete(0, receives, b, "MPI_Waitany (repair, receive)");
+  complete(receives, requests_.size(), b, "MPI_Waitany (repair, send)");
+  // Repaired: b is right here and the call succeeds. Still failing: report the first failure.
+  if (!requests_.failure().empty() || requests_.marked() || abandoned) {
+    const std::string now = requests_.failure();
+    requests_.forget_failure();
+    requests_.fail(!first.empty() ? first
+                   : !now.empty() ? now
+                                  : "redist execute: a message could not be repaired");
   }
 }
 
@@ -274,6 +380,13 @@ std::size_t Executor::mapped_receives() const {
     return phases_[0]->mapped_receives() + phases_[1]->mapped_receives();
   }
   return negotiation_.mapped_receives();
+}
+
+std::size_t Executor::repaired_messages() const {
+  if (phases_[0]) {
+    return phases_[0]->repaired_messages() + phases_[1]->repaired_messages();
+  }
+  return repaired_;
 }
 
 std::size_t Executor::array_copies() const {

@@ -46,10 +46,15 @@ public:
   ~Executor();
 
   /// Copy from a to b (this rank's local arrays). Collective over the plan's ranks.
-  /// When MPI reports an error, the other transfers still run to completion (no request is
-  /// left behind, no peer waits for a message this rank skipped); then throws redist::Error
-  /// (REDIST_ERR_MPI) naming the MPI call and the peer of the first failure. A failed receive
-  /// is not unpacked: those elements of b keep their values (two-phase plans: unspecified).
+  /// When MPI reports an error, or a single-copy read fails, the other transfers still run to
+  /// completion (a failed post is retried once; no request is left behind, no peer waits for a
+  /// message this rank skipped, a failed control message is still answered). Then every rank
+  /// agrees (one MPI_Allreduce per execution) whether anything failed; if so, the failed
+  /// messages, as either end saw them, are sent again through MPI (the repair), and a message
+  /// whose read failed is sent from then on. Repaired: b is right and execute() returns.
+  /// Still failing: throws redist::Error (REDIST_ERR_MPI) naming the MPI call and the peer of
+  /// the first failure on the ranks where it failed; those messages' elements of b keep their
+  /// values (or what a failed read wrote; two-phase plans: unspecified).
   void execute(const void *a, void *b);
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
@@ -65,6 +70,8 @@ public:
   [[nodiscard]] std::size_t single_copy_receives() const;
   /// Of those receives, the ones unpacked from the sender's mapped buffer (Way::mapped).
   [[nodiscard]] std::size_t mapped_receives() const;
+  /// Receives of the last execution that the repair received again after a failure.
+  [[nodiscard]] std::size_t repaired_messages() const;
   /// Receives of the last execution copied from the sender's shared array, mapped here.
   [[nodiscard]] std::size_t array_copies() const;
 
@@ -91,6 +98,8 @@ private:
   void use_later_ways();
   /// Wait for requests [first, end), handing each one to its transport as it completes.
   void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
+  /// After the exchange: the agreement on whether anything failed, and the repair if it did.
+  void settle(const std::byte *a, std::byte *b);
 
   ScheduleChoice schedule_;
   Pieces pieces_;
@@ -118,6 +127,8 @@ private:
   SingleCopyTransport bounced_;
   SingleCopyTransport read_packed_;
   SingleCopyTransport mapped_;
+  Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
+  std::size_t repaired_ = 0; // receives repaired in the last execution
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
 };

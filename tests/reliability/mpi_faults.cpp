@@ -15,12 +15,13 @@ namespace {
 struct State {
   std::mutex mutex;
   bool armed = false;
-  int peer = -1;
-  Mode mode = Mode::post;
-  int tag_lo = 0, tag_hi = -1;
+  std::vector<Fault> armed_faults;
+  std::vector<long long> seen; ///< per fault: matching calls since arm()
   long long injected = 0;
-  bool any_type = false; // watch_any_type()
-  /// Live requests in the tag range, and whether their completion must fail.
+  bool any_type = false; ///< watch_any_type(): not only MPI_BYTE messages
+  /// Every tag of requests tracked (the union of what was ever armed: requests outlive arm).
+  std::vector<int> tracked;
+  /// Live requests with a tracked tag, and whether their completion must fail.
   std::map<MPI_Request, std::pair<MPI_Comm, bool>> live;
 };
 
@@ -29,9 +30,25 @@ State &state() {
   return s;
 }
 
-/// The executor's messages: bytes with a tag in the range.
-bool watched(const State &s, MPI_Datatype type, int tag) {
-  return (type == MPI_BYTE || s.any_type) && tag >= s.tag_lo && tag <= s.tag_hi;
+bool tracked(const State &s, MPI_Datatype type, int tag) {
+  return (type == MPI_BYTE || s.any_type) &&
+         std::find(s.tracked.begin(), s.tracked.end(), tag) != s.tracked.end();
+}
+
+/// Whether this call is selected: armed, its tag, peer and call watched, and within the
+/// occurrences to fail (counted here).
+bool selected(State &s, MPI_Datatype type, int peer, int tag, unsigned call) {
+  if (!s.armed || (type != MPI_BYTE && !s.any_type)) return false;
+  bool hit = false;
+  for (std::size_t k = 0; k < s.armed_faults.size(); ++k) {
+    const Fault &f = s.armed_faults[k];
+    if ((f.calls & call) == 0) continue;
+    if (std::find(f.tags.begin(), f.tags.end(), tag) == f.tags.end()) continue;
+    if (f.peer >= 0 && peer != f.peer) continue;
+    const long long n = s.seen[k]++;
+    hit = hit || (n >= f.skip && (f.count < 0 || n < f.skip + f.count));
+  }
+  return hit;
 }
 
 int fail(State &s, MPI_Comm comm) {
@@ -41,24 +58,26 @@ int fail(State &s, MPI_Comm comm) {
 }
 
 template <class Post>
-int post(MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request *r, Post &&real) {
+int post(bool send, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request *r,
+         Post &&real) {
   State &s = state();
   std::lock_guard lock(s.mutex);
-  const bool targeted = s.armed && watched(s, type, tag) && peer == s.peer;
-  if (targeted && s.mode == Mode::post) return fail(s, comm);
+  if (selected(s, type, peer, tag, send ? isend : irecv)) return fail(s, comm);
   const int rc = real();
-  if (rc == MPI_SUCCESS && watched(s, type, tag)) s.live[*r] = {comm, targeted};
+  if (rc == MPI_SUCCESS && tracked(s, type, tag)) {
+    s.live[*r] = {comm, selected(s, type, peer, tag, send ? wait_send : wait_recv)};
+  }
   return rc;
 }
 
-/// Before a wait: the handles, to see afterwards which ones completed.
+/// Before a wait or test: the handles, to see afterwards which ones completed.
 std::vector<MPI_Request> snapshot(int n, const MPI_Request *r) {
   return {r, r + n};
 }
 
-/// After a wait (or a free: `may_fail` false) that completed request handles before[k] (now
-/// MPI_REQUEST_NULL): forget them; MPI_ERR_OTHER if one of them was targeted by a completion
-/// fault, else rc.
+/// After a wait or test (or a free: `may_fail` false) that completed request handles
+/// before[k] (now MPI_REQUEST_NULL): forget them; MPI_ERR_OTHER if one of them was targeted by
+/// a completion fault, else rc.
 int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request *after,
               bool may_fail = true) {
   State &s = state();
@@ -76,14 +95,32 @@ int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request 
 
 } // namespace
 
-void arm(int peer, Mode mode, int tag_lo, int tag_hi) {
+void arm(const std::vector<Fault> &list) {
   State &s = state();
   std::lock_guard lock(s.mutex);
   s.armed = true;
-  s.peer = peer;
-  s.mode = mode;
-  s.tag_lo = tag_lo;
-  s.tag_hi = tag_hi;
+  s.armed_faults = list;
+  s.seen.assign(list.size(), 0);
+  for (const Fault &fault : list) {
+    for (const int tag : fault.tags) {
+      if (std::find(s.tracked.begin(), s.tracked.end(), tag) == s.tracked.end()) {
+        s.tracked.push_back(tag);
+      }
+    }
+  }
+}
+
+void arm(const Fault &fault) {
+  arm(std::vector<Fault>{fault});
+}
+
+void arm(int peer, Mode mode, int tag_lo, int tag_hi) {
+  Fault f;
+  f.peer = peer;
+  f.calls = mode == Mode::post ? posts : completions;
+  for (int tag = tag_lo; tag <= tag_hi; ++tag)
+    f.tags.push_back(tag);
+  arm(f);
 }
 
 void disarm() {
@@ -117,13 +154,13 @@ extern "C" {
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *r) {
-  return faults::post(type, dest, tag, comm, r,
+  return faults::post(true, type, dest, tag, comm, r,
                       [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, r); });
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *r) {
-  return faults::post(type, source, tag, comm, r,
+  return faults::post(false, type, source, tag, comm, r,
                       [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, r); });
 }
 
@@ -140,6 +177,21 @@ int MPI_Waitany(int n, MPI_Request r[], int *index, MPI_Status *status) {
 int MPI_Waitall(int n, MPI_Request r[], MPI_Status statuses[]) {
   const auto before = faults::snapshot(n, r);
   return faults::completed(PMPI_Waitall(n, r, statuses), before, r);
+}
+
+int MPI_Waitsome(int n, MPI_Request r[], int *outcount, int indices[], MPI_Status statuses[]) {
+  const auto before = faults::snapshot(n, r);
+  return faults::completed(PMPI_Waitsome(n, r, outcount, indices, statuses), before, r);
+}
+
+int MPI_Test(MPI_Request *r, int *flag, MPI_Status *status) {
+  const auto before = faults::snapshot(1, r);
+  return faults::completed(PMPI_Test(r, flag, status), before, r);
+}
+
+int MPI_Testany(int n, MPI_Request r[], int *index, int *flag, MPI_Status *status) {
+  const auto before = faults::snapshot(n, r);
+  return faults::completed(PMPI_Testany(n, r, index, flag, status), before, r);
 }
 
 int MPI_Request_free(MPI_Request *r) {

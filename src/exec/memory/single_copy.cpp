@@ -30,6 +30,41 @@ constexpr std::size_t kMaxBatchBytes = std::size_t{1} << 30; // below the kernel
 std::atomic<int> open_segments{0}; // SharedBuffers holding a descriptor
 std::atomic<std::uint64_t> next_segment_id{1};
 
+// The test hook's state: per kind of operation, how many to let through and to fail.
+struct InjectedFailures {
+  std::atomic<bool> armed{false};
+  std::mutex mutex;
+  long long skip[4] = {};
+  long long count[4] = {};
+  long long failed[4] = {};
+};
+
+InjectedFailures &injected_state() {
+  static InjectedFailures s;
+  return s;
+}
+
+bool injected(Injected what) {
+  InjectedFailures &s = injected_state();
+  if (!s.armed.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  std::lock_guard lock(s.mutex);
+  const auto k = static_cast<std::size_t>(what);
+  if (s.skip[k] > 0) {
+    --s.skip[k];
+    return false;
+  }
+  if (s.count[k] == 0) {
+    return false;
+  }
+  if (s.count[k] > 0) {
+    --s.count[k];
+  }
+  ++s.failed[k];
+  return true;
+}
+
 // The shared arrays of this process, by start address.
 struct SharedArrays {
   std::mutex mutex;
@@ -199,15 +234,38 @@ Segment shared_array_of(const void *address) {
   return at - segment.address < segment.bytes ? segment : Segment{};
 }
 
+void inject_failures(Injected what, long long skip, long long count) {
+  InjectedFailures &s = injected_state();
+  std::lock_guard lock(s.mutex);
+  const auto k = static_cast<std::size_t>(what);
+  s.skip[k] = skip;
+  s.count[k] = count;
+  bool any = false;
+  for (const long long c : s.count) {
+    any = any || c != 0;
+  }
+  s.armed.store(any, std::memory_order_relaxed);
+}
+
+long long injected_failures(Injected what) {
+  InjectedFailures &s = injected_state();
+  std::lock_guard lock(s.mutex);
+  return s.failed[static_cast<std::size_t>(what)];
+}
+
 bool can_read(const Identity &sender) {
-  if (sender.node == 0 || sender.node != node_key() || sender.pid <= 0) {
+  if (sender.node == 0 || sender.node != node_key() || sender.pid <= 0 ||
+      injected(Injected::probe)) {
     return false;
   }
   std::uint64_t value = ~sender.probe_value;
-  Reader reader;
-  reader.start(sender.pid, sender.probe_address, reinterpret_cast<std::byte *>(&value), nullptr);
-  reader.add(0, 0, sizeof value);
-  return reader.finish() && value == sender.probe_value;
+  iovec local{&value, sizeof value};
+  // An address in the sender's process, never dereferenced here.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr)
+  iovec remote{reinterpret_cast<void *>(sender.probe_address), sizeof value};
+  return process_vm_readv(static_cast<pid_t>(sender.pid), &local, 1, &remote, 1, 0) ==
+             static_cast<ssize_t>(sizeof value) &&
+         value == sender.probe_value;
 }
 
 Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
@@ -365,7 +423,7 @@ void Mapping::reset() {
 
 bool Mapping::map(std::int64_t pid, const Segment &segment) {
   reset();
-  if (segment.fd < 0 || segment.bytes == 0 || pid <= 0) {
+  if (segment.fd < 0 || segment.bytes == 0 || pid <= 0 || injected(Injected::map)) {
     return false;
   }
   char path[64];
@@ -394,7 +452,7 @@ bool Mapping::map(std::int64_t pid, const Segment &segment) {
 
 const std::byte *Mapping::at(std::uint64_t address, std::size_t bytes) const {
   if (data_ == nullptr || address < sender_address_ || address - sender_address_ > bytes_ ||
-      bytes > bytes_ - (address - sender_address_)) {
+      bytes > bytes_ - (address - sender_address_) || injected(Injected::mapped)) {
     return nullptr;
   }
   return data_ + (address - sender_address_);
@@ -466,6 +524,15 @@ void Reader::add(std::size_t remote_offset, std::size_t local_offset, std::size_
 }
 
 void Reader::read() {
+  if (gathered_ > 0 && error_ == 0 && injected(Injected::read)) {
+    for (std::size_t k = 0; k < local_count_; ++k) { // as if some bytes had come, wrong
+      std::memset(local_[k].iov_base, 0xA5, local_[k].iov_len);
+    }
+    for (const iovec &piece : bounced_) {
+      std::memset(piece.iov_base, 0xA5, piece.iov_len);
+    }
+    error_ = EIO;
+  }
   if (gathered_ > 0 && error_ == 0) {
     iovec into_bounce{bounce_, gathered_};
     const bool bounced = bounce_ != nullptr;

@@ -181,6 +181,21 @@ private:
   std::uint64_t id_ = 0;
 };
 
+/// Test hook (docs/reliability.md, Faults): make this process's single-copy operations fail.
+/// The matching operations are counted from inject_failures(); the first `skip` work, the
+/// next `count` fail (count -1: every one; 0: none, the default). Checked once per operation
+/// (a relaxed atomic load when nothing is armed), never per piece.
+enum class Injected : std::uint8_t {
+  probe,  ///< can_read: the sender's probe word does not read (cross-memory reads forbidden)
+  read,   ///< a process_vm_readv batch of Reader fails with EIO, after scribbling over its
+          ///< destination (a read that moved part of the message, wrongly)
+  map,    ///< Mapping::map refuses
+  mapped, ///< Mapping::at finds nothing: a copy from a mapped buffer or array fails (EFAULT)
+};
+void inject_failures(Injected what, long long skip, long long count);
+/// Operations of that kind failed by injection since the start.
+long long injected_failures(Injected what);
+
 /// Bytes of the bounce buffer: well inside a core's L2 cache.
 inline constexpr std::size_t kBounceBytes = std::size_t{256} << 10;
 

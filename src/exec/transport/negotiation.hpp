@@ -23,8 +23,15 @@ public:
 
   [[nodiscard]] bool done() const { return done_; }
   /// The first execution's exchange, from source array a; `send_buffer` is the memory file
-  /// receivers may map.
+  /// receivers may map. Collective over the plan's communicator: ends with an agreement (one
+  /// MPI_Allreduce) on whether a control message failed anywhere; if one did, every message
+  /// of the plan is `sent` on every rank (failed() says so), and the execution goes on.
   void run(Requests &requests, const std::byte *a, const single_copy::SharedBuffer &send_buffer);
+  /// Whether the negotiation failed somewhere (every message `sent`).
+  [[nodiscard]] bool failed() const { return failed_; }
+  /// Send plan.sends[i] (send) or receive plan.recvs[i] through MPI from now on, after a failed
+  /// single-copy read (both ends call it: the repair's agreement tells them).
+  void fall_back(bool send, std::size_t i);
   /// Whether the ways from the second execution on are in use.
   [[nodiscard]] bool later_in_use() const { return later_in_use_; }
   void use_later();
@@ -44,7 +51,8 @@ private:
   Index lld_src_;
   ArrayCopy &arrays_;
   MappedRead &mapped_;
-  bool done_ = false;
+  bool done_ = false; // set once the ways are agreed, never before the exchange
+  bool failed_ = false;
   bool later_in_use_ = false;
   std::uint64_t probe_ = 0;
   single_copy::Identity identity_;

@@ -1,5 +1,7 @@
 #include "requests.hpp"
 
+#include "transport.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -25,21 +27,47 @@ void Requests::clear() {
   info_.clear();
 }
 
-void Requests::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
-                    const RequestInfo &info) {
-  const std::size_t max_bytes = max_message_bytes;
+bool Requests::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
+                    const RequestInfo &info, bool control) {
+  const std::size_t max_bytes =
+      control ? std::max<std::size_t>(bytes, 1) : max_message_bytes.load(std::memory_order_relaxed);
+  bool posted = true;
   for (std::size_t done = 0; done < bytes; done += max_bytes) {
     const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
     requests_.emplace_back();
     info_.push_back(info);
-    const int rc =
-        send ? MPI_Isend(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back())
-             : MPI_Irecv(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, &requests_.back());
-    if (rc != MPI_SUCCESS) {
-      requests_.back() = MPI_REQUEST_NULL; // never completes: a receive is never unpacked
+    int rc = MPI_SUCCESS;
+    // A post that fails posts nothing: tried once more, so that the peer's matching call
+    // completes (a message the peer sent is received, a receive it posted is matched).
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      MPI_Request *request = &requests_.back();
+      rc = send ? MPI_Isend(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, request)
+                : MPI_Irecv(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, request);
+      if (rc == MPI_SUCCESS) {
+        break;
+      }
+      requests_.back() = MPI_REQUEST_NULL;
+    }
+    if (rc != MPI_SUCCESS) { // never completes: a receive is never unpacked
       record(rc, send ? "MPI_Isend" : "MPI_Irecv", info.rank);
+      posted = false;
     }
   }
+  if (!posted && info.transport != nullptr) {
+    info.transport->failed(*this, info);
+  }
+  return posted;
+}
+
+void Requests::set_messages(std::size_t sends, std::size_t recvs) {
+  send_marks_.assign(sends, 0);
+  recv_marks_.assign(recvs, 0);
+}
+
+void Requests::clear_marks() {
+  marked_ = false;
+  std::fill(send_marks_.begin(), send_marks_.end(), 0);
+  std::fill(recv_marks_.begin(), recv_marks_.end(), 0);
 }
 
 void Requests::record(int mpi_code, const char *what, int peer) {

@@ -1,7 +1,11 @@
 #pragma once
 // The executor's list of non-blocking MPI requests for one step (or the whole execution), with
 // what each one moves, and the record of the first failure of an execution. Transports post
-// through it; the executor waits on it and hands each completed request to its transport.
+// through it; the executor waits on it and hands each completed request to its transport, and
+// each failed one too (Transport::failed), so that no peer waits for a message this rank
+// skipped. A failed post is retried once; what still fails is marked against its message
+// (mark_send / mark_recv), and the executor repairs the marked messages after agreeing with
+// the other ranks (docs/reliability.md, Faults).
 
 #include "index.hpp"
 
@@ -32,23 +36,54 @@ public:
   Requests(MPI_Comm comm, std::size_t capacity);
 
   /// Post a non-blocking send or receive of `bytes` with `tag`, in several messages when larger
-  /// than the message limit; each request is appended with `info`.
-  void post(bool send, std::byte *buffer, std::size_t bytes, int tag, const RequestInfo &info);
+  /// than the message limit (data; `control` messages are never split: their receiver acts on
+  /// the whole); each request is appended with `info`. A post that fails is retried once; if
+  /// that fails too, the failure is recorded, the request stays MPI_REQUEST_NULL and
+  /// info.transport->failed() is told. False then.
+  bool post(bool send, std::byte *buffer, std::size_t bytes, int tag, const RequestInfo &info,
+            bool control = false);
   void clear();
   [[nodiscard]] std::size_t size() const { return requests_.size(); }
   [[nodiscard]] const RequestInfo &info(std::size_t k) const { return info_[k]; }
 
   /// Wait for requests [first, end) one at a time: done(k) for each one that completed, a
-  /// failure recorded against its peer rank.
-  template <class Done>
-  void wait_each(std::size_t first, std::size_t end, const char *what, Done done);
+  /// failure recorded against its peer rank and failed(k) for one that completed with an error.
+  template <class Done, class Failed>
+  void wait_each(std::size_t first, std::size_t end, const char *what, Done done, Failed failed);
+
+  /// Per-message failure marks of the running execution (bits of Mark), for the repair.
+  enum Mark : std::uint8_t {
+    kTransferFailed = 1, ///< an MPI call of the message failed here
+    kReadFailed = 2,     ///< a single-copy read (or the copy from a mapping) failed
+  };
+  void set_messages(std::size_t sends, std::size_t recvs);
+  void mark_send(std::size_t i, std::uint8_t why) {
+    send_marks_[i] |= why;
+    marked_ = true;
+  }
+  void mark_recv(std::size_t i, std::uint8_t why) {
+    recv_marks_[i] |= why;
+    marked_ = true;
+  }
+  /// Whether a message was marked since clear_marks().
+  [[nodiscard]] bool marked() const { return marked_; }
+  [[nodiscard]] const std::vector<std::uint8_t> &send_marks() const { return send_marks_; }
+  [[nodiscard]] const std::vector<std::uint8_t> &recv_marks() const { return recv_marks_; }
+  void clear_marks();
+  /// Whether a failure could not be attributed to a request (MPI_Waitany gave no index): the
+  /// remaining requests were abandoned.
+  [[nodiscard]] bool abandoned() const { return abandoned_; }
+  [[nodiscard]] MPI_Comm comm() const { return comm_; }
 
   /// Remember the first MPI failure of this execution.
   void record(int mpi_code, const char *what, int peer);
   /// Remember `message` unless a failure was recorded before.
   void fail(const std::string &message);
   [[nodiscard]] const std::string &failure() const { return failure_; }
-  void forget_failure() { failure_.clear(); }
+  void forget_failure() {
+    failure_.clear();
+    abandoned_ = false;
+  }
 
   static void set_max_message_bytes(std::size_t bytes);
 
@@ -57,17 +92,25 @@ private:
   std::vector<MPI_Request> requests_;
   std::vector<RequestInfo> info_;
   std::string failure_; // first MPI failure of the running execution, "" if none
+  bool abandoned_ = false;
+  bool marked_ = false;
+  std::vector<std::uint8_t> send_marks_; // per plan.sends / plan.recvs: bits of Mark
+  std::vector<std::uint8_t> recv_marks_;
 };
 
-template <class Done>
-void Requests::wait_each(std::size_t first, std::size_t end, const char *what, Done done) {
+template <class Done, class Failed>
+void Requests::wait_each(std::size_t first, std::size_t end, const char *what, Done done,
+                         Failed failed) {
   while (first < end) {
     int index = MPI_UNDEFINED;
     MPI_Status status;
     const int rc =
         MPI_Waitany(static_cast<int>(end - first), requests_.data() + first, &index, &status);
     if (index == MPI_UNDEFINED) {
-      record(rc, what, -1); // no request left, or MPI cannot say which failed
+      if (rc != MPI_SUCCESS) { // MPI cannot say which failed: the rest is abandoned
+        record(rc, what, -1);
+        abandoned_ = true;
+      }
       return;
     }
     const std::size_t k = first + static_cast<std::size_t>(index);
@@ -76,6 +119,7 @@ void Requests::wait_each(std::size_t first, std::size_t end, const char *what, D
       done(k);
     } else {
       record(rc, what, info_[k].rank);
+      failed(k);
     }
   }
 }

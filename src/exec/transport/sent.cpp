@@ -30,3 +30,17 @@ void Sent::complete(Requests & /*requests*/, RequestInfo info, std::byte *b) {
 }
 
 } // namespace redist
+
+namespace redist {
+
+void Sent::failed(Requests &requests, RequestInfo info) {
+  // The message is not unpacked (its pieces never all arrive): marked for the repair.
+  const auto i = static_cast<std::size_t>(info.peer);
+  if (info.kind == kData) {
+    requests.mark_recv(i, Requests::kTransferFailed);
+  } else {
+    requests.mark_send(i, Requests::kTransferFailed);
+  }
+}
+
+} // namespace redist

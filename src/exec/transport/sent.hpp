@@ -20,6 +20,7 @@ public:
   void post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
                  std::byte *buffer) override;
   void complete(Requests &requests, RequestInfo info, std::byte *b) override;
+  void failed(Requests &requests, RequestInfo info) override;
 
 private:
   enum Kind : std::uint8_t { kSend, kData };

@@ -2,9 +2,6 @@
 
 #include "copy.hpp"
 
-#include <cstring>
-#include <string>
-
 namespace redist {
 
 SingleCopyTransport::SingleCopyTransport(const Pieces &pieces, int tag, single_copy::Way way,
@@ -25,7 +22,7 @@ void SingleCopyTransport::post_receive(Requests &requests, std::size_t i, Index 
                                        std::byte * /*buffer*/) {
   requests.post(
       false, bytes_of(address_in_[i]), sizeof(single_copy::Address), tag_ + kAddressTag,
-      {this, kAddress, static_cast<int>(i), pieces_.plan().recvs[i].rank, lo, hi, nullptr});
+      {this, kAddress, static_cast<int>(i), pieces_.plan().recvs[i].rank, lo, hi, nullptr}, true);
 }
 
 void SingleCopyTransport::post_send(Requests &requests, std::size_t i, Index lo, Index hi,
@@ -36,32 +33,54 @@ void SingleCopyTransport::post_send(Requests &requests, std::size_t i, Index lo,
     pieces_.pack(peer, a, buffer, lo, hi);
     streaming_fence(); // the receiver reads the buffer from another process
   }
+  reply_in_[i] = 0;
   requests.post(false, bytes_of(reply_in_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
-                {this, kReply, static_cast<int>(i), peer.rank, lo, hi, nullptr});
+                {this, kReply, static_cast<int>(i), peer.rank, lo, hi, nullptr}, true);
   if (packs) {
     address_out_[i] = {reinterpret_cast<std::uintptr_t>(buffer), {}};
   } else {
     address_out_[i] = {reinterpret_cast<std::uintptr_t>(a), single_copy::shared_array_of(a)};
   }
   requests.post(true, bytes_of(address_out_[i]), sizeof(single_copy::Address), tag_ + kAddressTag,
-                {this, kSend, static_cast<int>(i), peer.rank, lo, hi, nullptr});
+                {this, kSend, static_cast<int>(i), peer.rank, lo, hi, nullptr}, true);
+}
+
+void SingleCopyTransport::reply(Requests &requests, const RequestInfo &info, std::int64_t value) {
+  const auto i = static_cast<std::size_t>(info.peer);
+  reply_out_[i] = value;
+  requests.post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
+                {this, kReplySent, info.peer, info.rank, 0, 0, nullptr}, true);
 }
 
 void SingleCopyTransport::complete(Requests &requests, RequestInfo info, std::byte *b) {
   const auto i = static_cast<std::size_t>(info.peer);
   if (info.kind == kAddress) {
+    // A failed read may have written part of the message into b: the repair sends it again
+    // through MPI and unpacks it over those elements (docs/reliability.md, Faults).
     const int error = read_.read(i, senders_[i], address_in_[i], info.lo, info.hi, b);
-    reply_out_[i] = error;
     if (error != 0) {
-      requests.fail("redist execute: single-copy read from rank " + std::to_string(info.rank) +
-                    " failed: " + (error > 0 ? std::strerror(error) : "short read"));
+      requests.mark_recv(i, Requests::kReadFailed);
     }
-    requests.post(true, bytes_of(reply_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
-                  {this, kSend, info.peer, info.rank, 0, 0, nullptr});
+    reply(requests, info, error);
   } else if (info.kind == kReply && reply_in_[i] != 0) {
-    requests.fail("redist execute: rank " + std::to_string(info.rank) +
-                  " could not read this rank's array in a single copy (errno " +
-                  std::to_string(reply_in_[i]) + ")");
+    requests.mark_send(i, reply_in_[i] == kAddressLost ? Requests::kTransferFailed
+                                                       : Requests::kReadFailed);
+  }
+}
+
+void SingleCopyTransport::failed(Requests &requests, RequestInfo info) {
+  const auto i = static_cast<std::size_t>(info.peer);
+  switch (info.kind) {
+  case kAddress: // nothing read; the sender waits for a reply
+    requests.mark_recv(i, Requests::kTransferFailed);
+    reply(requests, info, kAddressLost);
+    break;
+  case kReplySent:
+    requests.mark_recv(i, Requests::kTransferFailed);
+    break;
+  default: // kSend, kReply: whether the reader has the message is unknown here
+    requests.mark_send(i, Requests::kTransferFailed);
+    break;
   }
 }
 

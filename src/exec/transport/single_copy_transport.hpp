@@ -2,7 +2,10 @@
 // The single-copy ways (direct, bounced, read_packed, mapped) as transports: the sender packs
 // the message if its way needs it and sends its address; the receiver moves the message with
 // the way's MessageRead and replies 0 or the errno of the failure; the sender checks the
-// reply. One instance per way, each with its own per-peer addresses and replies.
+// reply. One instance per way, each with its own per-peer addresses and replies. Control
+// messages are never split. A failed read, or a failed control message, marks the message for
+// the executor's repair (sent again through MPI); a receiver whose address message failed
+// still replies (kAddressLost), so its sender never waits for a reply that does not come.
 
 #include "message_read.hpp"
 #include "pieces.hpp"
@@ -26,9 +29,16 @@ public:
   void post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
                  std::byte *buffer) override;
   void complete(Requests &requests, RequestInfo info, std::byte *b) override;
+  void failed(Requests &requests, RequestInfo info) override;
+
+  /// The reply of a receiver whose address message failed: nothing was read.
+  static constexpr std::int64_t kAddressLost = -2;
 
 private:
-  enum Kind : std::uint8_t { kSend, kAddress, kReply };
+  /// kSend, kReply: the sender's address out and reply in (plan.sends[peer]); kAddress,
+  /// kReplySent: the receiver's address in and reply out (plan.recvs[peer]).
+  enum Kind : std::uint8_t { kSend, kAddress, kReply, kReplySent };
+  void reply(Requests &requests, const RequestInfo &info, std::int64_t value);
   const Pieces &pieces_;
   int tag_;
   single_copy::Way way_;

@@ -13,9 +13,12 @@
 namespace redist {
 
 /// Tags of the single-copy control messages, apart from the data (tag) and from the other
-/// phase's executors (tag + 1, tag + 2).
+/// phase's executors (tag + 1, tag + 2): the address of a message and the reader's reply each
+/// execution; the negotiation's identities (on the address tag) and answers (on the reply tag)
+/// on the first. Messages repaired after a failure travel on tag + kRepairTag.
 inline constexpr int kAddressTag = 16;
 inline constexpr int kReplyTag = 32;
+inline constexpr int kRepairTag = 48;
 
 template <class T> std::byte *bytes_of(T &value) {
   return reinterpret_cast<std::byte *>(&value);
@@ -46,6 +49,9 @@ public:
                          std::byte *buffer) = 0;
   /// A request this transport posted completed without error; b is the receiver's array.
   virtual void complete(Requests &requests, RequestInfo info, std::byte *b) = 0;
+  /// A request this transport posted failed (at its post, or completed with an error): mark
+  /// its message for the repair, and post what the peer waits for, if anything.
+  virtual void failed(Requests &requests, RequestInfo info) = 0;
 };
 
 } // namespace redist
