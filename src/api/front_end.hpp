@@ -195,6 +195,13 @@ struct Built {
 Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const Transfer &t,
                  const Agreement &agreed, CacheLookup &lookup);
 
+/// The caches' capacities (REDIST_PLAN_CACHE_SIZE, REDIST_COMM_CACHE_SIZE, read at each call;
+/// local: a process that holds fewer entries only makes the hit agreement miss more often).
+inline constexpr std::size_t kDefaultPlanCache = 16;
+inline constexpr std::size_t kDefaultCommCache = 8;
+inline constexpr long long kMaxCacheSize = 4096;
+void set_cache_capacity(std::size_t plans, std::size_t comms);
+
 /// Free every cached plan and communicator (local).
 void clear_cache();
 

@@ -22,6 +22,9 @@ public:
   Negotiation(const Pieces &pieces, int tag, Index lld_src, ArrayCopy &arrays, MappedRead &mapped);
 
   [[nodiscard]] bool done() const { return done_; }
+  /// REDIST_SINGLE_COPY as it was when the plan was made (constructed): `never` keeps this
+  /// process from reading its peers and from being read by them, for this plan.
+  [[nodiscard]] single_copy::Mode mode() const { return mode_; }
   /// The first execution's exchange, from source array a; `send_buffer` is the memory file
   /// receivers may map.
   void run(Requests &requests, const std::byte *a, const single_copy::SharedBuffer &send_buffer);
@@ -44,6 +47,7 @@ private:
   Index lld_src_;
   ArrayCopy &arrays_;
   MappedRead &mapped_;
+  single_copy::Mode mode_;
   bool done_ = false;
   bool later_in_use_ = false;
   std::uint64_t probe_ = 0;
