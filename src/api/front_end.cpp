@@ -31,6 +31,9 @@ public:
       entries_.pop_back();
   }
   void clear() { entries_.clear(); }
+  void erase(const Key &key) {
+    entries_.remove_if([&](const auto &e) { return e.first == key; });
+  }
   void set_capacity(std::size_t capacity) {
     capacity_ = capacity;
     while (entries_.size() > capacity_)
@@ -343,6 +346,12 @@ void set_cache_capacity(std::size_t plans, std::size_t comms) {
   std::lock_guard lock(caches().mutex);
   caches().plans.set_capacity(plans);
   caches().comms.set_capacity(comms);
+}
+
+void drop(const CacheLookup &lookup) {
+  std::lock_guard lock(caches().mutex);
+  caches().plans.erase(lookup.plan_key);
+  caches().comms.erase(lookup.comm_key);
 }
 
 void clear_cache() {

@@ -202,6 +202,12 @@ inline constexpr std::size_t kDefaultCommCache = 8;
 inline constexpr long long kMaxCacheSize = 4096;
 void set_cache_capacity(std::size_t plans, std::size_t comms);
 
+/// Forget this call's plan and communicator (local), after its execution failed here: the
+/// next call with the same key misses on this process, so the hit agreement (every process
+/// must hold the same build id) makes every process build a new plan on a new duplicate of
+/// the communicator, where no message of the failed execution can be matched.
+void drop(const CacheLookup &lookup);
+
 /// Free every cached plan and communicator (local).
 void clear_cache();
 

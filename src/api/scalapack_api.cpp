@@ -422,6 +422,10 @@ int run_call(Call &c) {
   try {
     cache.plan->executor->execute(c.a.data, c.destination);
   } catch (const Error &e) {
+    // A plan whose execution failed is not reused, nor its communicator (a message of the
+    // failed execution may still wait there to be matched): the next call misses here, so
+    // every process builds afresh (front_end::drop).
+    front_end::drop(cache);
     report(std::string(c.routine) + ": " + e.what());
     return e.status();
   }
