@@ -137,6 +137,11 @@ const char *redist_schedule_name(int schedule);
  * plan's communicator. @p a may be NULL on processes that own no element of the source
  * window, @p b likewise for the destination. Elements of b outside the window (and outside
  * the trapezoid) are left untouched.
+ * After an execution that failed (REDIST_ERR_MPI on some process), the plan stays valid: the
+ * next redist_plan_execute makes it anew on every process, on a fresh duplicate of the
+ * communicator (a message of the failed execution cannot be taken for a later one's), before
+ * any data moves; if that fails (REDIST_ERR_NO_MEMORY here, REDIST_ERR_REMOTE elsewhere),
+ * destroy the plan.
  */
 int redist_plan_execute(redist_plan plan, const void *a, void *b);
 
@@ -154,7 +159,13 @@ int redist_plan_destroy(redist_plan *plan);
  */
 int redist_alloc(size_t bytes, void **memory);
 
-/** Free memory from redist_alloc. NULL is accepted; any other pointer is an error. Local. */
+/**
+ * Free memory from redist_alloc. NULL is accepted; any other pointer is an error. Local.
+ * Another process whose plan copied from this array keeps it mapped until that plan is
+ * destroyed (for the ScaLAPACK entries: evicted from the cache, or
+ * redist_scalapack_clear_cache()); until then the pages are not given back to the system
+ * (docs/performance.md, "Shared arrays"). Nothing is read from a freed array.
+ */
 int redist_free(void *memory);
 
 /** Statistics of this process's part of a plan. */

@@ -76,4 +76,11 @@ private:
 struct redist_plan_s {
   MPI_Comm comm = MPI_COMM_NULL; // owned duplicate
   std::unique_ptr<redist::Executor> executor;
+  // What the plan was made from, to make it anew on a fresh duplicate of the communicator
+  // after an execution failed on some process (redist_plan_execute).
+  redist::Transfer transfer;
+  redist::ScheduleOptions options;
+  redist::Index lld_a = 1, lld_b = 1;
+  int rank = 0, size = 0;
+  bool failed = false; // the last execution failed on this process
 };

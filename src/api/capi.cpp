@@ -308,6 +308,12 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     if (planned.status != REDIST_SUCCESS)
       throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
     result->executor = std::move(planned.executor);
+    result->transfer = std::move(t);
+    result->options = args.options;
+    result->lld_a = a->lld;
+    result->lld_b = b->lld;
+    result->rank = rank;
+    result->size = size;
     static_cast<void>(guard.release()); // the plan owns the communicator now
     *plan = result.release();
   });
@@ -330,20 +336,70 @@ extern "C" int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redis
                      enum_value(region), unit_diag, options, plan);
 }
 
+namespace {
+
+/// After an execution failed on some process: the plan made anew on every process, on a
+/// fresh duplicate of its communicator (messages of the failed execution may still wait on
+/// the old one; its executor's state may be half-way). Collective; every process calls it
+/// (the decision was agreed). On failure the plan stays marked as failed.
+void make_anew(const char *call, redist_plan_s &plan) {
+  MPI_Comm fresh = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(plan.comm, &fresh), call, "MPI_Comm_dup");
+  std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)> guard(&fresh,
+                                                        [](MPI_Comm *c) { MPI_Comm_free(c); });
+  check_mpi(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), call, "MPI_Comm_set_errhandler");
+  front_end::Planned planned =
+      front_end::plan_everywhere(fresh, plan.rank, plan.size, fresh, plan.transfer, plan.options,
+                                 plan.executor->element_size(), plan.lld_a, plan.lld_b, true);
+  if (planned.status != REDIST_SUCCESS) {
+    throw Error(
+        planned.here ? static_cast<redist_status>(planned.status) : REDIST_ERR_REMOTE,
+        std::string(call) + ": the plan's previous execution failed and making it anew failed" +
+            (planned.here ? "" : " on rank " + std::to_string(planned.first)) +
+            (planned.status == REDIST_ERR_NO_MEMORY ? " (out of memory)" : "") + "; destroy it");
+  }
+  plan.executor = std::move(planned.executor);
+  std::swap(plan.comm, fresh); // the guard frees the old communicator
+  plan.failed = false;
+}
+
+} // namespace
+
 extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
   static const char *call = "redist_plan_execute";
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
-    const RankPlan &rp = plan->executor->plan();
-    static const std::string call_name = call; // no allocation per execution
-    agree(plan->comm, call_name, "", [&] {
+    // One reduction: the arguments of every process, and whether the last execution failed
+    // anywhere (then the plan is made anew everywhere before any data moves).
+    std::optional<Error> local;
+    try {
+      const RankPlan &rp = plan->executor->plan();
       if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
         throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
       if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
         throw_argument(call, "b", 0, "NULL local array but this rank owns destination elements");
-      return std::uint64_t{0};
-    });
-    plan->executor->execute(a, b);
+    } catch (const Error &e) {
+      local = e;
+    }
+    long long v[2] = {
+        local ? front_end::error_word(1, front_end::lowest_first(plan->rank, plan->size)) : 0,
+        plan->failed ? 1 : 0};
+    if (front_end::reduce(plan->comm, v, 2) != MPI_SUCCESS)
+      throw Error(REDIST_ERR_MPI,
+                  std::string(call) + ": MPI_Allreduce failed while checking arguments");
+    if (local) throw *local;
+    if (v[0] != 0)
+      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                         std::to_string(front_end::lowest_first(
+                                             front_end::error_order(v[0]), plan->size)) +
+                                         " (see its message)");
+    if (v[1] != 0) make_anew(call, *plan);
+    try {
+      plan->executor->execute(a, b);
+    } catch (...) {
+      plan->failed = true;
+      throw;
+    }
   });
 }
 

@@ -31,26 +31,25 @@ public:
       entries_.pop_back();
   }
   void clear() { entries_.clear(); }
+  void erase(const Key &key) {
+    entries_.remove_if([&](const auto &e) { return e.first == key; });
+  }
+  void set_capacity(std::size_t capacity) {
+    capacity_ = capacity;
+    while (entries_.size() > capacity_)
+      entries_.pop_back();
+  }
 
 private:
   std::size_t capacity_;
   std::list<std::pair<Key, std::shared_ptr<Value>>> entries_;
 };
 
-std::size_t cache_capacity(const char *variable, std::size_t fallback) {
-  const char *text = std::getenv(variable);
-  if (text == nullptr || *text == '\0') return fallback;
-  char *end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  return (end != nullptr && *end == '\0' && v >= 1 && v <= 4096) ? static_cast<std::size_t>(v)
-                                                                 : fallback;
-}
-
 struct Caches {
   std::mutex mutex;
   long long generation = 0; // of the last entry built here
-  LruCache<CachedPlan> plans{cache_capacity("REDIST_PLAN_CACHE_SIZE", 16)};
-  LruCache<OwnedComm> comms{cache_capacity("REDIST_COMM_CACHE_SIZE", 8)};
+  LruCache<CachedPlan> plans{kDefaultPlanCache};
+  LruCache<OwnedComm> comms{kDefaultCommCache};
 };
 
 Caches &caches() {
@@ -380,6 +379,18 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
     }
   }
   return out;
+}
+
+void set_cache_capacity(std::size_t plans, std::size_t comms) {
+  std::lock_guard lock(caches().mutex);
+  caches().plans.set_capacity(plans);
+  caches().comms.set_capacity(comms);
+}
+
+void drop(const CacheLookup &lookup) {
+  std::lock_guard lock(caches().mutex);
+  caches().plans.erase(lookup.plan_key);
+  caches().comms.erase(lookup.comm_key);
 }
 
 void clear_cache() {

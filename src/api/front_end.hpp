@@ -220,6 +220,19 @@ struct Built {
 Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const Transfer &t,
                  const Agreement &agreed, CacheLookup &lookup);
 
+/// The caches' capacities (REDIST_PLAN_CACHE_SIZE, REDIST_COMM_CACHE_SIZE, read at each call;
+/// local: a process that holds fewer entries only makes the hit agreement miss more often).
+inline constexpr std::size_t kDefaultPlanCache = 16;
+inline constexpr std::size_t kDefaultCommCache = 8;
+inline constexpr long long kMaxCacheSize = 4096;
+void set_cache_capacity(std::size_t plans, std::size_t comms);
+
+/// Forget this call's plan and communicator (local), after its execution failed here: the
+/// next call with the same key misses on this process, so the hit agreement (every process
+/// must hold the same build id) makes every process build a new plan on a new duplicate of
+/// the communicator, where no message of the failed execution can be matched.
+void drop(const CacheLookup &lookup);
+
 /// Free every cached plan and communicator (local).
 void clear_cache();
 

@@ -12,6 +12,7 @@
 
 #include "api_internal.hpp"
 #include "blacs.hpp"
+#include "environment.hpp"
 #include "front_end.hpp"
 #include "single_copy.hpp"
 
@@ -193,42 +194,42 @@ void report(const std::string &message) {
   std::fflush(stderr);
 }
 
-// A non-negative integer, the whole text; false otherwise.
-bool parse_count(const char *text, long long &value) {
-  char *end = nullptr;
-  errno = 0;
-  value = std::strtoll(text, &end, 10);
-  return end != text && *end == '\0' && errno == 0 && value >= 0;
-}
-
 /// The schedule options of the ScaLAPACK entries, from REDIST_SCHEDULE, REDIST_MAX_CONCURRENT
-/// and REDIST_MAX_MEMORY (unset or empty: the default). An invalid value is an error.
+/// and REDIST_MAX_MEMORY, and the cache sizes REDIST_PLAN_CACHE_SIZE, REDIST_COMM_CACHE_SIZE
+/// (applied here); REDIST_SINGLE_COPY is checked too (the executor reads it when the plan is
+/// made). All read at each call through environment.hpp (unset or empty: the default); an
+/// invalid value is an error of this process, agreed like an invalid argument.
 std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions &out) {
-  const auto bad = [&](const char *variable, const char *value, const std::string &reason) {
-    return ArgumentError{0, std::string(c.routine) + ": environment variable " + variable + " = '" +
-                                value + "': " + reason};
+  const auto bad = [&](const std::string &why) {
+    return ArgumentError{0, std::string(c.routine) + ": " + why};
   };
   out = ScheduleOptions{};
-  if (const char *v = std::getenv("REDIST_SCHEDULE"); v != nullptr && *v != '\0') {
+  if (const char *v = environment::value("REDIST_SCHEDULE"); v != nullptr) {
     const auto strategy = parse_strategy(v);
     if (!strategy)
-      return bad("REDIST_SCHEDULE", v, "unknown schedule (known: " + strategy_names() + ")");
+      return bad(environment::error("REDIST_SCHEDULE", v,
+                                    "unknown schedule (known: " + strategy_names() + ")"));
     out.strategy = *strategy;
   }
-  long long value = 0;
-  if (const char *v = std::getenv("REDIST_MAX_CONCURRENT"); v != nullptr && *v != '\0') {
-    if (!parse_count(v, value) || value > INT_MAX)
-      return bad("REDIST_MAX_CONCURRENT", v, "must be an integer >= 0 (0 = no limit)");
-    out.max_concurrent = static_cast<int>(value);
+  const environment::Integer concurrent = environment::integer(
+      "REDIST_MAX_CONCURRENT", 0, INT_MAX, "must be an integer >= 0 (0 = no limit)");
+  if (!concurrent.error.empty()) return bad(concurrent.error);
+  out.max_concurrent = static_cast<int>(concurrent.value.value_or(0));
+  const environment::Integer memory = environment::integer(
+      "REDIST_MAX_MEMORY", 0, LLONG_MAX, "must be a number of bytes >= 0 (0 = no cap)");
+  if (!memory.error.empty()) return bad(memory.error);
+  out.max_memory = memory.value.value_or(0);
+  std::size_t capacity[2] = {front_end::kDefaultPlanCache, front_end::kDefaultCommCache};
+  std::size_t *slot = capacity;
+  for (const char *variable : {"REDIST_PLAN_CACHE_SIZE", "REDIST_COMM_CACHE_SIZE"}) {
+    const environment::Integer size =
+        environment::integer(variable, 1, front_end::kMaxCacheSize, "must be an integer >= 1");
+    if (!size.error.empty()) return bad(size.error);
+    if (size.value) *slot = static_cast<std::size_t>(*size.value);
+    ++slot;
   }
-  if (const char *v = std::getenv("REDIST_MAX_MEMORY"); v != nullptr && *v != '\0') {
-    if (!parse_count(v, value))
-      return bad("REDIST_MAX_MEMORY", v, "must be a number of bytes >= 0 (0 = no cap)");
-    out.max_memory = value;
-  }
-  if (const std::string why = single_copy::environment_error(); !why.empty()) {
-    return ArgumentError{0, std::string(c.routine) + ": " + why};
-  }
+  if (const std::string why = single_copy::environment_error(); !why.empty()) return bad(why);
+  front_end::set_cache_capacity(capacity[0], capacity[1]);
   return std::nullopt;
 }
 
@@ -421,6 +422,10 @@ int run_call(Call &c) {
   try {
     cache.plan->executor->execute(c.a.data, c.destination);
   } catch (const Error &e) {
+    // A plan whose execution failed is not reused, nor its communicator (a message of the
+    // failed execution may still wait there to be matched): the next call misses here, so
+    // every process builds afresh (front_end::drop).
+    front_end::drop(cache);
     report(std::string(c.routine) + ": " + e.what());
     return e.status();
   }

@@ -67,7 +67,7 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  const bool shareable = single_copy::mode_from_environment() != single_copy::Mode::never;
+  const bool shareable = negotiation_.mode() != single_copy::Mode::never;
   if (!all_at_once) { // one step's buffer, reused by every step: its pages fault in once
     segment_ = single_copy::SharedBuffer(step_send_bytes_, shareable);
   } else if (!p.sends.empty()) {

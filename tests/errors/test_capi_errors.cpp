@@ -16,6 +16,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -489,18 +491,30 @@ TEST(CApiErrors, OptionsNullMeansDefaults) {
 
 TEST(CApiErrors, UnknownSingleCopyEnvironment) {
   const Scenario s = errtest::standard_scenario();
-  CArgs x(s);
-  redist_plan plan = nullptr;
-  setenv("REDIST_SINGLE_COPY", "sometimes", 1);
-  const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
-                                          REDIST_REGION_FULL, 0, &plan);
-  unsetenv("REDIST_SINGLE_COPY");
-  EXPECT_EQ(status, REDIST_ERR_ARGUMENT);
-  EXPECT_STREQ(redist_last_error(),
-               "redist_plan_create: environment variable REDIST_SINGLE_COPY = 'sometimes': "
-               "unknown (known: auto, never, always, direct, bounced, read-packed, mapped)");
-  EXPECT_EQ(plan, nullptr);
-  capitest::valid_plan_works("[after REDIST_SINGLE_COPY = sometimes] ");
+  // The one rule of environment.hpp: garbage, a number, blanks or another case are refused;
+  // empty is unset (the default).
+  for (const char *value : {"sometimes", "-1", " never", "NEVER", ""}) {
+    CArgs x(s);
+    redist_plan plan = nullptr;
+    setenv("REDIST_SINGLE_COPY", value, 1);
+    const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
+                                            REDIST_REGION_FULL, 0, &plan);
+    unsetenv("REDIST_SINGLE_COPY");
+    const std::string where = std::string("[REDIST_SINGLE_COPY = '") + value + "'] ";
+    if (*value == '\0') {
+      EXPECT_EQ(status, REDIST_SUCCESS) << where << redist_last_error();
+      EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+      continue;
+    }
+    EXPECT_EQ(status, REDIST_ERR_ARGUMENT) << where;
+    EXPECT_EQ(std::string(redist_last_error()),
+              std::string("redist_plan_create: environment variable REDIST_SINGLE_COPY = '") +
+                  value +
+                  "': unknown (known: auto, never, always, direct, bounced, read-packed, mapped)")
+        << where;
+    EXPECT_EQ(plan, nullptr) << where;
+    capitest::valid_plan_works(where);
+  }
 }
 
 // redist_alloc / redist_free are local: each rank's mistakes are its own.
@@ -555,6 +569,26 @@ TEST(CApiErrors, OptionsDifferBetweenRanks) {
   options_case(
       "options->beta = 1e-6 on the last rank, the default elsewhere",
       [](redist_options &o) { o.beta = 1e-6; }, last, mismatch);
+}
+
+// max_memory above 2^53, different by one between ranks: as doubles (the old agreement of
+// the ScaLAPACK entries' environment) 2^53 and 2^53 + 1 are the same value; the 64-bit
+// agreement must see them differ.
+TEST(CApiErrors, MaxMemoryAbove2To53DifferingByOne) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int last = errtest::last_rank();
+  const int rank = world_rank();
+  const CExpectFn mismatch = create_mismatch("redist_plan_create_opt");
+  for (const std::int64_t base : {std::int64_t{1} << 53, INT64_MAX - 1}) {
+    create_case(
+        "options->max_memory = " + std::to_string(base + 1) + " on the last rank, " +
+            std::to_string(base) + " elsewhere",
+        [=](CArgs &x, int) {
+          x.with_options = true;
+          x.options.max_memory = rank == last ? base + 1 : base;
+        },
+        mismatch);
+  }
 }
 
 // ---- redist_plan_execute -------------------------------------------------------------------

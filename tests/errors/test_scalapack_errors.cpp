@@ -28,6 +28,7 @@
 #include <array>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <string>
@@ -674,6 +675,161 @@ TEST_P(ScalapackErrors, ArgumentsDifferBetweenProcesses) {
            if (rank == bad) ++x.i(side);
          },
          mismatch(pos().i(side), ms.ia, ms.ia + 1)});
+  }
+}
+
+/// One call with `variable` = `value` on the processes `on` (every process when empty), unset
+/// elsewhere: the status and stderr line `expect` gives, B untouched unless it succeeds; then,
+/// with the variable unset again, the valid call works.
+void environment_case(const char *variable, const char *value, const std::vector<int> &on,
+                      const ExpectFn &expect) {
+  const int rank = world_rank();
+  const Scenario s = errtest::standard_scenario();
+  const std::string where = std::string("[PDGEMR2D] ") + variable + " = '" + value + "'" +
+                            (on.empty() ? " everywhere" : " on the last process") + ": ";
+  Data<double> d(s, 1, 2);
+  Args x = make_args(s, d.a.data(), d.b.data());
+  const std::vector<double> b_before = d.b;
+  if (on.empty() || std::find(on.begin(), on.end(), rank) != on.end()) setenv(variable, value, 1);
+  errtest::StderrCapture capture;
+  Entries<double>::call(Routine::Gemr, Entry::Fortran, x);
+  const std::string text = capture.finish();
+  unsetenv(variable);
+  const int status = redist_scalapack_last_status();
+  const Expect want = expect("PDGEMR2D", rank);
+  EXPECT_EQ(status, want.status) << where << "status " << redist_status_name(status)
+                                 << ", expected " << redist_status_name(want.status)
+                                 << "; stderr:\n"
+                                 << text;
+  check_text(text, want, where);
+  if (want.status == REDIST_SUCCESS) {
+    mpitest::CopySpec cs;
+    cs.m = x.m;
+    cs.n = x.n;
+    std::string report;
+    EXPECT_EQ(mpitest::check_b(cs, s.a, s.b, d.lb, d.b.data(), 1, 2, report), 0)
+        << where << "wrong B:\n"
+        << report;
+  } else {
+    EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << where << "B was modified";
+  }
+  valid_call_works<double>(Routine::Gemr, Entry::Fortran, where);
+}
+
+/// A bad value of an environment variable on the processes `bad` (every process when empty).
+ExpectFn bad_environment(std::vector<int> bad, const char *variable, const char *value,
+                         const std::string &reason) {
+  return [=](const std::string &routine, int rank) {
+    Expect e;
+    if (bad.empty() || std::find(bad.begin(), bad.end(), rank) != bad.end()) {
+      e.status = REDIST_ERR_ARGUMENT;
+      e.text = "{ redist } " + routine + ": environment variable " + variable + " = '" + value +
+               "': " + reason + "; nothing was copied\n";
+    } else {
+      e.status = REDIST_ERR_REMOTE;
+      e.text = "{ redist } " + routine +
+               ": the REDIST_* environment is invalid on another process (process " +
+               std::to_string(*std::max_element(bad.begin(), bad.end())) +
+               " of ICTXT); nothing was copied\n";
+    }
+    return e;
+  };
+}
+
+// Every environment variable the entries read, through the one reader (environment.hpp): unset
+// or empty is the default; garbage, a negative number, a number out of range or past 64 bits,
+// blanks or a suffix are refused on every process, naming the variable, the value and the
+// reason, and nothing is copied. Before, REDIST_PLAN_CACHE_SIZE and REDIST_COMM_CACHE_SIZE
+// fell back to their defaults silently and blanks before a number were accepted.
+TEST(ScalapackEnvironment, EveryVariableOneRule) {
+  const std::vector<int> everywhere;
+  const std::vector<int> last{errtest::last_rank()};
+  const std::string count = "must be an integer >= 0 (0 = no limit)";
+  const std::string bytes = "must be a number of bytes >= 0 (0 = no cap)";
+  const std::string size = "must be an integer >= 1";
+  struct Bad {
+    const char *variable, *value;
+    std::string reason;
+  };
+  const std::vector<Bad> cases = {
+      {"REDIST_SCHEDULE", "fastest", "unknown schedule (known: "},
+      {"REDIST_SCHEDULE", " auto", "unknown schedule (known: "},
+      {"REDIST_MAX_CONCURRENT", "many", count},
+      {"REDIST_MAX_CONCURRENT", "-1", count + "; out of range [0, 2147483647]"},
+      {"REDIST_MAX_CONCURRENT", "2147483648", count + "; out of range [0, 2147483647]"},
+      {"REDIST_MAX_CONCURRENT", " 4", count},
+      {"REDIST_MAX_MEMORY", "1e9", bytes},
+      {"REDIST_MAX_MEMORY", "-8", bytes + "; out of range [0, 9223372036854775807]"},
+      {"REDIST_MAX_MEMORY", "9223372036854775808",
+       bytes + "; out of range [0, 9223372036854775807]"},
+      {"REDIST_MAX_MEMORY", " 4096", bytes},
+      {"REDIST_PLAN_CACHE_SIZE", "lots", size},
+      {"REDIST_PLAN_CACHE_SIZE", "0", size + "; out of range [1, 4096]"},
+      {"REDIST_PLAN_CACHE_SIZE", "-3", size + "; out of range [1, 4096]"},
+      {"REDIST_PLAN_CACHE_SIZE", "4097", size + "; out of range [1, 4096]"},
+      {"REDIST_PLAN_CACHE_SIZE", "99999999999999999999", size + "; out of range [1, 4096]"},
+      {"REDIST_PLAN_CACHE_SIZE", "16 ", size},
+      {"REDIST_COMM_CACHE_SIZE", "eight", size},
+      {"REDIST_COMM_CACHE_SIZE", "-1", size + "; out of range [1, 4096]"},
+      {"REDIST_COMM_CACHE_SIZE", "18446744073709551617", size + "; out of range [1, 4096]"},
+      {"REDIST_SINGLE_COPY", "sometimes", "unknown (known: "},
+      {"REDIST_SINGLE_COPY", "-1", "unknown (known: "},
+  };
+  for (const Bad &c : cases) {
+    for (const std::vector<int> *on : {&everywhere, &last}) {
+      ExpectFn expect = bad_environment(*on, c.variable, c.value, c.reason);
+      if (c.reason.back() == ' ') { // the list of names follows: compare the start only
+        expect = [inner = expect](const std::string &routine, int rank) {
+          Expect e = inner(routine, rank);
+          if (e.status == REDIST_ERR_ARGUMENT) {
+            e.text = e.text.substr(0, e.text.find("; nothing was copied"));
+            e.exact = false;
+            e.also = "; nothing was copied";
+          }
+          return e;
+        };
+      }
+      environment_case(c.variable, c.value, *on, expect);
+    }
+  }
+  // Empty is unset: the default, for every variable; so are valid values.
+  for (const char *variable :
+       {"REDIST_SCHEDULE", "REDIST_MAX_CONCURRENT", "REDIST_MAX_MEMORY", "REDIST_PLAN_CACHE_SIZE",
+        "REDIST_COMM_CACHE_SIZE", "REDIST_SINGLE_COPY"}) {
+    environment_case(variable, "", everywhere, succeeds());
+  }
+  for (const auto &[variable, value] :
+       {std::pair{"REDIST_PLAN_CACHE_SIZE", "1"}, std::pair{"REDIST_COMM_CACHE_SIZE", "4096"},
+        std::pair{"REDIST_MAX_CONCURRENT", "+2"}, std::pair{"REDIST_SINGLE_COPY", "never"}}) {
+    environment_case(variable, value, everywhere, succeeds());
+  }
+}
+
+// REDIST_MAX_MEMORY above 2^53, different by one between processes: a double cannot tell
+// 2^53 from 2^53 + 1, so the old agreement (doubles through an absolute-maximum combine) let
+// the processes go on with different caps; the 64-bit agreement refuses it everywhere.
+TEST(ScalapackEnvironment, MaxMemoryAbove2To53DifferingByOne) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int rank = world_rank();
+  const Scenario s = errtest::standard_scenario();
+  for (const auto &[low, high] : {std::pair{"9007199254740992", "9007199254740993"},
+                                  std::pair{"9223372036854775806", "9223372036854775807"}}) {
+    const std::string where = std::string("[PDGEMR2D] REDIST_MAX_MEMORY = ") + high +
+                              " on the last process, " + low + " elsewhere: ";
+    Data<double> d(s, 1, 2);
+    Args x = make_args(s, d.a.data(), d.b.data());
+    const std::vector<double> b_before = d.b;
+    setenv("REDIST_MAX_MEMORY", rank == errtest::last_rank() ? high : low, 1);
+    errtest::StderrCapture capture;
+    Entries<double>::call(Routine::Gemr, Entry::Fortran, x);
+    const std::string text = capture.finish();
+    unsetenv("REDIST_MAX_MEMORY");
+    EXPECT_EQ(redist_scalapack_last_status(), REDIST_ERR_MISMATCH) << where << text;
+    EXPECT_EQ(text, "{ redist } PDGEMR2D: REDIST_SCHEDULE, REDIST_MAX_CONCURRENT or "
+                    "REDIST_MAX_MEMORY differ between processes; nothing was copied\n")
+        << where;
+    EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << where << "B was modified";
+    valid_call_works<double>(Routine::Gemr, Entry::Fortran, where);
   }
 }
 

@@ -176,12 +176,13 @@ contains
 
   !> Create from layouts (an integer communicator on odd cases, type(MPI_Comm) on even ones),
   !> check the status, then execute whatever came back: it must fail and leave B alone.
-  subroutine layout_case(label, a, b, bad, needle, type, region, options)
+  subroutine layout_case(label, a, b, bad, needle, type, region, options, mismatch)
     character(len=*), intent(in) :: label, needle
     type(redist_layout), intent(in) :: a, b
     integer, intent(in) :: bad
     integer, intent(in), optional :: type, region
     type(redist_options), intent(in), optional :: options
+    logical, intent(in), optional :: mismatch
     type(redist_plan) :: plan
     integer :: status, element_type
 
@@ -195,7 +196,7 @@ contains
       call redist_plan_create(plan, MPI_COMM_WORLD%MPI_VAL, rows, cols, element_type, a, b, &
                               status, region=region, options=options)
     end if
-    call check_status(label, status, bad, needle)
+    call check_status(label, status, bad, needle, mismatch)
     call redist_plan_execute(plan, a64, b64, status)
     call check_status(label//', then executing the plan', status, -1, 'NULL plan')
     call check_b(label)
@@ -256,6 +257,13 @@ contains
     if (me == last) options%beta = -1
     call layout_case('options%beta = -1 on the last rank', a, b, last, 'options->beta = -1', &
                      options=options)
+    ! Above 2^53 and one apart: one value as doubles, two as the 64-bit integers agreed on.
+    if (nprocs > 1) then
+      options = redist_options(max_memory=2_int64**53)
+      if (me == last) options%max_memory = 2_int64**53 + 1
+      call layout_case('options%max_memory = 2^53 + 1 on the last rank, 2^53 elsewhere', a, b, &
+                       -1, 'processes passed different', options=options, mismatch=.true.)
+    end if
     bad_options = redist_options(schedule=REDIST_SCHEDULE_CATERPILLAR, max_memory=15)
     call layout_case('options%max_memory = 15 bytes (below one double each way) everywhere', a, &
                      b, -1, 'max_memory of 15 bytes', options=bad_options)

@@ -1,6 +1,7 @@
 #include "single_copy.hpp"
 
 #include "copy.hpp"
+#include "environment.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -109,11 +110,9 @@ void *map_memory_file(const char *name, std::size_t bytes, int &fd) {
 }
 
 // Two processes with the same boot and pid namespace name each other by the same pid. The
-// key is computed once; 0 when /proc cannot tell or single copy is switched off.
+// key is computed once (0 when /proc cannot tell); whether single copy is switched off is
+// asked at each identify(), so that REDIST_SINGLE_COPY=never set later takes effect.
 std::uint64_t compute_node_key() {
-  if (mode_from_environment() == Mode::never) {
-    return 0;
-  }
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   std::string boot_id;
   if (!std::getline(boot, boot_id) || boot_id.empty()) {
@@ -134,44 +133,35 @@ std::uint64_t node_key() {
   return key;
 }
 
-std::optional<Mode> parse_mode(const char *value) {
-  const std::pair<const char *, Mode> names[] = {
-      {"auto", Mode::automatic}, {"always", Mode::always},   {"never", Mode::never},
-      {"direct", Mode::direct},  {"bounced", Mode::bounced}, {"read-packed", Mode::read_packed},
-      {"mapped", Mode::mapped}};
-  for (const auto &[name, mode] : names) {
-    if (std::strcmp(value, name) == 0) {
-      return mode;
-    }
-  }
-  return std::nullopt;
-}
+constexpr Mode kModes[] = {Mode::automatic, Mode::always,      Mode::never, Mode::direct,
+                           Mode::bounced,   Mode::read_packed, Mode::mapped};
 
-const char *environment_value() {
-  const char *value = std::getenv("REDIST_SINGLE_COPY");
-  return value != nullptr && *value != '\0' ? value : nullptr;
+environment::Choice mode_choice() {
+  return environment::choice(
+      "REDIST_SINGLE_COPY",
+      {"auto", "always", "never", "direct", "bounced", "read-packed", "mapped"},
+      "unknown (known: auto, never, always, direct, bounced, read-packed, mapped)");
 }
 
 } // namespace
 
 Mode mode_from_environment() {
-  const char *value = environment_value();
-  return value != nullptr ? parse_mode(value).value_or(Mode::automatic) : Mode::automatic;
+  const environment::Choice c = mode_choice();
+  return c.index ? kModes[*c.index] : Mode::automatic;
 }
 
 std::string environment_error() {
-  const char *value = environment_value();
-  if (value == nullptr || parse_mode(value)) {
-    return "";
-  }
-  return std::string("environment variable REDIST_SINGLE_COPY = '") + value +
-         "': unknown (known: auto, never, always, direct, bounced, read-packed, mapped)";
+  return mode_choice().error;
+}
+
+std::uint64_t node_identity() {
+  return node_key();
 }
 
 Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer, const void *a) {
   Identity id;
   id.pid = getpid();
-  id.node = node_key();
+  id.node = mode_from_environment() == Mode::never ? 0 : node_key();
   probe = reinterpret_cast<std::uintptr_t>(&probe) ^ 0x5EC0'11C0'9E37'79B9ULL ^
           static_cast<std::uint64_t>(id.pid);
   id.probe_address = reinterpret_cast<std::uintptr_t>(&probe);

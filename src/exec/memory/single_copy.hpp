@@ -49,9 +49,13 @@ struct Address {
 
 class SharedBuffer;
 
-/// This process's identity, with lld, the send buffer receivers may map and the source array
-/// `a` of the first execution. `probe` must stay alive and unchanged while receivers may probe
-/// it; it is filled here.
+/// This process's boot and pid namespace (computed once), whatever REDIST_SINGLE_COPY says;
+/// 0 when /proc cannot tell.
+std::uint64_t node_identity();
+
+/// This process's identity (node 0, unreadable, when REDIST_SINGLE_COPY is `never` now), with lld,
+/// the send buffer receivers may map and the source array `a` of the first execution. `probe` must
+/// stay alive and unchanged while receivers may probe it; it is filled here.
 Identity identify(std::uint64_t &probe, Index lld, const SharedBuffer &send_buffer,
                   const void *a = nullptr);
 

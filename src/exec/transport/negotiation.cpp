@@ -9,8 +9,8 @@ namespace redist {
 Negotiation::Negotiation(const Pieces &pieces, int tag, Index lld_src, ArrayCopy &arrays,
                          MappedRead &mapped)
     : pieces_(pieces), tag_(tag), lld_src_(lld_src), arrays_(arrays), mapped_(mapped),
-      senders_(pieces.plan().recvs.size()), ways_in_(pieces.plan().sends.size()),
-      ways_out_(pieces.plan().recvs.size()),
+      mode_(single_copy::mode_from_environment()), senders_(pieces.plan().recvs.size()),
+      ways_in_(pieces.plan().sends.size()), ways_out_(pieces.plan().recvs.size()),
       send_way_(pieces.plan().sends.size(), single_copy::Way::sent),
       recv_way_(pieces.plan().recvs.size(), single_copy::Way::sent), later_send_way_(send_way_),
       later_recv_way_(recv_way_) {}
@@ -19,7 +19,9 @@ void Negotiation::run(Requests &requests, const std::byte *a,
                       const single_copy::SharedBuffer &send_buffer) {
   const RankPlan &plan = pieces_.plan();
   identity_ = single_copy::identify(probe_, lld_src_, send_buffer, a);
-  const single_copy::Mode mode = single_copy::mode_from_environment();
+  const single_copy::Mode mode = mode_; // read when the plan was made, not now
+  // Readable by the peers as the plan's mode says (never: node 0, nobody reads this process).
+  identity_.node = mode == single_copy::Mode::never ? 0 : single_copy::node_identity();
   requests.clear();
   // A receiver answers every sender, whether its identity arrived or not (then: sent), so
   // that no sender waits for an answer that never comes.
@@ -57,7 +59,7 @@ void Negotiation::run(Requests &requests, const std::byte *a,
       [&](std::size_t k) {
         const auto i = static_cast<std::size_t>(requests.info(k).peer);
         const single_copy::Identity &sender = senders_[i];
-        if (single_copy::can_read(sender)) {
+        if (mode != single_copy::Mode::never && single_copy::can_read(sender)) {
           const single_copy::PieceCounts counts = pieces_.estimate_pieces(plan.recvs[i]);
           const bool array = arrays_.map(i, sender.pid, sender.array);
           const single_copy::Way unmapped =

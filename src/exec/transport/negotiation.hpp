@@ -22,6 +22,9 @@ public:
   Negotiation(const Pieces &pieces, int tag, Index lld_src, ArrayCopy &arrays, MappedRead &mapped);
 
   [[nodiscard]] bool done() const { return done_; }
+  /// REDIST_SINGLE_COPY as it was when the plan was made (constructed): `never` keeps this
+  /// process from reading its peers and from being read by them, for this plan.
+  [[nodiscard]] single_copy::Mode mode() const { return mode_; }
   /// The first execution's exchange, from source array a; `send_buffer` is the memory file
   /// receivers may map. Collective over the plan's communicator: ends with an agreement (one
   /// MPI_Allreduce) on whether a control message failed anywhere; if one did, every message
@@ -51,6 +54,7 @@ private:
   Index lld_src_;
   ArrayCopy &arrays_;
   MappedRead &mapped_;
+  single_copy::Mode mode_;
   bool done_ = false; // set once the ways are agreed, never before the exchange
   bool failed_ = false;
   bool later_in_use_ = false;
