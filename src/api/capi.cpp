@@ -400,6 +400,8 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
       plan->failed = true;
       throw;
     }
+    // Repaired, but a message may still wait on the communicator: made anew next time.
+    plan->failed = plan->executor->left_unmatched();
   });
 }
 

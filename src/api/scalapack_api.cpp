@@ -429,6 +429,9 @@ int run_call(Call &c) {
     report(std::string(c.routine) + ": " + e.what());
     return e.status();
   }
+  if (cache.plan->executor->left_unmatched()) {
+    front_end::drop(cache); // repaired, but a message may still wait on the communicator
+  }
   return REDIST_SUCCESS;
 }
 

@@ -137,6 +137,7 @@ void Executor::execute(const void *a_void, void *b_void) {
   const auto *a = static_cast<const std::byte *>(a_void);
   auto *b = static_cast<std::byte *>(b_void);
   requests_.forget_failure();
+  requests_.forget_unposted();
   if (phases_[0]) {
     execute_two_phases(a, b);
   } else {
@@ -380,6 +381,13 @@ std::size_t Executor::mapped_receives() const {
     return phases_[0]->mapped_receives() + phases_[1]->mapped_receives();
   }
   return negotiation_.mapped_receives();
+}
+
+bool Executor::left_unmatched() const {
+  if (phases_[0]) {
+    return phases_[0]->left_unmatched() || phases_[1]->left_unmatched();
+  }
+  return requests_.unposted();
 }
 
 std::size_t Executor::repaired_messages() const {

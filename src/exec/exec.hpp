@@ -72,6 +72,10 @@ public:
   [[nodiscard]] std::size_t mapped_receives() const;
   /// Receives of the last execution that the repair received again after a failure.
   [[nodiscard]] std::size_t repaired_messages() const;
+  /// Whether the last execution left a message of this rank's peers unmatched on the
+  /// communicator (a post failed twice; the call may still have succeeded through the repair):
+  /// the communicator must not carry another execution's messages.
+  [[nodiscard]] bool left_unmatched() const;
   /// Receives of the last execution copied from the sender's shared array, mapped here.
   [[nodiscard]] std::size_t array_copies() const;
 

@@ -96,7 +96,13 @@ TEST(Hardening, CApiPlanAfterAFailedReceiveGetsNoStaleMessage) {
     const int status = redist_plan_execute(plan, d.a.data(), d.b.data());
     mpitest::watchdog_disarm();
     faults::disarm();
-    EXPECT_EQ(status, receiver ? REDIST_ERR_MPI : REDIST_SUCCESS) << redist_last_error();
+    // The executor re-sends the message whose receive could not be posted on a tag of its own
+    // (docs/reliability.md, "the repair"): success everywhere, B right; the original message
+    // still waits on the plan's communicator.
+    EXPECT_EQ(status, REDIST_SUCCESS) << redist_last_error();
+    std::string report;
+    EXPECT_EQ(wrong_elements(s, d, 1, 2, report), 0) << "[C API] the repaired execution:\n"
+                                                      << report;
   }
   for (int salt = 3; salt <= 7; salt += 2) { // twice: no message is left for later either
     Data<double> d(s, salt, salt + 1);
@@ -158,10 +164,8 @@ TEST(Hardening, ScalapackEntryDropsThePlanThatFailed) {
     faults::disarm();
     const std::string printed = capture.finish();
     const int status = redist_scalapack_last_status();
-    if (call.faulty) {
-      EXPECT_EQ(status, receiver ? REDIST_ERR_MPI : REDIST_SUCCESS) << where << printed;
-      continue;
-    }
+    // The faulty call is repaired by the executor (B right everywhere); the message its
+    // receive missed still waits on the cached plan's communicator, so the plan is dropped.
     EXPECT_EQ(status, REDIST_SUCCESS) << where << printed;
     std::string report;
     EXPECT_EQ(wrong_elements(s, d, salt, salt + 1, report), 0) << where << "B:\n" << report;

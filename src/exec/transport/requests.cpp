@@ -51,6 +51,7 @@ bool Requests::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
     if (rc != MPI_SUCCESS) { // never completes: a receive is never unpacked
       record(rc, send ? "MPI_Isend" : "MPI_Irecv", info.rank);
       posted = false;
+      unposted_ = true;
     }
   }
   if (!posted && info.transport != nullptr) {

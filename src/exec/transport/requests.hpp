@@ -73,6 +73,10 @@ public:
   /// Whether a failure could not be attributed to a request (MPI_Waitany gave no index): the
   /// remaining requests were abandoned.
   [[nodiscard]] bool abandoned() const { return abandoned_; }
+  /// Whether a post failed twice since forget_unposted(): the peer's matching message (or
+  /// receive) may still wait on the communicator, and would be matched by a later execution.
+  [[nodiscard]] bool unposted() const { return unposted_; }
+  void forget_unposted() { unposted_ = false; }
   [[nodiscard]] MPI_Comm comm() const { return comm_; }
 
   /// Remember the first MPI failure of this execution.
@@ -93,6 +97,7 @@ private:
   std::vector<RequestInfo> info_;
   std::string failure_; // first MPI failure of the running execution, "" if none
   bool abandoned_ = false;
+  bool unposted_ = false;
   bool marked_ = false;
   std::vector<std::uint8_t> send_marks_; // per plan.sends / plan.recvs: bits of Mark
   std::vector<std::uint8_t> recv_marks_;
