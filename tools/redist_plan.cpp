@@ -5,6 +5,7 @@
 #include "backbone.hpp"
 #include "plan_svg.hpp"
 #include "planner.hpp"
+#include "relabel.hpp"
 #include "ring.hpp"
 #include "schedule.hpp"
 #include "schedule_cyclic.hpp"
@@ -55,6 +56,11 @@ Problem
   --unit-diag           2-D trapezoids: the diagonal is not copied
   --disjoint            2-D: the destination grid uses other processes than the source
                         (default: both grids start at process 0, column-major)
+  --relabel             2-D: instead of a schedule, propose the rank order of a destination
+                        grid being created that keeps the most data on its own process (a
+                        maximum-weight assignment of the source ranks to --b's positions), and
+                        print the volume kept local and moved before (ranks in order) and after,
+                        and the bytes saved (docs/schedules.md, Relabelling)
 
 Schedule
   --schedule NAME       one of: )";
@@ -1132,6 +1138,58 @@ int print_one_phase(const GraphSummary &graph, const std::string &detail,
 }
 } // namespace
 
+// --relabel: the destination grid's proposed rank order (schedule/relabel.hpp).
+int run_relabel(const redist::Transfer &t, std::size_t element_bytes, bool json) {
+  redist::Relabelling r;
+  try {
+    r = redist::propose_relabelling(t, {}, element_bytes);
+  } catch (const std::invalid_argument &e) {
+    std::cerr << "redist-plan: --relabel: " << e.what() << "\n";
+    return 1;
+  }
+  const auto ranks = [](const std::vector<int> &v, const char *sep) {
+    std::string out;
+    for (std::size_t k = 0; k < v.size(); ++k)
+      out += (k ? sep : "") + std::to_string(v[k]);
+    return out;
+  };
+  const Index total = r.bytes_total();
+  if (json) {
+    std::cout << "{\"relabel\":{\"nprow\":" << r.grid.nprow << ",\"npcol\":" << r.grid.npcol
+              << ",\"identity\":[" << ranks(r.identity.ranks, ",") << "],\"proposed\":["
+              << ranks(r.grid.ranks, ",") << "],\"elements\":" << r.total_elements
+              << ",\"element_bytes\":" << element_bytes
+              << ",\"kept_bytes_before\":" << r.bytes_kept_before()
+              << ",\"kept_bytes_after\":" << r.bytes_kept_after()
+              << ",\"moved_bytes_before\":" << total - r.bytes_kept_before()
+              << ",\"moved_bytes_after\":" << total - r.bytes_kept_after()
+              << ",\"saved_bytes\":" << r.bytes_saved() << "}}\n";
+    return 0;
+  }
+  const auto percent = [total](Index v) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(1)
+       << (total > 0 ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0) << "%";
+    return os.str();
+  };
+  std::cout << "relabel:      destination grid " << r.grid.nprow << "x" << r.grid.npcol
+            << ", ranks column-major (position pr + pc * nprow)\n";
+  std::cout << "identity:     " << ranks(r.identity.ranks, " ") << "\n";
+  std::cout << "proposed:     " << ranks(r.grid.ranks, " ") << "\n";
+  std::cout << "window:       " << thousands(total) << " bytes (" << thousands(r.total_elements)
+            << " elements of " << element_bytes << " bytes)\n";
+  std::cout << "before:       kept local " << thousands(r.bytes_kept_before()) << " bytes ("
+            << percent(r.bytes_kept_before()) << "), moved "
+            << thousands(total - r.bytes_kept_before()) << " bytes\n";
+  std::cout << "after:        kept local " << thousands(r.bytes_kept_after()) << " bytes ("
+            << percent(r.bytes_kept_after()) << "), moved "
+            << thousands(total - r.bytes_kept_after()) << " bytes\n";
+  std::cout << "saved:        " << thousands(r.bytes_saved())
+            << " bytes no longer cross the network (" << percent(r.bytes_saved())
+            << " of the window)\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::optional<std::vector<Index>> one_d;
@@ -1144,6 +1202,7 @@ int main(int argc, char **argv) {
   Index dst_proc = 0;
   redist::Region region;
   bool disjoint = false;
+  bool relabel = false;
   bool list_steps = false;
   bool json = false;
   std::size_t element_bytes = 8;
@@ -1194,6 +1253,8 @@ int main(int argc, char **argv) {
       region.unit_diag = true;
     } else if (opt == "--disjoint") {
       disjoint = true;
+    } else if (opt == "--relabel") {
+      relabel = true;
     } else if (opt == "--schedule") {
       const auto s = redist::parse_strategy(value());
       if (!s)
@@ -1272,6 +1333,9 @@ int main(int argc, char **argv) {
     usage_error("--targets, --weights, --cost-next and --cost-prev need --ring");
   if (one_d.has_value() == two_d.has_value())
     usage_error("give exactly one of --1d, --2d and --ring");
+  if (relabel && (!two_d || disjoint))
+    usage_error("--relabel needs --2d without --disjoint (the destination grid is made of the "
+                "source's ranks)");
   apply_network(network, max_concurrent_given, two_d.has_value(), options, disjoint);
 
   redist::Transfer t;
@@ -1308,6 +1372,7 @@ int main(int argc, char **argv) {
     t.src = layout_2d("--a", *a_spec, m, n, 0);
     t.dst = layout_2d("--b", *b_spec, m, n, disjoint ? t.src.grid.nprow * t.src.grid.npcol : 0);
   }
+  if (relabel) return run_relabel(t, element_bytes, json);
 
   const auto refuse = [](const std::string &why) {
     std::cerr << "redist-plan: " << why << "\n";
