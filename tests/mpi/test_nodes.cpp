@@ -177,6 +177,26 @@ TEST_P(Nodes, MapMatchesSplitTypeAndNoSingleCopyCrossesNodes) {
         << "rank " << me << " receiving from " << rp.recvs[i].rank;
     inside_readable += same[peer] != 0 && readable[peer] != 0 ? 1 : 0;
   }
+  // Bytes inside the node and across, from the transfer: (m/P)(n/P) doubles each way between
+  // any two ranks.
+  std::int64_t peers_inside = 0;
+  for (int r = 0; r < size; ++r)
+    peers_inside += r != me && same[static_cast<std::size_t>(r)] != 0;
+  const std::int64_t per_peer = (t.m / size) * (t.n / size) * 8;
+  redist_plan_node_info node_info{};
+  ASSERT_EQ(redist_plan_get_node_info(plan, &node_info), REDIST_SUCCESS) << redist_last_error();
+  EXPECT_EQ(node_info.bytes_sent_inside, peers_inside * per_peer);
+  EXPECT_EQ(node_info.bytes_received_inside, peers_inside * per_peer);
+  EXPECT_EQ(node_info.bytes_sent_across, (size - 1 - peers_inside) * per_peer);
+  EXPECT_EQ(node_info.bytes_received_across, (size - 1 - peers_inside) * per_peer);
+  EXPECT_EQ(node_info.send_peers_inside, peers_inside);
+  EXPECT_EQ(node_info.recv_peers_inside, peers_inside);
+  redist_plan_info info{};
+  ASSERT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+  EXPECT_EQ(node_info.bytes_sent_inside + node_info.bytes_sent_across, info.bytes_sent);
+  EXPECT_EQ(node_info.bytes_received_inside + node_info.bytes_received_across, info.bytes_received);
+  EXPECT_EQ(redist_plan_get_node_info(plan, nullptr), REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(redist_plan_get_node_info(nullptr, &node_info), REDIST_ERR_ARGUMENT);
   for (int e = 0; e < 3; ++e) {
     ASSERT_EQ(redist_plan_execute(plan, t.a.data(), t.b.data()), REDIST_SUCCESS)
         << redist_last_error();
