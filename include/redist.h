@@ -181,6 +181,23 @@ typedef struct redist_plan_info {
 /** Fill @p info with this process's part of @p plan. Local (not collective). */
 int redist_plan_get_info(redist_plan plan, redist_plan_info *info);
 
+/**
+ * Bytes per execution this process sends to and receives from processes on its own node and on
+ * other nodes, nodes as MPI groups them (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED): the
+ * plan's bytes_sent and bytes_received of redist_plan_info, split. Single copy is used only
+ * inside a node (docs/performance.md). A separate struct, not fields appended to
+ * redist_plan_info: that struct carries no size or version, and a program built against the
+ * older, shorter struct would have its memory overwritten past the end.
+ */
+typedef struct redist_plan_node_info {
+  int64_t bytes_sent_inside, bytes_sent_across;         /**< to peers on this node / others */
+  int64_t bytes_received_inside, bytes_received_across; /**< from peers on this node / others */
+  int64_t send_peers_inside, recv_peers_inside; /**< of send_peers / recv_peers, on this node */
+} redist_plan_node_info;
+
+/** Fill @p info with this process's bytes inside its node and across nodes. Local. */
+int redist_plan_get_node_info(redist_plan plan, redist_plan_node_info *info);
+
 /** The message of the last error on this thread ("" if none). */
 const char *redist_last_error(void);
 

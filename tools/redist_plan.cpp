@@ -79,6 +79,9 @@ Output
                         pieces the first 32 steps of up to 32 pieces each, and says so
   --materialise-max M   build schedules of up to M messages whole (default 1,048,576); larger
                         ones are evaluated one step at a time (docs/scaling.md)
+  --ranks-per-node K    nodes of K ranks (ranks 0..K-1 on the first, ...): print the bytes
+                        moved between processes of one node and across the network (redist
+                        uses single copy only inside a node; docs/performance.md)
   --json                machine-readable output
   --svg FILE            draw the plan: source and destination ownership maps, the volume
                         matrix as a heat map, the schedule as steps x senders (each phase of
@@ -177,7 +180,8 @@ std::string json_string(const std::string &s) {
 // or a JSON member), empty for the crossbar.
 int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::string &detail,
                      const redist::CostModel &model, std::size_t element_bytes, bool json,
-                     bool list_steps, const std::vector<std::string> &phase_network) {
+                     bool list_steps, const std::vector<std::string> &phase_network,
+                     const std::string &node_lines) {
   const auto block_sizes = [](const redist::Layout &l) {
     return std::to_string(l.rows.block) + "x" + std::to_string(l.cols.block) + " on " +
            std::to_string(l.grid.nprow) + "x" + std::to_string(l.grid.npcol);
@@ -213,11 +217,43 @@ int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::
     std::cout << phase_network[i];
   }
   if (json) {
-    std::cout << "],\"predicted_seconds\":" << seconds << "}\n";
+    std::cout << "],\"predicted_seconds\":" << seconds << node_lines << "}\n";
   } else {
-    std::cout << "schedule:     " << detail << "\npredicted:    " << seconds << " s in all\n";
+    std::cout << "schedule:     " << detail << "\npredicted:    " << seconds << " s in all\n"
+              << node_lines;
   }
   return 0;
+}
+
+/// Bytes the phases move between processes of one node and across nodes of `per_node` ranks
+/// (rank r on node r / per_node): text lines, or JSON members. Empty when per_node is 0.
+std::string node_report(const std::vector<redist::GlobalPhase> &phases, Index per_node,
+                        std::size_t element_bytes, bool json) {
+  if (per_node <= 0) return "";
+  Index inside = 0;
+  Index across = 0;
+  for (const redist::GlobalPhase &phase : phases) {
+    const std::vector<int> &src_ranks = phase.transfer.src.grid.ranks;
+    const std::vector<int> &dst_ranks = phase.transfer.dst.grid.ranks;
+    for (const redist::Step &step : phase.schedule.steps) {
+      for (const redist::Piece &p : step.pieces) {
+        const int from = src_ranks[static_cast<std::size_t>(p.src)];
+        const int to = dst_ranks[static_cast<std::size_t>(p.dst)];
+        if (from == to) continue; // a local copy
+        (from / per_node == to / per_node ? inside : across) += p.volume;
+      }
+    }
+  }
+  const auto bytes = static_cast<Index>(element_bytes);
+  std::ostringstream os;
+  if (json) {
+    os << ",\"nodes\":{\"ranks_per_node\":" << per_node << ",\"bytes_inside\":" << inside * bytes
+       << ",\"bytes_across\":" << across * bytes << "}";
+  } else {
+    os << "nodes:        " << per_node << " ranks per node: " << inside * bytes
+       << " bytes inside nodes, " << across * bytes << " bytes across the network\n";
+  }
+  return os.str();
 }
 
 struct RingArgs {
@@ -1205,6 +1241,7 @@ int main(int argc, char **argv) {
   bool relabel = false;
   bool list_steps = false;
   bool json = false;
+  Index ranks_per_node = 0;
   std::size_t element_bytes = 8;
   redist::ScheduleOptions options;
   bool ring = false;
@@ -1281,6 +1318,9 @@ int main(int argc, char **argv) {
       if (materialise_max < 0) usage_error("--materialise-max must be >= 0");
     } else if (opt == "--steps") {
       list_steps = true;
+    } else if (opt == "--ranks-per-node") {
+      ranks_per_node = integer();
+      if (ranks_per_node < 1) usage_error("--ranks-per-node must be >= 1");
     } else if (opt == "--json") {
       json = true;
     } else if (opt == "--ring") {
@@ -1321,6 +1361,8 @@ int main(int argc, char **argv) {
       usage_error("unknown option '" + opt + "'");
     }
   }
+  if (ranks_per_node > 0 && (ring || relabel))
+    usage_error("--ranks-per-node needs --1d or --2d, without --relabel");
   if (ring) {
     if (one_d || two_d) usage_error("--ring cannot be combined with --1d or --2d");
     if (network.kind != Network::Kind::crossbar || network.routing_given ||
@@ -1455,6 +1497,10 @@ int main(int argc, char **argv) {
       return refuse("--topology " + network.topology + ": " + size +
                     "; the link loads route every message of every step and are computed up to "
                     "that size only");
+    if (ranks_per_node > 0)
+      return refuse("--ranks-per-node: " + size +
+                    "; the bytes per node are counted up to that "
+                    "size only");
     if (!svg_file.empty())
       return refuse("--svg: " + size + "; the picture bins the whole volume graph and is drawn "
                     "up to that size only");
@@ -1523,13 +1569,15 @@ int main(int argc, char **argv) {
     const std::vector<std::string> phase_network =
         two_phase_network_reports(network, phases, options.model, element_bytes, json);
     return print_two_phases(phases, detail, options.model, element_bytes, json, list_steps,
-                            phase_network);
+                            phase_network,
+                            node_report(phases, ranks_per_node, element_bytes, json));
   }
   const redist::VolumeGraph graph = redist::volume_graph(t);
   const redist::Schedule &schedule = phases.front().schedule;
   const redist::ScheduleStats st = redist::schedule_stats(schedule, options.model, element_bytes);
   const std::string network_lines =
-      network_report(network, t, graph, schedule, options.model, element_bytes, json);
+      network_report(network, t, graph, schedule, options.model, element_bytes, json) +
+      node_report(phases, ranks_per_node, element_bytes, json);
   std::vector<SampleStep> steps;
   const bool whole = st.pieces <= static_cast<Index>(kListPieces);
   for (const redist::Step &step : schedule.steps) {

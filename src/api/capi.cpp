@@ -463,6 +463,29 @@ extern "C" int redist_plan_get_info(redist_plan plan, redist_plan_info *info) {
   });
 }
 
+extern "C" int redist_plan_get_node_info(redist_plan plan, redist_plan_node_info *info) {
+  static const char *call = "redist_plan_get_node_info";
+  return c_barrier(call, [&] {
+    if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
+    if (info == nullptr) throw_argument(call, "info", 0, "NULL output pointer");
+    const Executor::NodeBytes bytes = plan->executor->node_bytes();
+    info->bytes_sent_inside = bytes.sent_inside;
+    info->bytes_sent_across = bytes.sent_across;
+    info->bytes_received_inside = bytes.received_inside;
+    info->bytes_received_across = bytes.received_across;
+    const RankPlan &rp = plan->executor->plan();
+    const NodeMap &nodes = plan->executor->nodes();
+    info->send_peers_inside = 0;
+    for (std::size_t i = 0; i < rp.sends.size(); ++i) {
+      info->send_peers_inside += nodes.send_inside(i) ? 1 : 0;
+    }
+    info->recv_peers_inside = 0;
+    for (std::size_t i = 0; i < rp.recvs.size(); ++i) {
+      info->recv_peers_inside += nodes.recv_inside(i) ? 1 : 0;
+    }
+  });
+}
+
 namespace {
 
 // Median one-way time of `reps` ping-pongs of `bytes` between ranks 0 and 1 (seconds).

@@ -332,6 +332,9 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
   // Planning (and the executor's buffers) may run out of memory on some processes only:
   // every process learns it before any data moves.
   bool out_of_memory = false;
+  // Which ranks share a node (collective over exec_comm, on every process before anything can
+  // fail on some only); the executor and its phases keep one node per peer.
+  const std::vector<int> nodes = node_ids(exec_comm);
   RankPlan rank_plan;
   try {
     rank_plan = make_rank_plan(t, rank, size);
@@ -356,8 +359,8 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
                                 ScheduleInputs{static_cast<Index>(global[0]), global[1]},
                                 element_size, choice);
       if (out.why.empty()) {
-        out.executor = std::make_unique<Executor>(exec_comm, std::move(rank_plan), element_size,
-                                                  lld_a, lld_b, std::move(choice));
+        out.executor = std::make_unique<Executor>(exec_comm, nodes, std::move(rank_plan),
+                                                  element_size, lld_a, lld_b, std::move(choice));
       }
     } catch (const std::bad_alloc &) {
       out_of_memory = true;

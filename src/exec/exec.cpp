@@ -16,14 +16,33 @@ void Executor::set_max_message_bytes(std::size_t bytes) {
   Requests::set_max_message_bytes(bytes);
 }
 
+namespace {
+
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
+    throw Error(REDIST_ERR_MPI, "redist: MPI_Comm_rank failed (executor)");
+  }
+  return rank;
+}
+
+} // namespace
+
 Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
                    Index lld_dst, ScheduleChoice schedule, int tag)
+    : Executor(comm, node_ids(comm), std::move(plan), element_size, lld_src, lld_dst,
+               std::move(schedule), tag) {}
+
+Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan,
+                   std::size_t element_size, Index lld_src, Index lld_dst, ScheduleChoice schedule,
+                   int tag)
     : schedule_(std::move(schedule)),
       pieces_(std::move(plan), element_size, lld_src, lld_dst, !schedule_.phases),
+      nodes_(node_ids, rank_in(comm), pieces_.plan()),
       requests_(comm, 2 * (pieces_.plan().sends.size() + pieces_.plan().recvs.size()) + 4),
       array_copy_(pieces_), direct_read_(pieces_, scratch_, array_copy_, false),
       bounced_read_(pieces_, scratch_, array_copy_, true), packed_read_(pieces_, scratch_),
-      mapped_read_(pieces_), negotiation_(pieces_, tag, lld_src, array_copy_, mapped_read_),
+      mapped_read_(pieces_), negotiation_(pieces_, nodes_, tag, lld_src, array_copy_, mapped_read_),
       sent_(pieces_, tag),
       direct_(pieces_, tag, single_copy::Way::direct, direct_read_, negotiation_.senders()),
       bounced_(pieces_, tag, single_copy::Way::bounced, bounced_read_, negotiation_.senders()),
@@ -35,10 +54,10 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
   if (const TwoPhase *two = schedule_.phases.get()) {
     // Each phase tags its messages apart, so a fast rank's second phase never meets a slow
     // rank's first.
-    phases_[0] = std::make_unique<Executor>(comm, two->plans[0], element_size, lld_src,
+    phases_[0] = std::make_unique<Executor>(comm, node_ids, two->plans[0], element_size, lld_src,
                                             two->mid_lld, two->choices[0], tag + 1);
-    phases_[1] = std::make_unique<Executor>(comm, two->plans[1], element_size, two->mid_lld,
-                                            lld_dst, two->choices[1], tag + 2);
+    phases_[1] = std::make_unique<Executor>(comm, node_ids, two->plans[1], element_size,
+                                            two->mid_lld, lld_dst, two->choices[1], tag + 2);
     mid_.resize(static_cast<std::size_t>(two->mid_elements) * element_size);
     return;
   }
@@ -360,6 +379,34 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
   if (!local_done) {
     pieces_.copy_local(a, b);
   }
+}
+
+Executor::NodeBytes Executor::node_bytes() const {
+  const RankPlan &p = pieces_.plan();
+  const auto es = static_cast<std::int64_t>(pieces_.element_size());
+  NodeBytes bytes;
+  for (std::size_t i = 0; i < p.sends.size(); ++i) {
+    (nodes_.send_inside(i) ? bytes.sent_inside : bytes.sent_across) += p.sends[i].elements * es;
+  }
+  for (std::size_t i = 0; i < p.recvs.size(); ++i) {
+    (nodes_.recv_inside(i) ? bytes.received_inside : bytes.received_across) +=
+        p.recvs[i].elements * es;
+  }
+  return bytes;
+}
+
+std::size_t Executor::single_copy_across_nodes() const {
+  if (phases_[0]) {
+    return phases_[0]->single_copy_across_nodes() + phases_[1]->single_copy_across_nodes();
+  }
+  std::size_t across = 0;
+  for (std::size_t i = 0; i < pieces_.plan().sends.size(); ++i) {
+    across += negotiation_.send_way(i) != single_copy::Way::sent && !nodes_.send_inside(i) ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < pieces_.plan().recvs.size(); ++i) {
+    across += negotiation_.recv_way(i) != single_copy::Way::sent && !nodes_.recv_inside(i) ? 1 : 0;
+  }
+  return across;
 }
 
 std::size_t Executor::single_copy_sends() const {

@@ -15,6 +15,7 @@
 #include "mapped_read.hpp"
 #include "message_read.hpp"
 #include "negotiation.hpp"
+#include "nodes.hpp"
 #include "packed_read.hpp"
 #include "pieces.hpp"
 #include "plan.hpp"
@@ -39,8 +40,13 @@ public:
   /// MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
   /// `schedule` says how to order the messages: all at once (the default), in steps, or in
   /// two phases through an intermediate array this executor owns. Messages carry `tag`.
+  /// Collective over comm: finds which ranks share a node (node_ids(), nodes.hpp).
   Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst,
            ScheduleChoice schedule = {}, int tag = kTag);
+  /// The same, local, with node_ids(comm) already made (once per plan, shared by its phases).
+  /// Single copy is used only between ranks of one node (and that can read each other).
+  Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan, std::size_t element_size,
+           Index lld_src, Index lld_dst, ScheduleChoice schedule = {}, int tag = kTag);
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
   ~Executor();
@@ -79,6 +85,21 @@ public:
   /// Receives of the last execution copied from the sender's shared array, mapped here.
   [[nodiscard]] std::size_t array_copies() const;
 
+  /// Which node this rank and the peers of plan() are on.
+  [[nodiscard]] const NodeMap &nodes() const { return nodes_; }
+  /// Bytes of plan() this rank sends to / receives from peers on its node and on other nodes,
+  /// per execution (as plan()'s elements_sent(): a two-phase plan's whole transfer).
+  struct NodeBytes {
+    std::int64_t sent_inside = 0;
+    std::int64_t sent_across = 0;
+    std::int64_t received_inside = 0;
+    std::int64_t received_across = 0;
+  };
+  [[nodiscard]] NodeBytes node_bytes() const;
+  /// Messages this rank sends or receives in a single copy with a peer on another node (the
+  /// ways agreed so far; two-phase plans: both phases). Always 0: the tests check it.
+  [[nodiscard]] std::size_t single_copy_across_nodes() const;
+
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
   /// Tests lower it to exercise the splitting.
   static void set_max_message_bytes(std::size_t bytes);
@@ -107,6 +128,7 @@ private:
 
   ScheduleChoice schedule_;
   Pieces pieces_;
+  NodeMap nodes_;
   std::vector<std::size_t> send_offsets_; // byte offset of each send in send_buffer_
   std::vector<std::size_t> recv_offsets_;
   std::size_t step_send_bytes_ = 0; // stepwise: largest chunk sent / received

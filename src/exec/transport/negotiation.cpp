@@ -6,11 +6,12 @@
 
 namespace redist {
 
-Negotiation::Negotiation(const Pieces &pieces, int tag, Index lld_src, ArrayCopy &arrays,
-                         MappedRead &mapped)
-    : pieces_(pieces), tag_(tag), lld_src_(lld_src), arrays_(arrays), mapped_(mapped),
-      mode_(single_copy::mode_from_environment()), senders_(pieces.plan().recvs.size()),
-      ways_in_(pieces.plan().sends.size()), ways_out_(pieces.plan().recvs.size()),
+Negotiation::Negotiation(const Pieces &pieces, const NodeMap &nodes, int tag, Index lld_src,
+                         ArrayCopy &arrays, MappedRead &mapped)
+    : pieces_(pieces), nodes_(nodes), tag_(tag), lld_src_(lld_src), arrays_(arrays),
+      mapped_(mapped), mode_(single_copy::mode_from_environment()),
+      senders_(pieces.plan().recvs.size()), ways_in_(pieces.plan().sends.size()),
+      ways_out_(pieces.plan().recvs.size()),
       send_way_(pieces.plan().sends.size(), single_copy::Way::sent),
       recv_way_(pieces.plan().recvs.size(), single_copy::Way::sent), later_send_way_(send_way_),
       later_recv_way_(recv_way_) {}
@@ -59,7 +60,10 @@ void Negotiation::run(Requests &requests, const std::byte *a,
       [&](std::size_t k) {
         const auto i = static_cast<std::size_t>(requests.info(k).peer);
         const single_copy::Identity &sender = senders_[i];
-        if (mode != single_copy::Mode::never && single_copy::can_read(sender)) {
+        // Single copy only inside a node as MPI sees it (a virtual cluster's nodes may share
+        // the boot id and pid namespace that can_read trusts), and where the kernel allows.
+        if (mode != single_copy::Mode::never && nodes_.recv_inside(i) &&
+            single_copy::can_read(sender)) {
           const single_copy::PieceCounts counts = pieces_.estimate_pieces(plan.recvs[i]);
           const bool array = arrays_.map(i, sender.pid, sender.array);
           const single_copy::Way unmapped =

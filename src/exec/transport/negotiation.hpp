@@ -1,13 +1,15 @@
 #pragma once
 // Which way each message takes. On the first execution every sender tells its receivers who it
 // is (and whether its source array is a shared array); each receiver chooses the way of each
-// message (single_copy::cheapest_way, or the way REDIST_SINGLE_COPY forces), maps what that
-// way reads, and answers with the way for this execution and the one from the second on.
-// `mapped` waits for the second: its first pack faults in the pages of the memory file, which
-// costs more than a single plan execution gains.
+// message from a sender on its node (as MPI groups nodes, nodes.hpp: others are always `sent`)
+// (single_copy::cheapest_way, or the way REDIST_SINGLE_COPY forces), maps what that way reads, and
+// answers with the way for this execution and the one from the second on. `mapped` waits for the
+// second: its first pack faults in the pages of the memory file, which costs more than a single
+// plan execution gains.
 
 #include "array_copy.hpp"
 #include "mapped_read.hpp"
+#include "nodes.hpp"
 #include "pieces.hpp"
 #include "requests.hpp"
 #include "single_copy.hpp"
@@ -19,7 +21,9 @@ namespace redist {
 
 class Negotiation {
 public:
-  Negotiation(const Pieces &pieces, int tag, Index lld_src, ArrayCopy &arrays, MappedRead &mapped);
+  /// `nodes` (kept by reference) says which peers share this rank's node.
+  Negotiation(const Pieces &pieces, const NodeMap &nodes, int tag, Index lld_src, ArrayCopy &arrays,
+              MappedRead &mapped);
 
   [[nodiscard]] bool done() const { return done_; }
   /// REDIST_SINGLE_COPY as it was when the plan was made (constructed): `never` keeps this
@@ -50,6 +54,7 @@ public:
 private:
   enum Kind : std::uint8_t { kSend, kIdentity, kWays };
   const Pieces &pieces_;
+  const NodeMap &nodes_;
   int tag_;
   Index lld_src_;
   ArrayCopy &arrays_;

@@ -1,0 +1,54 @@
+#pragma once
+// Which peers of a plan share this rank's node, as MPI sees it (MPI_Comm_split_type with
+// MPI_COMM_TYPE_SHARED), not as /proc does: in a virtual cluster every node may share the boot
+// id and the PID namespace of the others, and on a real one a node's processes are the ones
+// MPI groups. Single copy is used only between ranks of one node (negotiation.hpp), and the
+// plan statistics count bytes inside a node and across the network apart.
+//
+// A node is named by the lowest rank, in MPI_COMM_WORLD, of its shared-memory
+// sub-communicator. node_ids() is collective over the plan's communicator, once per plan: one
+// MPI_Comm_split_type, one MPI_Allreduce on the node's sub-communicator, and one MPI_Allgather
+// of one int per rank of the communicator (O(P) bytes, only while the plan is made); a NodeMap
+// keeps one node per peer, O(peers).
+//
+// Test hook: REDIST_TEST_NODES=k (k >= 1) splits each node further by the rank in the plan's
+// communicator modulo k (k = 2: by parity), so that one machine behaves as several nodes.
+
+#include "plan.hpp"
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace redist {
+
+/// The node of every rank of comm, by rank in comm. Collective over comm; throws redist::Error
+/// (REDIST_ERR_MPI) when an MPI call fails.
+std::vector<int> node_ids(MPI_Comm comm);
+
+class NodeMap {
+public:
+  NodeMap() = default;
+  /// The nodes of this rank (`rank` in the communicator) and of its peers in `plan`, from
+  /// node_ids() of the plan's communicator.
+  NodeMap(const std::vector<int> &ids, int rank, const RankPlan &plan);
+
+  /// This rank's node (the lowest world rank on it).
+  [[nodiscard]] int node() const { return node_; }
+  /// The node of plan.sends[i] / plan.recvs[i].
+  [[nodiscard]] int send_node(std::size_t i) const { return send_nodes_[i]; }
+  [[nodiscard]] int recv_node(std::size_t i) const { return recv_nodes_[i]; }
+  [[nodiscard]] bool send_inside(std::size_t i) const { return send_nodes_[i] == node_; }
+  [[nodiscard]] bool recv_inside(std::size_t i) const { return recv_nodes_[i] == node_; }
+
+  /// The REDIST_TEST_NODES split (1 when unset or invalid: nodes as MPI gives them).
+  static int test_split();
+
+private:
+  int node_ = 0;
+  std::vector<int> send_nodes_;
+  std::vector<int> recv_nodes_;
+};
+
+} // namespace redist
