@@ -86,7 +86,8 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan pla
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  const bool shareable = negotiation_.mode() != single_copy::Mode::never;
+  // Transposed plans are sent (execute()): no memory file to share.
+  const bool shareable = negotiation_.mode() != single_copy::Mode::never && !p.transposed();
   if (!all_at_once) { // one step's buffer, reused by every step: its pages fault in once
     segment_ = single_copy::SharedBuffer(step_send_bytes_, shareable);
   } else if (!p.sends.empty()) {
@@ -163,7 +164,12 @@ void Executor::execute(const void *a_void, void *b_void) {
     array_copy_.forget_copies();
     requests_.clear_marks();
     repaired_ = 0;
-    if (!negotiation_.done()) {
+    if (pieces_.plan().transposed()) {
+      // Every message of a transposed plan is sent: no single-copy way reads a transposed
+      // sender's array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a
+      // limit to lift. Every rank has the same Transfer, so both ends of each message skip
+      // the negotiation and keep Way::sent.
+    } else if (!negotiation_.done()) {
       negotiation_.run(requests_, a, segment_);
       segment_.release_fd(); // every receiver has mapped it or chosen otherwise
     } else if (!negotiation_.later_in_use()) {

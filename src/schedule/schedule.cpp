@@ -309,14 +309,15 @@ void assign_offsets(Schedule &schedule) {
 }
 
 Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows, const Schedule &cols,
-                          int src_nprow, int dst_nprow, bool keep_empty_steps) {
+                          int src_nprow, int dst_nprow, bool keep_empty_steps, bool transposed) {
   Schedule out;
   for (const Step &row_step : rows.steps) {
     for (const Step &col_step : cols.steps) {
       Step step;
       for (const Piece &c : col_step.pieces) {
         for (const Piece &r : row_step.pieces) {
-          const int src = r.src + c.src * src_nprow;
+          // Transposed: the row schedule's senders are A's grid columns, the column's its rows.
+          const int src = transposed ? c.src + r.src * src_nprow : r.src + c.src * src_nprow;
           const int dst = r.dst + c.dst * dst_nprow;
           const Index v = graph.volume(src, dst);
           if (v > 0) {

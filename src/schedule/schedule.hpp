@@ -147,10 +147,12 @@ void assign_offsets(Schedule &schedule);
 /// al. 1998, Sec. 6): step (a, b) pairs every row piece of row step a with every column piece of
 /// column step b; node numbering as volume_graph(const Transfer&). Volumes are taken from
 /// `graph` (the 2-D graph), so trapezoids are handled; pairs without data are dropped, and
-/// steps left empty too unless keep_empty_steps (the caterpillar's convention).
+/// steps left empty too unless keep_empty_steps (the caterpillar's convention). `transposed`
+/// (Transfer::transposed()): the row schedule's senders are A's grid columns and the column
+/// schedule's A's grid rows (Transfer::dim pairs B's rows with A's columns).
 [[nodiscard]] Schedule product_schedule(const VolumeGraph &graph, const Schedule &rows,
                                         const Schedule &cols, int src_nprow, int dst_nprow,
-                                        bool keep_empty_steps = false);
+                                        bool keep_empty_steps = false, bool transposed = false);
 
 // --- The strategies (each in its own file; references to the papers there). ---
 

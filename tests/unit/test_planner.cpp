@@ -573,5 +573,107 @@ TEST(Planner, ClosedFormRankStepsAreTheBuiltProduct) {
   }
 }
 
+// The transposed form of an identity transfer: A's layout and grid transposed, perm = {1, 0}.
+// Its 1-D problems (Transfer::rows, cols) are the identity's, but the senders along B's rows
+// are A's grid columns: a schedule that pairs them with A's grid rows sends from the wrong
+// processes.
+Transfer transposed_source(const Transfer &t) {
+  Transfer out = t;
+  out.perm = {1, 0};
+  out.src.rows = t.src.cols;
+  out.src.cols = t.src.rows;
+  out.src.i = t.src.j;
+  out.src.j = t.src.i;
+  out.src.grid.nprow = t.src.grid.npcol;
+  out.src.grid.npcol = t.src.grid.nprow;
+  for (int pr = 0; pr < t.src.grid.nprow; ++pr) {
+    for (int pc = 0; pc < t.src.grid.npcol; ++pc) {
+      out.src.grid.ranks[static_cast<std::size_t>(pc + pr * out.src.grid.nprow)] =
+          t.src.grid.rank_at(pr, pc);
+    }
+  }
+  return out;
+}
+
+// Transposed transfers (issue 20): every strategy's rank steps cover, agree and complete, and
+// every strategy's whole schedule is valid for the transposed graph; multiphase runs in one
+// phase and says so.
+TEST(Planner, TransposedSchedulesAreValid) {
+  Random rng(test_seed(25));
+  const std::vector<Strategy> strategies = {
+      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar,
+      Strategy::stepwise,  Strategy::greedy,      Strategy::circulant,
+      Strategy::ggp,       Strategy::oggp,        Strategy::multiphase};
+  int distinct = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    int comm_size = 0;
+    const Transfer t = transposed_source(random_transfer_2d(rng, 60, 6, 4, comm_size));
+    ASSERT_TRUE(t.transposed());
+    distinct += t.src.grid.nprow != t.src.grid.npcol ? 1 : 0;
+    ScheduleOptions o;
+    o.strategy = strategies[static_cast<std::size_t>(
+        rng.uniform_int(0, static_cast<int>(strategies.size()) - 1))];
+    if (o.strategy != Strategy::all_at_once) {
+      if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
+      if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
+    }
+    ASSERT_EQ(check_rank_steps(t, comm_size, o, 4), "")
+        << "trial " << trial << " " << strategy_name(o.strategy) << " "
+        << describe_transfer(t, comm_size);
+    std::vector<GlobalPhase> phases;
+    std::string detail;
+    ASSERT_EQ(global_phases(t, o, 8, phases, detail), "") << describe_transfer(t, comm_size);
+    ASSERT_EQ(phases.size(), 1U) << detail;
+    EXPECT_EQ(valid_phase_schedule(phases.front(), o.max_concurrent), "")
+        << "trial " << trial << " " << detail << " " << describe_transfer(t, comm_size);
+    if (o.strategy == Strategy::multiphase) {
+      EXPECT_TRUE(detail.starts_with("multiphase: transposed transfers run in one phase"))
+          << detail;
+    }
+  }
+  EXPECT_GT(distinct, 300); // non-square source grids: rows and columns cannot be confused
+}
+
+// On grids past 4,096 pairs, stepwise and the circulant lay out a transposed transfer's rank
+// steps from the closed forms: they are the rank's part of the transposed product.
+TEST(Planner, TransposedClosedFormRankStepsAreTheBuiltProduct) {
+  Random rng(test_seed(26));
+  const CostModel model;
+  for (int trial = 0; trial < 6; ++trial) {
+    const Transfer1D rows = closed_form_dimension(rng, 9, 11, 4);
+    const Transfer1D cols = closed_form_dimension(rng, 9, 11, 4);
+    Transfer identity = transfer_2d(rows, cols);
+    const int src_size = rows.src.nprocs * cols.src.nprocs;
+    const int dst_size = rows.dst.nprocs * cols.dst.nprocs;
+    const int comm_size = std::max(src_size, dst_size);
+    std::vector<int> ranks(static_cast<std::size_t>(comm_size));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    std::mt19937 shuffle(static_cast<unsigned>(rng.uniform(0, 1 << 30)));
+    std::shuffle(ranks.begin(), ranks.end(), shuffle);
+    identity.src.grid.ranks.assign(ranks.begin(), ranks.begin() + src_size);
+    std::shuffle(ranks.begin(), ranks.end(), shuffle);
+    identity.dst.grid.ranks.assign(ranks.begin(), ranks.begin() + dst_size);
+    const Transfer t = transposed_source(identity);
+    ScheduleOptions o;
+    o.strategy = rng.chance(70) ? Strategy::stepwise : Strategy::circulant;
+    const auto one_dimension = [&](const Transfer1D &d) {
+      std::optional<Schedule> s;
+      if (o.strategy == Strategy::circulant) s = schedule_circulant(d);
+      return s ? *s : *schedule_closed_form(d, model, 8);
+    };
+    const Schedule product =
+        product_schedule(volume_graph(t), one_dimension(t.rows()), one_dimension(t.cols()),
+                         t.src.grid.nprow, t.dst.grid.nprow, false, true);
+    ASSERT_TRUE(valid_schedule(volume_graph(t), product, {true, 0}));
+    const std::string what = std::string(strategy_name(o.strategy)) + " rows " +
+                             describe(t.rows()) + " cols " + describe(t.cols());
+    ASSERT_EQ(check_rank_steps(t, comm_size, o, 8), "") << what;
+    if (trial < 2) {
+      o.max_memory = 8 * rng.uniform(2, 40);
+      ASSERT_EQ(check_rank_steps(t, comm_size, o, 8), "") << what;
+    }
+  }
+}
+
 } // namespace
 } // namespace redist::test

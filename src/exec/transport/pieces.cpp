@@ -1,6 +1,7 @@
 #include "pieces.hpp"
 
 #include "copy.hpp"
+#include "tiles.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -15,6 +16,45 @@ void copy_strided_elements(std::byte *to, Index to_step, const std::byte *from, 
   for (Index e = 0; e < count; ++e) {
     std::memcpy(to + static_cast<std::size_t>(e * to_step) * N,
                 from + static_cast<std::size_t>(e * from_step) * N, N);
+  }
+}
+
+// Element (e, w) of a height x width rectangle from `from` (steps from_e, from_w, in elements)
+// to `to` (to_e, to_w), in kTransposeTile x kTransposeTile sub-blocks so that both sides of a
+// transposition stay in the cache. N: the element size, 0 for `es` given at run time.
+constexpr Index kTransposeTile = 32;
+
+template <std::size_t N>
+void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
+                    Index from_w, Index height, Index width, std::size_t es) {
+  const std::size_t size = N > 0 ? N : es;
+  for (Index w0 = 0; w0 < width; w0 += kTransposeTile) {
+    const Index w1 = std::min(width, w0 + kTransposeTile);
+    for (Index e0 = 0; e0 < height; e0 += kTransposeTile) {
+      const Index e1 = std::min(height, e0 + kTransposeTile);
+      for (Index w = w0; w < w1; ++w) {
+        std::byte *t = to + static_cast<std::size_t>(w * to_w) * size;
+        const std::byte *f = from + static_cast<std::size_t>(w * from_w) * size;
+        for (Index e = e0; e < e1; ++e) {
+          std::memcpy(t + static_cast<std::size_t>(e * to_e) * size,
+                      f + static_cast<std::size_t>(e * from_e) * size, N > 0 ? N : es);
+        }
+      }
+    }
+  }
+}
+
+void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
+                    Index from_w, Index height, Index width, std::size_t es) {
+  switch (es) {
+  case 4:
+    return copy_rectangle<4>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+  case 8:
+    return copy_rectangle<8>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+  case 16:
+    return copy_rectangle<16>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+  default:
+    return copy_rectangle<0>(to, to_e, to_w, from, from_e, from_w, height, width, es);
   }
 }
 
@@ -203,11 +243,77 @@ void Pieces::copy_message(const RunPattern &rows, const RowGroups &groups, const
   });
 }
 
+void Pieces::copy_transposed(const RunPattern &rows, const RunPattern &cols, const std::byte *a,
+                             Index src_lld, std::byte *to, bool packed, Index lo, Index hi) const {
+  const std::size_t es = element_size_;
+  for_each_tile(
+      rows, cols, plan_.region, plan_.m, plan_.n, true, src_lld, lld_dst_, [&](const Tile &tile) {
+        // Only message positions [lo, hi): column w of the tile holds positions
+        // base(w) + [0, height), base(w) = position + w * position_width_step.
+        const Index step = tile.position_width_step;
+        Index w_begin = 0;
+        Index w_end = tile.width;
+        if (tile.width > 1) {                                   // then step >= height > 0
+          const Index below = lo - tile.position - tile.height; // base(w) <= below: out
+          w_begin = below < 0 ? 0 : below / step + 1;
+          w_end = hi <= tile.position
+                      ? 0
+                      : std::min(tile.width, (hi - tile.position + step - 1) / step);
+        }
+        // Elements [e0, e1) x [w0, w1) of the tile.
+        const auto copy = [&](Index e0, Index e1, Index w0, Index w1) {
+          if (e0 >= e1 || w0 >= w1) {
+            return;
+          }
+          const std::byte *from = a + static_cast<std::size_t>(tile.src + e0 * tile.src_step +
+                                                               w0 * tile.src_width_step) *
+                                          es;
+          if (packed) {
+            copy_rectangle(to + static_cast<std::size_t>(tile.position + w0 * step + e0 - lo) * es,
+                           1, step, from, tile.src_step, tile.src_width_step, e1 - e0, w1 - w0, es);
+          } else {
+            copy_rectangle(to + static_cast<std::size_t>(tile.dst + e0 * tile.dst_step +
+                                                         w0 * tile.dst_width_step) *
+                                    es,
+                           tile.dst_step, tile.dst_width_step, from, tile.src_step,
+                           tile.src_width_step, e1 - e0, w1 - w0, es);
+          }
+        };
+        // Whole columns in one blocked copy; only the first and last may be clipped.
+        const auto clip = [&](Index w) {
+          const Index base = tile.position + w * step;
+          return std::pair<Index, Index>{std::max<Index>(0, lo - base),
+                                         std::min(tile.height, hi - base)};
+        };
+        Index w0 = w_begin;
+        Index w1 = w_end;
+        if (w0 < w1) {
+          if (const auto [e0, e1] = clip(w0); e0 > 0 || e1 < tile.height) {
+            copy(e0, e1, w0, w0 + 1);
+            ++w0;
+          }
+        }
+        if (w0 < w1) {
+          if (const auto [e0, e1] = clip(w1 - 1); e0 > 0 || e1 < tile.height) {
+            copy(e0, e1, w1 - 1, w1);
+            --w1;
+          }
+        }
+        copy(0, tile.height, w0, w1);
+      });
+}
+
 bool Pieces::streams(const Peer &peer) const {
   return static_cast<std::size_t>(peer.elements) * element_size_ >= kStreamingBytes;
 }
 
 void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo, Index hi) const {
+  if (plan_.transposed()) {
+    copy_transposed(plan_.send_rows[static_cast<std::size_t>(peer.row_slot)],
+                    plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], a, lld_src_, out,
+                    true, lo, std::min(hi, peer.elements));
+    return;
+  }
   Copier copier(a, out, element_size_, false, true, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
@@ -223,6 +329,12 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
 
 void Pieces::copy_local(const std::byte *a, std::byte *b) const {
   if (plan_.self.elements == 0) {
+    return;
+  }
+  if (plan_.transposed()) {
+    copy_transposed(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
+                    plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], a, lld_src_, b,
+                    false, 0, plan_.self.elements);
     return;
   }
   Copier copier(a, b, element_size_, false, false, streams(plan_.self));
@@ -277,6 +389,12 @@ Index Pieces::source_extent(const Peer &peer, Index lld) const {
 
 void Pieces::copy_from_array(const Peer &peer, const std::byte *src, Index src_lld, std::byte *b,
                              Index lo, Index hi) const {
+  if (plan_.transposed()) {
+    copy_transposed(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                    plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], src, src_lld, b,
+                    false, lo, std::min(hi, peer.elements));
+    return;
+  }
   Copier copier(src, b, element_size_, false, false, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.recv_rows[r], recv_groups_[r],

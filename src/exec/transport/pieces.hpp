@@ -32,6 +32,11 @@ public:
               Index hi = INT64_MAX) const;
   /// The local-copy way: the elements this rank keeps, from a to b.
   void copy_local(const std::byte *a, std::byte *b) const;
+  /// Transposed plans (RankPlan::transposed()): pack and copy_local walk tiles.hpp's tiles;
+  /// unpack is a copy's (the receiver's side of a transposed message is), copy_from_array
+  /// tiles too. gather, source_extent and estimate_pieces assume A is
+  /// contiguous along B's rows and are not used for transposed plans: the Executor sends
+  /// their messages (no single-copy way yet; a limit to lift).
   /// Copy receive elements [lo, hi) of `peer` from its sender's array `src` (mapped here,
   /// leading dimension src_lld) into b.
   void copy_from_array(const Peer &peer, const std::byte *src, Index src_lld, std::byte *b,
@@ -53,6 +58,11 @@ public:
 private:
   void copy_message(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
                     Copier &copier, Index src_lld) const;
+  /// A transposed plan's message (tiles.hpp's for_each_tile, in cache-sized sub-blocks) from a
+  /// (leading dimension src_lld) into `to`, message positions [lo, hi): packed (from position
+  /// lo) when `packed`, else into B's local array.
+  void copy_transposed(const RunPattern &rows, const RunPattern &cols, const std::byte *a,
+                       Index src_lld, std::byte *to, bool packed, Index lo, Index hi) const;
   [[nodiscard]] std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
                                                   const std::vector<Peer> &peers,
                                                   const Peer *self) const;
