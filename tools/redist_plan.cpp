@@ -555,7 +555,8 @@ int run_ring(const RingArgs &a, bool json) {
 }
 
 // --- Network topology (--topology, --routing, --link-bandwidth, --step-setup): the torus
-// link-load model (src/model/torus.hpp, docs/torus.md) and the backbone bound (schedule_matching.hpp).
+// link-load model (src/model/torus.hpp, docs/torus.md) and the backbone bound
+// (schedule_matching.hpp).
 
 constexpr const char *kHelpNetwork = R"(
 Network topology (with --1d, --2d; docs/torus.md)
@@ -751,8 +752,9 @@ std::string network_report(const Network &net, const redist::Transfer &t,
       os << "topology:     backbone, at most " << net.backbone_k
          << (net.backbone_k == 1 ? " transfer" : " transfers") << " per step, "
          << num(model.step_setup) << " s setup per step\n"
-         << "lower bound:  " << num(seconds) << " s for step schedules = " << num(model.step_setup) << " s x "
-         << num(steps) << " steps + beta x " << element_bytes << " bytes x " << num(volume)
+         << "lower bound:  " << num(seconds) << " s for step schedules = " << num(model.step_setup)
+         << " s x " << num(steps) << " steps + beta x " << element_bytes << " bytes x "
+         << num(volume)
          << " elements (Jeannot & Wagner: setup max(Delta, ceil(m/k)) + max(W, P/k))\n";
       if (schedule_error.empty())
         os << "this schedule: " << num(schedule_seconds)
@@ -834,7 +836,6 @@ std::string network_report(const Network &net, const redist::Transfer &t,
   return os.str();
 }
 
-
 // --- Scale (docs/scaling.md, "redist-plan at scale"): what the tool materialises, what it
 // evaluates step by step, and what it refuses.
 
@@ -881,8 +882,8 @@ struct GraphSummary {
 };
 
 GraphSummary graph_summary(const redist::VolumeGraph &g) {
-  return {g.senders,    g.receivers,  static_cast<Index>(g.messages.size()),
-          g.total(),    g.max_degree(), g.max_node_volume()};
+  return {g.senders, g.receivers,    static_cast<Index>(g.messages.size()),
+          g.total(), g.max_degree(), g.max_node_volume()};
 }
 
 GraphSummary product_summary(const redist::VolumeGraph &rows, const redist::VolumeGraph &cols) {
@@ -1008,7 +1009,8 @@ Streamed stream_product(const redist::Transfer &t, const redist::VolumeGraph &ro
     }
     st.seconds += seconds + model.step_setup;
     if (result.sample.size() < kSampleSteps)
-      result.sample.push_back({largest, static_cast<std::size_t>(acc.pieces), std::move(acc.first)});
+      result.sample.push_back(
+          {largest, static_cast<std::size_t>(acc.pieces), std::move(acc.first)});
   };
   const auto account = [&](const std::vector<Piece> &pieces) {
     Streamed::Step acc;
@@ -1128,8 +1130,9 @@ int print_one_phase(const GraphSummary &graph, const std::string &detail,
               << ",\"beta\":" << model.beta << ",\"element_bytes\":" << element_bytes
               << ",\"predicted_seconds\":" << st.seconds;
     if (sampled)
-      std::cout << ",\"scale\":" << json_string(scale) << ",\"step_list_sampled\":{\"steps\":"
-                << kSampleSteps << ",\"pieces_per_step\":" << kSamplePieces << "}";
+      std::cout << ",\"scale\":" << json_string(scale)
+                << ",\"step_list_sampled\":{\"steps\":" << kSampleSteps
+                << ",\"pieces_per_step\":" << kSamplePieces << "}";
     std::cout << ",\"step_list\":[";
     for (std::size_t k = 0; k < steps.size(); ++k) {
       std::cout << (k ? "," : "") << "{\"largest\":" << steps[k].largest << ",\"pieces\":[";
@@ -1473,9 +1476,8 @@ int main(int argc, char **argv) {
                  : "no closed form applies, so Desprez et al.'s Stepwise matchings run on ";
     }
     if (work > kMatchingWork)
-      return refuse("--schedule " + schedule_name + ": " + what + where + ": " +
-                    thousands(work) + " messages x degree, beyond the " +
-                    thousands(kMatchingWork) +
+      return refuse("--schedule " + schedule_name + ": " + what + where + ": " + thousands(work) +
+                    " messages x degree, beyond the " + thousands(kMatchingWork) +
                     " this tool matches (about 4 s; the time grows with that product, "
                     "docs/scaling.md). Schedules with closed forms (all-at-once, caterpillar; "
                     "stepwise when one block size divides the other or gcd(r', Q) = gcd(s', P) "
@@ -1502,7 +1504,8 @@ int main(int argc, char **argv) {
                     "; the bytes per node are counted up to that "
                     "size only");
     if (!svg_file.empty())
-      return refuse("--svg: " + size + "; the picture bins the whole volume graph and is drawn "
+      return refuse("--svg: " + size +
+                    "; the picture bins the whole volume graph and is drawn "
                     "up to that size only");
     if (strategy == redist::Strategy::all_at_once &&
         (options.max_concurrent > 0 || options.max_memory > 0))
@@ -1518,15 +1521,14 @@ int main(int argc, char **argv) {
     if (strategy == redist::Strategy::all_at_once) {
       detail = "all messages at once";
       streamed = stream_product(t, row_graph, col_graph, all_messages(row_graph),
-                                all_messages(col_graph), false, 0, 0, options.model,
-                                element_bytes);
+                                all_messages(col_graph), false, 0, 0, options.model, element_bytes);
     } else {
       std::string row_how;
       std::string col_how;
-      const redist::Schedule rows = redist::dimension_schedule(strategy, t.rows(), options.model,
-                                                               element_bytes, row_how);
-      const redist::Schedule cols = redist::dimension_schedule(strategy, t.cols(), options.model,
-                                                               element_bytes, col_how);
+      const redist::Schedule rows =
+          redist::dimension_schedule(strategy, t.rows(), options.model, element_bytes, row_how);
+      const redist::Schedule cols =
+          redist::dimension_schedule(strategy, t.cols(), options.model, element_bytes, col_how);
       detail = schedule_name + ", rows: " + row_how + " x columns: " + col_how;
       streamed = stream_product(t, row_graph, col_graph, rows, cols,
                                 strategy == redist::Strategy::caterpillar, options.max_concurrent,
@@ -1539,10 +1541,10 @@ int main(int argc, char **argv) {
 
   std::vector<redist::GlobalPhase> phases;
   std::string detail;
-  const bool explicit_one_phase =
-      strategy != redist::Strategy::automatic && strategy != redist::Strategy::multiphase &&
-      !(strategy == redist::Strategy::all_at_once &&
-        (options.max_concurrent > 0 || options.max_memory > 0));
+  const bool explicit_one_phase = strategy != redist::Strategy::automatic &&
+                                  strategy != redist::Strategy::multiphase &&
+                                  !(strategy == redist::Strategy::all_at_once &&
+                                    (options.max_concurrent > 0 || options.max_memory > 0));
   if (explicit_one_phase) {
     // The schedule asked for, without the decision every rank would make (which only resolves
     // auto and multiphase, and checks all-at-once's limits).
@@ -1582,11 +1584,16 @@ int main(int argc, char **argv) {
   const bool whole = st.pieces <= static_cast<Index>(kListPieces);
   for (const redist::Step &step : schedule.steps) {
     if (!whole && steps.size() >= kSampleSteps) break;
-    const std::size_t shown = whole ? step.pieces.size() : std::min(step.pieces.size(), kSamplePieces);
-    steps.push_back({step.largest(), step.pieces.size(),
-                     {step.pieces.begin(), step.pieces.begin() + static_cast<std::ptrdiff_t>(shown)}});
+    const std::size_t shown =
+        whole ? step.pieces.size() : std::min(step.pieces.size(), kSamplePieces);
+    steps.push_back(
+        {step.largest(),
+         step.pieces.size(),
+         {step.pieces.begin(), step.pieces.begin() + static_cast<std::ptrdiff_t>(shown)}});
   }
   return print_one_phase(graph_summary(graph), detail, st, steps, options.model, element_bytes,
                          json, list_steps, network_lines,
-                         whole ? "" : "materialised (" + thousands(st.pieces) + " pieces; --steps and --json list a sample)");
+                         whole ? ""
+                               : "materialised (" + thousands(st.pieces) +
+                                     " pieces; --steps and --json list a sample)");
 }

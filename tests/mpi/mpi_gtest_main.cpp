@@ -79,16 +79,16 @@ public:
       }
       const auto ms = static_cast<long long>(t.result()->elapsed_time());
       if (ranks.empty() && !skipped_on.empty()) {
-        std::printf("[  SKIPPED ] %s.%s (%lld ms) on ranks %s\n", t.test_suite_name(), t.name(),
-                    ms, skipped_on.c_str());
+        std::printf("[  SKIPPED ] %s.%s (%lld ms) on ranks %s\n", t.test_suite_name(), t.name(), ms,
+                    skipped_on.c_str());
         skipped_tests_ += std::string("[  SKIPPED ] ") + t.test_suite_name() + "." + t.name() +
                           " (ranks " + skipped_on + ")\n";
         ++skipped_count_;
       } else if (ranks.empty()) {
         std::printf("[       OK ] %s.%s (%lld ms)\n", t.test_suite_name(), t.name(), ms);
       } else {
-        std::printf("[  FAILED  ] %s.%s (%lld ms) on ranks %s\n", t.test_suite_name(), t.name(),
-                    ms, ranks.c_str());
+        std::printf("[  FAILED  ] %s.%s (%lld ms) on ranks %s\n", t.test_suite_name(), t.name(), ms,
+                    ranks.c_str());
         failed_tests_ += std::string("[  FAILED  ] ") + t.test_suite_name() + "." + t.name() +
                          " (ranks " + ranks + ")\n";
         ++failed_count_;

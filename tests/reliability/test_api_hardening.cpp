@@ -102,7 +102,7 @@ TEST(Hardening, CApiPlanAfterAFailedReceiveGetsNoStaleMessage) {
     EXPECT_EQ(status, REDIST_SUCCESS) << redist_last_error();
     std::string report;
     EXPECT_EQ(wrong_elements(s, d, 1, 2, report), 0) << "[C API] the repaired execution:\n"
-                                                      << report;
+                                                     << report;
   }
   for (int salt = 3; salt <= 7; salt += 2) { // twice: no message is left for later either
     Data<double> d(s, salt, salt + 1);

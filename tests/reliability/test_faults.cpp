@@ -694,9 +694,8 @@ TEST(Faults, FailedSingleCopyReadFallsBackToSending) {
         if (before.first == 0) {
           GTEST_SKIP() << "cross-memory reads are not permitted between these processes";
         }
-        const long long reads_on_last =
-            max_everywhere(world_rank() == last ? static_cast<long long>(x->single_copy_receives())
-                                                : 0);
+        const long long reads_on_last = max_everywhere(
+            world_rank() == last ? static_cast<long long>(x->single_copy_receives()) : 0);
         if (world_rank() == last) sc::inject_failures(what, skip, 1);
         const long long injected_before = sc::injected_failures(what);
         const std::string at = where + "failure " + std::to_string(skip + 1) + ": ";
