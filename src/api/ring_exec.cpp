@@ -417,7 +417,7 @@ class NeighbourExchange {
 public:
   NeighbourExchange(const redist_ring_plan_s &p, const char *in, Index in_stride, char *out,
                     Index out_stride)
-      : p_(p), in_(in), out_(out), in_stride_(in_stride), out_stride_(out_stride),
+      : in_(in), out_(out), in_stride_(in_stride), out_stride_(out_stride),
         ib_(static_cast<std::size_t>(p.item_bytes)), q_(p.chunk) {
     const auto n = static_cast<std::size_t>(p.size);
     const auto k = static_cast<std::size_t>(p.rank);
@@ -612,7 +612,6 @@ private:
     return true;
   }
 
-  const redist_ring_plan_s &p_;
   const char *in_;
   char *out_;
   Index in_stride_;
