@@ -57,11 +57,16 @@ Caches &caches() {
   return *instance;
 }
 
+/// -x, wrapping for LLONG_MIN (a garbage argument may hold it) instead of overflowing.
+long long negated(long long x) {
+  return static_cast<long long>(0ULL - static_cast<unsigned long long>(x));
+}
+
 /// Serialises a CallFields<long long> as (x, -x) pairs for a max-reduction: the maxima give
 /// max(x) and -min(x); a process that does not contribute a field sends LLONG_MIN twice.
 void put(std::vector<long long> &v, long long x, bool contributes) {
   v.push_back(contributes ? x : LLONG_MIN);
-  v.push_back(contributes ? -x : LLONG_MIN);
+  v.push_back(contributes ? negated(x) : LLONG_MIN);
 }
 
 /// Side fields come from the members of that side's grid only.
@@ -85,7 +90,7 @@ Range range_at(const std::vector<long long> &v, std::size_t &at) {
   Range r;
   r.present = v[at] != LLONG_MIN;
   r.max = v[at];
-  r.min = -v[at + 1];
+  r.min = r.present ? negated(v[at + 1]) : LLONG_MIN; // no process contributed: both LLONG_MIN
   at += 2;
   return r;
 }
