@@ -949,19 +949,21 @@ redist_type c_type(Ty t) {
 
 // For every small case, in the same run, alternating: ScaLAPACK's PxGEMR2D, redist's (plan
 // cached), redist_plan_execute (C API), one MPI ping-pong between ranks 0 and 1 of the bytes the
-// busiest rank sends, and the two MPI_Allreduce a cached call of the ScaLAPACK entries ran
-// before issue 18 (45 long long: the agreement of every field; 1 int: the executor's agreement
-// after the exchange). Then first calls: redist's entry with its cache cleared (plan, duplicate
-// of the communicator, execution) and redist_plan_create + execute + destroy.
+// busiest rank sends, the reductions of the agreements (67 long long: every field, what a cached
+// ScaLAPACK-entry call ran before issue 18; 5: the hit agreement; 3: the executor's after the
+// exchange) and one memcpy of the busiest rank's bytes (the copies of a call). Then first
+// calls: redist's entry with its cache cleared (plan, duplicate of the communicator,
+// execution) and redist_plan_create + execute + destroy.
 void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
   const int reps = std::max(opt.reps, 300);
   const int cold_reps = std::max(reps / 10, 30);
   if (me == 0)
     std::printf("small calls, %d ranks: medians of %d cached calls (first calls: %d), max over "
-                "ranks\n%-9s %-2s %-24s %9s %9s %6s %9s %9s %6s %9s %9s %9s %6s %9s %6s  %s\n",
+                "ranks\n%-9s %-2s %-24s %9s %9s %6s %9s %9s %6s %8s %8s %8s %8s %9s %6s %9s "
+                "%6s  %s\n",
                 np, reps, cold_reps, "case", "t", "layout A -> B", "scalapack", "redist",
-                "ratio", "execute", "pingpong", "ex/pp", "allred45", "allred1", "1st-entry",
-                "/hit", "1st-capi", "/hit", "check");
+                "ratio", "execute", "pingpong", "ex/pp", "allr67", "allr5", "allr3", "memcpy",
+                "1st-entry", "/hit", "1st-capi", "/hit", "check");
   for (const CaseSpec& c : small_cases(np)) {
     if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos) continue;
     const Grid ga = make_grid(sysctxt, c.a, me);
@@ -1010,16 +1012,20 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
         MPI_Send(ping.data(), static_cast<int>(bytes), MPI_BYTE, 0, 5, MPI_COMM_WORLD);
       }
     };
-    long long words[45] = {};
-    const auto allreduce45 = [&] {
-      MPI_Allreduce(MPI_IN_PLACE, words, 45, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    long long words[67] = {};
+    const auto allreduce = [&](int count) {
+      return [&words, count] {
+        MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+      };
     };
-    int word = 0;
-    const auto allreduce1 = [&] {
-      MPI_Allreduce(MPI_IN_PLACE, &word, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    };
-    const std::function<void()> kinds[] = {scal, red, exec, pingpong, allreduce45, allreduce1};
-    constexpr int kKinds = 6;
+    // The copies of a call: the busiest rank's bytes once (pack, unpack and local copy move
+    // each element once at one end).
+    std::vector<unsigned char> from(static_cast<std::size_t>(std::max<i64>(bytes, 1)), 1),
+        to(from.size());
+    const auto copy = [&] { std::memcpy(to.data(), from.data(), from.size()); };
+    const std::function<void()> kinds[] = {scal,         red,          exec,         pingpong,
+                                           allreduce(67), allreduce(5), allreduce(3), copy};
+    constexpr int kKinds = 8;
     std::vector<double> t[kKinds];
     for (const auto& f : kinds) timed(f);  // warm-up: plans built, ways negotiated
     for (int r = 0; r < reps; ++r)
@@ -1048,11 +1054,12 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     MPI_Allreduce(loc, tot, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     const double e1 = median(first_entry), c1 = median(first_capi);
     if (me == 0)
-      std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %7.2fus %7.2fus "
-                  "%7.1fus %6.1f %7.1fus %6.1f  %s\n",
+      std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %6.2fus %6.2fus "
+                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f  %s\n",
                   c.name.c_str(), type_char(c.ty), c.what.c_str(), med[0] * 1e6, med[1] * 1e6,
                   med[0] / med[1], med[2] * 1e6, med[3] * 1e6, med[2] / med[3], med[4] * 1e6,
-                  med[5] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6, c1 / med[2],
+                  med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6,
+                  c1 / med[2],
                   tot[0] == 0 && tot[1] == 0 ? "ok" : "WRONG");
     if (ga.member) Cblacs_gridexit(ga.ctxt);
     if (gb.member) Cblacs_gridexit(gb.ctxt);
