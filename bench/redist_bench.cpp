@@ -318,7 +318,8 @@ bool in_trapezoid(const CaseSpec& c, i64 i, i64 j) {
   return i >= std::max<i64>(0, j - std::max<i64>(N - M, 0) + (1 - nonunit));
 }
 
-i64 busiest_bytes(const CaseSpec& c, int np) {
+// most_sent: also the largest number of bytes one rank sends.
+i64 busiest_bytes(const CaseSpec& c, int np, i64* most_sent = nullptr) {
   const auto rows = segments(c.m, c.ia - 1, c.a.mb, c.a.rsrc, c.a.nprow, c.ib - 1, c.b.mb,
                              c.b.rsrc, c.b.nprow);
   const auto cols = segments(c.n, c.ja - 1, c.a.nb, c.a.csrc, c.a.npcol, c.jb - 1, c.b.nb,
@@ -401,6 +402,8 @@ i64 busiest_bytes(const CaseSpec& c, int np) {
     const auto k = static_cast<std::size_t>(r);
     best = std::max(best, local[k] + sent[k] + recv[k]);
   }
+  if (most_sent)
+    *most_sent = *std::max_element(sent.begin(), sent.end()) * static_cast<i64>(elem_size(c.ty));
   return best * static_cast<i64>(elem_size(c.ty));
 }
 
@@ -948,8 +951,8 @@ redist_type c_type(Ty t) {
 }
 
 // For every small case, in the same run, alternating: ScaLAPACK's PxGEMR2D, redist's (plan
-// cached), redist_plan_execute (C API), one MPI ping-pong between ranks 0 and 1 of the bytes the
-// busiest rank sends, the reductions of the agreements (67 long long: every field, what a cached
+// cached), redist_plan_execute (C API), one MPI ping-pong between ranks 0 and 1 of the most
+// bytes one rank sends (there and back), the reductions of the agreements (67 long long: every field, what a cached
 // ScaLAPACK-entry call ran before issue 18; 5: the hit agreement; 3: the executor's after the
 // exchange) and one memcpy of the busiest rank's bytes (the copies of a call). Then first
 // calls: redist's entry with its cache cleared (plan, duplicate of the communicator,
@@ -998,18 +1001,19 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     const auto exec = [&] {
       if (redist_plan_execute(plan, A.data.data(), bc.data()) != REDIST_SUCCESS) bad_status = 1;
     };
-    // The bytes the busiest rank sends (an upper bound of what one message carries).
-    const i64 bytes = busiest_bytes(c, np);
-    std::vector<unsigned char> ping(static_cast<std::size_t>(std::max<i64>(bytes, 1)));
+    // Ping-pong: the most bytes one rank sends (at 2 ranks: the one message each way).
+    i64 sent = 0;
+    const i64 bytes = busiest_bytes(c, np, &sent);
+    std::vector<unsigned char> ping(static_cast<std::size_t>(std::max<i64>(sent, 1)));
     const auto pingpong = [&] {
       if (me == 0) {
-        MPI_Send(ping.data(), static_cast<int>(bytes), MPI_BYTE, 1, 5, MPI_COMM_WORLD);
-        MPI_Recv(ping.data(), static_cast<int>(bytes), MPI_BYTE, 1, 5, MPI_COMM_WORLD,
+        MPI_Send(ping.data(), static_cast<int>(sent), MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+        MPI_Recv(ping.data(), static_cast<int>(sent), MPI_BYTE, 1, 5, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
       } else if (me == 1) {
-        MPI_Recv(ping.data(), static_cast<int>(bytes), MPI_BYTE, 0, 5, MPI_COMM_WORLD,
+        MPI_Recv(ping.data(), static_cast<int>(sent), MPI_BYTE, 0, 5, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
-        MPI_Send(ping.data(), static_cast<int>(bytes), MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+        MPI_Send(ping.data(), static_cast<int>(sent), MPI_BYTE, 0, 5, MPI_COMM_WORLD);
       }
     };
     long long words[67] = {};
