@@ -6,6 +6,7 @@
 // redist time relative to one memcpy of the bytes the busiest rank moves.
 //
 //   mpirun -n 2 redist_bench [--size N] [--reps R] [--case NAME] [--csv FILE] [--cold]
+//   mpirun -n 2 redist_bench --small [--reps R]   (small cached calls, issue 18)
 //   mpirun -n 2 redist_bench --list
 //
 // Timing: MPI_Barrier, MPI_Wtime around one call, maximum over ranks. One warm-up call of
@@ -317,7 +318,8 @@ bool in_trapezoid(const CaseSpec& c, i64 i, i64 j) {
   return i >= std::max<i64>(0, j - std::max<i64>(N - M, 0) + (1 - nonunit));
 }
 
-i64 busiest_bytes(const CaseSpec& c, int np) {
+// most_sent: also the largest number of bytes one rank sends.
+i64 busiest_bytes(const CaseSpec& c, int np, i64* most_sent = nullptr) {
   const auto rows = segments(c.m, c.ia - 1, c.a.mb, c.a.rsrc, c.a.nprow, c.ib - 1, c.b.mb,
                              c.b.rsrc, c.b.nprow);
   const auto cols = segments(c.n, c.ja - 1, c.a.nb, c.a.csrc, c.a.npcol, c.jb - 1, c.b.nb,
@@ -400,6 +402,8 @@ i64 busiest_bytes(const CaseSpec& c, int np) {
     const auto k = static_cast<std::size_t>(r);
     best = std::max(best, local[k] + sent[k] + recv[k]);
   }
+  if (most_sent)
+    *most_sent = *std::max_element(sent.begin(), sent.end()) * static_cast<i64>(elem_size(c.ty));
   return best * static_cast<i64>(elem_size(c.ty));
 }
 
@@ -705,6 +709,7 @@ struct Options {
   bool cold = false;
   bool plan_extents = false;
   bool shared_arrays = false;
+  bool small = false;
 };
 
 void usage() {
@@ -717,6 +722,7 @@ void usage() {
       "  --cold       clear redist's plan cache before every redist call\n"
       "  --shared-arrays  A (for both libraries) from redist_alloc: receivers map and copy it\n"
       "  --plan-extents  time plan creation (C API) for extents 10^3 ... 10^9 instead\n"
+      "  --small      the small cached calls of issue 18 instead (>= 300 reps; >= 2 ranks)\n"
       "  --list       list the cases and exit\n");
 }
 
@@ -897,6 +903,174 @@ Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt,
   return row;
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Small calls (issue 18): cached calls at the latency floor
+// ---------------------------------------------------------------------------------------
+// The small cases of issue 18, at any number of ranks >= 2 (the 2-rank grids at 2, 3, 5+):
+// 32x32 blocks 4 -> 8 (1x2 -> 2x1; at 4 ranks 2x2 -> 4x1) and 128x128 blocks 16 -> 24 (1x2 ->
+// 2x1; at 4 ranks complex, 2x2 -> 1x4).
+std::vector<CaseSpec> small_cases(int np) {
+  std::vector<CaseSpec> cs;
+  const bool four = np == 4;
+  for (const int order : {32, 128}) {
+    CaseSpec c;
+    c.name = "small" + std::to_string(order);
+    c.ty = four && order == 128 ? Ty::C : Ty::D;
+    c.m = c.n = order;
+    const int from = order == 32 ? 4 : 16, to = order == 32 ? 8 : 24;
+    c.a = with(four ? grid(2, 2) : grid(1, np), order, order, from, from);
+    c.b = with(four ? (order == 32 ? grid(4, 1) : grid(1, 4)) : grid(np, 1), order, order, to, to);
+    c.what = describe(c.a) + " -> " + describe(c.b);
+    c.min_procs = np;
+    cs.push_back(c);
+  }
+  return cs;
+}
+
+// The layout of one side for the C API (grid positions column-major, as redist_layout wants).
+redist_layout c_layout(const MatSpec& s, const Local& L, const Grid& g, std::vector<int>& ranks,
+                       int i, int j) {
+  ranks.assign(static_cast<std::size_t>(s.nprow * s.npcol), 0);
+  for (int pr = 0; pr < s.nprow; ++pr)
+    for (int pc = 0; pc < s.npcol; ++pc)
+      ranks[static_cast<std::size_t>(pr + pc * s.nprow)] = s.rank_of(pr, pc);
+  return redist_layout{s.m, s.n, s.mb, s.nb, s.nprow, s.npcol, s.rsrc, s.csrc, ranks.data(),
+                       i - 1, j - 1, g.member ? L.lld : 1};
+}
+
+redist_type c_type(Ty t) {
+  switch (t) {
+    case Ty::S: return REDIST_FLOAT;
+    case Ty::D: return REDIST_DOUBLE;
+    case Ty::C: return REDIST_COMPLEX_FLOAT;
+    case Ty::Z: return REDIST_COMPLEX_DOUBLE;
+    case Ty::I: return REDIST_INT32;
+  }
+  return REDIST_DOUBLE;
+}
+
+// For every small case, in the same run, alternating: ScaLAPACK's PxGEMR2D, redist's (plan
+// cached), redist_plan_execute (C API), one MPI ping-pong between ranks 0 and 1 of the most
+// bytes one rank sends (there and back), the reductions of the agreements (67 long long: every field, what a cached
+// ScaLAPACK-entry call ran before issue 18; 5: the hit agreement; 3: the executor's after the
+// exchange) and one memcpy of the busiest rank's bytes (the copies of a call). Then first
+// calls: redist's entry with its cache cleared (plan, duplicate of the communicator,
+// execution) and redist_plan_create + execute + destroy.
+void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
+  const int reps = std::max(opt.reps, 300);
+  const int cold_reps = std::max(reps / 10, 30);
+  if (me == 0)
+    std::printf("small calls, %d ranks: medians of %d cached calls (first calls: %d), max over "
+                "ranks\n%-9s %-2s %-24s %9s %9s %6s %9s %9s %6s %8s %8s %8s %8s %9s %6s %9s "
+                "%6s  %s\n",
+                np, reps, cold_reps, "case", "t", "layout A -> B", "scalapack", "redist",
+                "ratio", "execute", "pingpong", "ex/pp", "allr67", "allr5", "allr3", "memcpy",
+                "1st-entry", "/hit", "1st-capi", "/hit", "check");
+  for (const CaseSpec& c : small_cases(np)) {
+    if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos) continue;
+    const Grid ga = make_grid(sysctxt, c.a, me);
+    const Grid gb = make_grid(sysctxt, c.b, me);
+    Local A = make_local(c.a, ga, c.ty);
+    Local B = make_local(c.b, gb, c.ty);
+    if (ga.member) fill(A, c.ty, kSeedA);
+    if (gb.member) fill(B, c.ty, kSeedB);
+    std::vector<unsigned char> bs = B.data, br = B.data, bc = B.data;
+    int desca[9], descb[9];
+    fill_desc(desca, c.a, ga, A.lld);
+    fill_desc(descb, c.b, gb, B.lld);
+    const Call k{&c, desca, descb, ictxt};
+    std::vector<int> ranks_a, ranks_b;
+    const redist_layout la = c_layout(c.a, A, ga, ranks_a, c.ia, c.ja);
+    const redist_layout lb = c_layout(c.b, B, gb, ranks_b, c.ib, c.jb);
+    const auto create = [&](redist_plan* plan) {
+      if (redist_plan_create(MPI_COMM_WORLD, c.m, c.n, c_type(c.ty), &la, &lb,
+                             REDIST_REGION_FULL, 0, plan) != REDIST_SUCCESS) {
+        std::fprintf(stderr, "redist_bench: %s\n", redist_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+    };
+    redist_plan plan = nullptr;
+    create(&plan);
+    int bad_status = 0;
+    const auto scal = [&] { run_scalapack(k, A.data.data(), bs.data()); };
+    const auto red = [&] {
+      run_redist(k, A.data.data(), br.data());
+      if (redist_scalapack_last_status() != 0) bad_status = 1;
+    };
+    const auto exec = [&] {
+      if (redist_plan_execute(plan, A.data.data(), bc.data()) != REDIST_SUCCESS) bad_status = 1;
+    };
+    // Ping-pong: the most bytes one rank sends (at 2 ranks: the one message each way).
+    i64 sent = 0;
+    const i64 bytes = busiest_bytes(c, np, &sent);
+    std::vector<unsigned char> ping(static_cast<std::size_t>(std::max<i64>(sent, 1)));
+    const auto pingpong = [&] {
+      if (me == 0) {
+        MPI_Send(ping.data(), static_cast<int>(sent), MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+        MPI_Recv(ping.data(), static_cast<int>(sent), MPI_BYTE, 1, 5, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+      } else if (me == 1) {
+        MPI_Recv(ping.data(), static_cast<int>(sent), MPI_BYTE, 0, 5, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        MPI_Send(ping.data(), static_cast<int>(sent), MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+      }
+    };
+    long long words[67] = {};
+    const auto allreduce = [&](int count) {
+      return [&words, count] {
+        MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+      };
+    };
+    // The copies of a call: the busiest rank's bytes once (pack, unpack and local copy move
+    // each element once at one end).
+    std::vector<unsigned char> from(static_cast<std::size_t>(std::max<i64>(bytes, 1)), 1),
+        to(from.size());
+    const auto copy = [&] { std::memcpy(to.data(), from.data(), from.size()); };
+    const std::function<void()> kinds[] = {scal,         red,          exec,         pingpong,
+                                           allreduce(67), allreduce(5), allreduce(3), copy};
+    constexpr int kKinds = 8;
+    std::vector<double> t[kKinds];
+    for (const auto& f : kinds) timed(f);  // warm-up: plans built, ways negotiated
+    for (int r = 0; r < reps; ++r)
+      for (int i = 0; i < kKinds; ++i) t[i].push_back(timed(kinds[i]));
+    double med[kKinds];
+    for (int i = 0; i < kKinds; ++i) med[i] = median(t[i]);
+    // First calls, alternating with cached ones of the same kind.
+    std::vector<double> first_entry, first_capi;
+    for (int r = 0; r < cold_reps; ++r) {
+      redist_scalapack_clear_cache();
+      first_entry.push_back(timed(red));
+      first_capi.push_back(timed([&] {
+        redist_plan fresh = nullptr;
+        create(&fresh);
+        if (redist_plan_execute(fresh, A.data.data(), bc.data()) != REDIST_SUCCESS)
+          bad_status = 1;
+        redist_plan_destroy(&fresh);
+      }));
+    }
+    redist_plan_destroy(&plan);
+    // Every output against the value the copy must produce.
+    i64 loc[2] = {gb.member ? count_wrong(c, B, bs) + count_wrong(c, B, br) + count_wrong(c, B, bc)
+                            : 0,
+                  bad_status};
+    i64 tot[2];
+    MPI_Allreduce(loc, tot, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    const double e1 = median(first_entry), c1 = median(first_capi);
+    if (me == 0)
+      std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %6.2fus %6.2fus "
+                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f  %s\n",
+                  c.name.c_str(), type_char(c.ty), c.what.c_str(), med[0] * 1e6, med[1] * 1e6,
+                  med[0] / med[1], med[2] * 1e6, med[3] * 1e6, med[2] / med[3], med[4] * 1e6,
+                  med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6,
+                  c1 / med[2],
+                  tot[0] == 0 && tot[1] == 0 ? "ok" : "WRONG");
+    if (ga.member) Cblacs_gridexit(ga.ctxt);
+    if (gb.member) Cblacs_gridexit(gb.ctxt);
+  }
+  std::fflush(stdout);
+}
+
 void print_header() {
   std::printf("%-11s %-2s %-11s %-36s %11s %11s %11s %7s %11s %7s %6s  %s\n", "case", "t",
               "window", "layout A -> B", "scalapack", "redist", "redist-1st", "ratio", "memcpy",
@@ -944,6 +1118,7 @@ int main(int argc, char** argv) {
     else if (a == "--cold") opt.cold = true;
     else if (a == "--shared-arrays") opt.shared_arrays = true;
     else if (a == "--plan-extents") opt.plan_extents = true;
+    else if (a == "--small") opt.small = true;
     else if (a == "--help" || a == "-h") {
       if (me == 0) usage();
       MPI_Finalize();
@@ -985,6 +1160,14 @@ int main(int argc, char** argv) {
   ictxt = sysctxt;
   Cblacs_gridinit(&ictxt, "R", 1, np);
 
+  if (opt.small) {
+    if (np >= 2) small_calls(opt, me, np, sysctxt, ictxt);
+    else if (me == 0) std::fprintf(stderr, "redist_bench: --small needs >= 2 ranks\n");
+    Cblacs_gridexit(ictxt);
+    Cblacs_exit(1);
+    MPI_Finalize();
+    return 0;
+  }
   if (me == 0) {
     std::printf("redist_bench: %d ranks, size %d, %d reps (+1 warm-up)%s; times are medians, "
                 "max over ranks\n",

@@ -369,8 +369,6 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
   static const char *call = "redist_plan_execute";
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
-    // One reduction: the arguments of every process, and whether the last execution failed
-    // anywhere (then the plan is made anew everywhere before any data moves).
     std::optional<Error> local;
     try {
       const RankPlan &rp = plan->executor->plan();
@@ -384,24 +382,41 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
     long long v[2] = {
         local ? front_end::error_word(1, front_end::lowest_first(plan->rank, plan->size)) : 0,
         plan->failed ? 1 : 0};
-    if (front_end::reduce(plan->comm, v, 2) != MPI_SUCCESS)
-      throw Error(REDIST_ERR_MPI,
-                  std::string(call) + ": MPI_Allreduce failed while checking arguments");
-    if (local) throw *local;
-    if (v[0] != 0)
-      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                         std::to_string(front_end::lowest_first(
-                                             front_end::error_order(v[0]), plan->size)) +
-                                         " (see its message)");
-    if (v[1] != 0) make_anew(call, *plan);
+    const auto throw_if_invalid = [&](long long agreed) {
+      if (local) throw *local;
+      if (agreed != 0)
+        throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                           std::to_string(front_end::lowest_first(
+                                               front_end::error_order(agreed), plan->size)) +
+                                           " (see its message)");
+    };
+    // No collective of its own where the executor can carry the check (defers(), agreed
+    // everywhere: every message through its buffers, the last execution clean): its
+    // agreement after the exchange, before anything is written to b. Otherwise one reduction
+    // first: the arguments of every process, and whether the last execution failed anywhere
+    // (then the plan is made anew everywhere before any data moves).
+    const bool deferred = plan->executor->defers();
+    if (!deferred) {
+      if (front_end::reduce(plan->comm, v, 2) != MPI_SUCCESS)
+        throw Error(REDIST_ERR_MPI,
+                    std::string(call) + ": MPI_Allreduce failed while checking arguments");
+      throw_if_invalid(v[0]);
+      if (v[1] != 0) make_anew(call, *plan);
+    }
+    long long agreed = 0;
     try {
-      plan->executor->execute(a, b);
+      if (deferred) {
+        agreed = plan->executor->execute_checked(a, b, v[0]);
+      } else {
+        plan->executor->execute(a, b);
+      }
     } catch (...) {
       plan->failed = true;
       throw;
     }
     // Repaired, but a message may still wait on the communicator: made anew next time.
     plan->failed = plan->executor->left_unmatched();
+    throw_if_invalid(agreed);
   });
 }
 

@@ -10,8 +10,6 @@ namespace {
 
 constexpr long long kRankRange = 1LL << 24;
 
-using Key = std::vector<long long>;
-
 template <class Value> class LruCache {
 public:
   explicit LruCache(std::size_t capacity) : capacity_(capacity) {}
@@ -86,7 +84,12 @@ bool contributes(const CallArgs &call, Arg arg) {
   }
 }
 
-Range range_at(const std::vector<long long> &v, std::size_t &at) {
+/// Whether every process holds an entry of the same build (a miss contributes generation 0).
+bool same_everywhere(const Range &generation, const Range &creator) {
+  return generation.min == generation.max && creator.min == creator.max && generation.min > 0;
+}
+
+Range range_at(std::span<const long long> v, std::size_t &at) {
   Range r;
   r.present = v[at] != LLONG_MIN;
   r.max = v[at];
@@ -137,23 +140,40 @@ int reduce(MPI_Comm comm, long long *words, int count) {
   return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm);
 }
 
-CacheLookup look_up(const CallArgs &call, const std::vector<long long> &identity,
-                    const std::vector<long long> &comm_identity) {
+void Key::push(long long x) {
+  if (size == kCapacity) throw Error(REDIST_ERR_INTERNAL, "redist: plan cache key too long");
+  values[size++] = x;
+  hash = (hash ^ static_cast<std::uint64_t>(x)) * 0x100000001B3ULL; // FNV-1a, one word at a time
+}
+
+void Key::push(std::span<const long long> xs) {
+  for (const long long x : xs)
+    push(x);
+}
+
+bool Key::operator==(const Key &other) const {
+  return hash == other.hash && size == other.size &&
+         std::equal(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(size),
+                    other.values.begin());
+}
+
+CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
+                    std::span<const long long> comm_identity) {
   CacheLookup out;
-  out.comm_key = comm_identity;
-  out.plan_key = comm_identity;
+  out.comm_key.push(comm_identity);
   Key &k = out.plan_key;
-  k.insert(k.end(), identity.begin(), identity.end());
-  k.push_back(static_cast<long long>(call.element_size));
-  k.push_back(call.index_base);
-  k.push_back(static_cast<long long>(call.options.strategy));
-  k.push_back(call.options.max_concurrent);
-  k.push_back(call.options.max_memory);
+  k.push(comm_identity);
+  k.push(identity);
+  k.push(static_cast<long long>(call.element_size));
+  k.push(call.index_base);
+  k.push(static_cast<long long>(call.options.strategy));
+  k.push(call.options.max_concurrent);
+  k.push(call.options.max_memory);
   CallFields<long long> fields = call.fields;
-  each_field([&](Arg, const char *, long long x) { k.push_back(x); }, fields);
+  each_field([&](Arg, const char *, long long x) { k.push(x); }, fields);
   for (const Position *p : {&call.a, &call.b}) {
-    k.push_back(p->member ? 1 : 0);
-    if (p->member) k.insert(k.end(), {p->row, p->col, p->lld});
+    k.push(p->member ? 1 : 0);
+    if (p->member) k.push({{p->row, p->col, p->lld}});
   }
   std::lock_guard lock(caches().mutex);
   out.plan = caches().plans.find(out.plan_key);
@@ -188,13 +208,25 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   Range ids[4];
   for (Range &r : ids)
     r = range_at(v, at);
-  const auto same_everywhere = [](const Range &generation, const Range &creator) {
-    return generation.min == generation.max && creator.min == creator.max && generation.min > 0;
-  };
   out.plan_hit = same_everywhere(ids[0], ids[1]);
   out.comm_hit = same_everywhere(ids[2], ids[3]);
   out.new_id = BuildId{v[1] + 1, -v[2]};
   return out;
+}
+
+bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache) {
+  std::array<long long, 5> v{};
+  v[0] = error;
+  const BuildId id = cache.plan ? cache.plan->id : BuildId{0, 0};
+  v[1] = id.generation;
+  v[2] = negated(id.generation);
+  v[3] = id.creator;
+  v[4] = negated(id.creator);
+  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) return false;
+  std::size_t at = 1;
+  const Range generation = range_at(v, at);
+  const Range creator = range_at(v, at);
+  return v[0] == 0 && same_everywhere(generation, creator);
 }
 
 long long RingAgreement::error_rank() const {

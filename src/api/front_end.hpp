@@ -8,10 +8,12 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -125,9 +127,21 @@ struct CachedPlan {
   std::unique_ptr<Executor> executor;
 };
 
+/// A cache key: the values a lookup compares, in place (a lookup allocates nothing), and
+/// their hash, compared first.
+struct Key {
+  static constexpr std::size_t kCapacity = 64;
+  std::array<long long, kCapacity> values{};
+  std::size_t size = 0;
+  std::uint64_t hash = 0;
+  void push(long long x);
+  void push(std::span<const long long> xs);
+  bool operator==(const Key &other) const;
+};
+
 /// What a process found in the caches for this call (null: a miss).
 struct CacheLookup {
-  std::vector<long long> plan_key, comm_key;
+  Key plan_key, comm_key;
   std::shared_ptr<CachedPlan> plan;
   std::shared_ptr<OwnedComm> comm;
 };
@@ -162,6 +176,14 @@ int reduce(MPI_Comm comm, long long *words, int count);
 /// entries.
 Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache);
 
+/// The agreement of a call this process found cached, before agree(): one reduction over
+/// `comm` of the error words and the cached plan's build id (5 words instead of every field).
+/// True: no process has an error and every process holds the plan of the same build, so all
+/// were built together from the same agreed fields and the call executes it. False on every
+/// process otherwise (a miss, an error, a mismatch anywhere): the caller runs agree(), whose
+/// verdict names the error or the field, as without this round.
+bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache);
+
 /// The verdict of a ring call's agreement, the same on every process.
 struct RingAgreement {
   long long error = 0;      // max of the error words (0: none; -1: the reduction failed here)
@@ -176,8 +198,8 @@ RingAgreement agree(MPI_Comm comm, const RingFields<long long> &fields, long lon
 
 /// Look up `call` in the plan cache; `identity` names what the description does not (the
 /// communicators and contexts of the call).
-CacheLookup look_up(const CallArgs &call, const std::vector<long long> &identity,
-                    const std::vector<long long> &comm_identity);
+CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
+                    std::span<const long long> comm_identity);
 
 /// The transfer the agreed fields describe, its grids from every process's grid positions
 /// (gathered over `comm`, in rank order). Every process returns the same status:

@@ -2,9 +2,10 @@
 //
 // One call:
 //  1. local checks of every argument this process can see;
-//  2. the front end's agreement over ICTXT's communicator: errors, the global arguments
-//     (which must agree), and whether every process has this call's plan and communicator
-//     cached;
+//  2. the front end's agreement over ICTXT's communicator: first whether every process holds
+//     this call's plan (the same build) and no process has an error (5 words); if not,
+//     errors, the global arguments (which must agree), and whether every process has this
+//     call's plan and communicator cached;
 //  3. on a miss, every process's coordinates in A's and B's grids, then the plan (and, if
 //     needed, a duplicate of ICTXT's communicator) is built and cached (front_end.hpp);
 //  4. execution.
@@ -289,6 +290,24 @@ int position_of(const Call &c, front_end::Arg arg) {
   return 0;
 }
 
+/// Execute the call's plan, every process of ICTXT having agreed to.
+int execute(const Call &c, const front_end::CacheLookup &cache) {
+  try {
+    cache.plan->executor->execute(c.a.data, c.destination);
+  } catch (const Error &e) {
+    // A plan whose execution failed is not reused, nor its communicator (a message of the
+    // failed execution may still wait there to be matched): the next call misses here, so
+    // every process builds afresh (front_end::drop).
+    front_end::drop(cache);
+    report(std::string(c.routine) + ": " + e.what());
+    return e.status();
+  }
+  if (cache.plan->executor->left_unmatched()) {
+    front_end::drop(cache); // repaired, but a message may still wait on the communicator
+  }
+  return REDIST_SUCCESS;
+}
+
 int run_call(Call &c) {
   ++call_count;
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
@@ -321,20 +340,23 @@ int run_call(Call &c) {
   if (!local_error) {
     // If every process of ICTXT finds both entries, all were built together from the same
     // global picture.
-    const std::vector<long long> comm_identity{c.ictxt,  ig.nprow, ig.npcol,
-                                               ig.myrow, ig.mycol, comm_identity_of(comm)};
-    std::vector<long long> identity;
+    const long long comm_identity[] = {c.ictxt,  ig.nprow, ig.npcol,
+                                       ig.myrow, ig.mycol, comm_identity_of(comm)};
+    long long identity[4];
+    long long *next = identity;
     for (const Side *s : {&c.a, &c.b}) {
-      identity.push_back(s->grid.member() ? s->desc[CTXT_] : -1);
-      identity.push_back(s->grid.member() ? comm_identity_of(context_comm(s->desc[CTXT_])) : 0);
+      *next++ = s->grid.member() ? s->desc[CTXT_] : -1;
+      *next++ = s->grid.member() ? comm_identity_of(context_comm(s->desc[CTXT_])) : 0;
     }
     cache = front_end::look_up(args, identity, comm_identity);
   }
   // The first failing argument wins (the lowest position), then the highest process.
-  const front_end::Agreement agreed = front_end::agree(
-      comm, args,
-      local_error ? front_end::error_word(1000 - local_error->position, static_cast<int>(slot)) : 0,
-      cache);
+  const long long error =
+      local_error ? front_end::error_word(1000 - local_error->position, static_cast<int>(slot)) : 0;
+  // Every process holds the same plan (built together from agreed fields), no error anywhere:
+  // execute it. Otherwise the agreement of every field below says why.
+  if (front_end::agree_hit(comm, error, cache)) return execute(c, cache);
+  const front_end::Agreement agreed = front_end::agree(comm, args, error, cache);
 
   if (agreed.error != 0) {
     if (local_error) {
@@ -419,20 +441,7 @@ int run_call(Call &c) {
       return REDIST_ERR_ARGUMENT;
     }
   }
-  try {
-    cache.plan->executor->execute(c.a.data, c.destination);
-  } catch (const Error &e) {
-    // A plan whose execution failed is not reused, nor its communicator (a message of the
-    // failed execution may still wait there to be matched): the next call misses here, so
-    // every process builds afresh (front_end::drop).
-    front_end::drop(cache);
-    report(std::string(c.routine) + ": " + e.what());
-    return e.status();
-  }
-  if (cache.plan->executor->left_unmatched()) {
-    front_end::drop(cache); // repaired, but a message may still wait on the communicator
-  }
-  return REDIST_SUCCESS;
+  return execute(c, cache);
 }
 
 void entry(const char *routine, std::size_t element_size, bool trapezoid, const char *uplo,

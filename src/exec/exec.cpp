@@ -158,6 +158,7 @@ void Executor::execute(const void *a_void, void *b_void) {
   auto *b = static_cast<std::byte *>(b_void);
   requests_.forget_failure();
   requests_.forget_unposted();
+  unrepaired_ = false;
   if (phases_[0]) {
     execute_two_phases(a, b);
   } else {
@@ -186,6 +187,24 @@ void Executor::execute(const void *a_void, void *b_void) {
   if (!requests_.failure().empty()) {
     throw Error(REDIST_ERR_MPI, requests_.failure());
   }
+}
+
+long long Executor::execute_checked(const void *a, void *b, long long error) {
+  check_ = error;
+  deferring_ = true;
+  sent_.defer(true);
+  try {
+    execute(a, b);
+  } catch (...) {
+    deferring_ = false;
+    sent_.defer(false);
+    throw;
+  }
+  deferring_ = false;
+  sent_.defer(false);
+  const long long agreed = check_;
+  check_ = 0;
+  return agreed;
 }
 
 namespace {
@@ -219,11 +238,38 @@ void Executor::use_later_ways() {
 void Executor::settle(const std::byte *a, std::byte *b) {
   // Every request of the exchange has completed (or failed and was told to its transport),
   // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
-  int failed = requests_.failure().empty() && !requests_.marked() ? 0 : 1;
-  int rc = MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, requests_.comm());
+  // In the same reduction: the caller's argument check (execute_checked()), and whether the
+  // next execution can take it (defers()).
+  const bool next_defers = !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
+                           (pieces_.plan().transposed() || negotiation_.later_all_sent());
+  long long agreed[3] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
+                         next_defers ? 0 : 1};
+  defers_ = false;
+  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, requests_.comm());
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
     return;
+  }
+  const long long failed = agreed[0];
+  check_ = agreed[1];
+  defers_ = failed == 0 && agreed[2] == 0;
+  if (deferring_) {
+    if (check_ != 0) {
+      // An argument error somewhere: b stays as it was on every rank. A failed transfer is
+      // not repaired, but the plan is made anew before its next execution (left_unmatched(),
+      // on every rank: `failed` is agreed).
+      unrepaired_ = failed != 0;
+      requests_.forget_failure();
+      return;
+    }
+    const RankPlan &plan = pieces_.plan();
+    for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
+      if (sent_.arrived(i) && requests_.recv_marks()[i] == 0) {
+        pieces_.unpack(plan.recvs[i], recv_buffer_.get() + recv_offsets_[i], b, 0,
+                       plan.recvs[i].elements);
+      }
+    }
+    pieces_.copy_local(a, b);
   }
   if (failed == 0) {
     return;
@@ -330,7 +376,9 @@ void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
     post_send(i, 0, plan.sends[i].elements, a, send_offsets_[i]);
   }
-  pieces_.copy_local(a, b);
+  if (!deferring_) { // else after the agreement (settle())
+    pieces_.copy_local(a, b);
+  }
   complete(0, receives, b, "MPI_Waitany (receive)");
   complete(receives, requests_.size(), b, "MPI_Waitany (send)");
 }
@@ -440,7 +488,7 @@ bool Executor::left_unmatched() const {
   if (phases_[0]) {
     return phases_[0]->left_unmatched() || phases_[1]->left_unmatched();
   }
-  return requests_.unposted();
+  return requests_.unposted() || unrepaired_;
 }
 
 std::size_t Executor::repaired_messages() const {

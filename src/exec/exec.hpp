@@ -63,6 +63,18 @@ public:
   /// values (or what a failed read wrote; two-phase plans: unspecified).
   void execute(const void *a, void *b);
 
+  /// Whether the next execution can carry the caller's argument check (execute_checked()),
+  /// the same on every rank (agreed after the last exchange): every message of the plan, on
+  /// every rank, travels through MPI into this executor's buffers (no single-copy way writes
+  /// b or reads a), all at once (no step reuses a buffer), and nothing failed.
+  [[nodiscard]] bool defers() const { return defers_; }
+  /// execute() with this rank's argument check (`error`: 0, or the caller's error word) in
+  /// its agreement after the exchange; unpacking and the local copy wait for that agreement.
+  /// Returns the maximum of the error words over the ranks; non-zero: no rank wrote to b (a
+  /// rank whose a is NULL sends its buffers unfilled, one whose b is NULL unpacks nothing).
+  /// Only when defers().
+  long long execute_checked(const void *a, void *b, long long error);
+
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   [[nodiscard]] std::size_t element_size() const { return pieces_.element_size(); }
   [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
@@ -155,6 +167,10 @@ private:
   SingleCopyTransport mapped_;
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution
+  bool defers_ = false;      // agreed by the last settle()
+  bool deferring_ = false;   // this execution is execute_checked()'s
+  long long check_ = 0;      // its error word, then the agreed maximum
+  bool unrepaired_ = false;  // failed transfers left unrepaired (an argument error)
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
 };

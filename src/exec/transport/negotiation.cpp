@@ -129,6 +129,12 @@ void Negotiation::use_later() {
   later_in_use_ = true;
 }
 
+bool Negotiation::later_all_sent() const {
+  const auto sent = [](single_copy::Way way) { return way == single_copy::Way::sent; };
+  return std::all_of(later_send_way_.begin(), later_send_way_.end(), sent) &&
+         std::all_of(later_recv_way_.begin(), later_recv_way_.end(), sent);
+}
+
 std::size_t Negotiation::single_copy_sends() const {
   return send_way_.size() - static_cast<std::size_t>(std::count(send_way_.begin(), send_way_.end(),
                                                                 single_copy::Way::sent));

@@ -42,6 +42,9 @@ public:
   /// Whether the ways from the second execution on are in use.
   [[nodiscard]] bool later_in_use() const { return later_in_use_; }
   void use_later();
+  /// Whether every message of this rank goes by Way::sent from the next execution on (the
+  /// later ways: in use from the second execution, and where fall_back() sends).
+  [[nodiscard]] bool later_all_sent() const;
 
   [[nodiscard]] single_copy::Way send_way(std::size_t i) const { return send_way_[i]; }
   [[nodiscard]] single_copy::Way recv_way(std::size_t i) const { return recv_way_[i]; }

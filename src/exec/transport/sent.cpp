@@ -15,7 +15,9 @@ void Sent::post_receive(Requests &requests, std::size_t i, Index lo, Index hi, s
 void Sent::post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
                      std::byte *buffer) {
   const Peer &peer = pieces_.plan().sends[i];
-  pieces_.pack(peer, a, buffer, lo, hi);
+  if (a != nullptr) { // NULL: an argument error of a deferred execution, sent unfilled
+    pieces_.pack(peer, a, buffer, lo, hi);
+  }
   streaming_fence(); // MPI reads the buffer, maybe from another process
   requests.post(true, buffer, static_cast<std::size_t>(hi - lo) * pieces_.element_size(), tag_,
                 {this, kSend, static_cast<int>(i), peer.rank, lo, hi, nullptr});
@@ -24,7 +26,7 @@ void Sent::post_send(Requests &requests, std::size_t i, Index lo, Index hi, cons
 void Sent::complete(Requests & /*requests*/, RequestInfo info, std::byte *b) {
   const auto i = static_cast<std::size_t>(info.peer);
   // A message with a failed piece never reaches zero pending pieces: not unpacked.
-  if (info.kind == kData && --pieces_pending_[i] == 0) {
+  if (info.kind == kData && --pieces_pending_[i] == 0 && !deferred_) {
     pieces_.unpack(pieces_.plan().recvs[i], info.buffer, b, info.lo, info.hi);
   }
 }

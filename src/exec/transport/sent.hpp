@@ -1,6 +1,6 @@
 #pragma once
 // The way `sent`: packed, sent and received by MPI, and unpacked as soon as every piece of the
-// message arrived.
+// message arrived (or, deferred, after the executor's agreement).
 
 #include "pieces.hpp"
 #include "transport.hpp"
@@ -21,12 +21,17 @@ public:
                  std::byte *buffer) override;
   void complete(Requests &requests, RequestInfo info, std::byte *b) override;
   void failed(Requests &requests, RequestInfo info) override;
+  /// Deferred: a message whose pieces all arrived is left in its buffer (arrived() says so)
+  /// for the executor to unpack after its agreement, instead of at once.
+  void defer(bool on) { deferred_ = on; }
+  [[nodiscard]] bool arrived(std::size_t i) const { return pieces_pending_[i] == 0; }
 
 private:
   enum Kind : std::uint8_t { kSend, kData };
   const Pieces &pieces_;
   int tag_;
   std::vector<int> pieces_pending_; // per receive: MPI messages not yet arrived
+  bool deferred_ = false;
 };
 
 } // namespace redist

@@ -1,0 +1,273 @@
+// The fast path of cached calls (issue 18, docs/performance.md "Small calls"), on the error
+// tests' standard scenario and the MPI tests' oracle (mpitest::check_b):
+//  - a ScaLAPACK-entry call every process finds cached runs one small agreement (5 words)
+//    before its exchange and the executor's after it; a mismatch on such a call, one process
+//    missing the cache, gives on every process the status and message of the same call with
+//    the cache empty everywhere, B untouched, and the next call works;
+//  - redist_plan_execute of a plan whose messages all travel through MPI (REDIST_SINGLE_COPY
+//    = never) runs no collective of its own from its second execution on (only the
+//    executor's, after the exchange); a NULL array on one process then gives the messages of
+//    a first execution (which checks before the exchange), B and A untouched everywhere, and
+//    the plan works afterwards.
+// MPI_Allreduce is counted by interposing it (this executable only).
+#include "../errors/capi_support.hpp"
+#include "../errors/error_support.hpp"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <redist.h>
+#include <redist_scalapack.h>
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<int> allreduce_counts; // the element count of each MPI_Allreduce since reset
+
+} // namespace
+
+extern "C" int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  allreduce_counts.push_back(count);
+  return PMPI_Allreduce(send, recv, count, type, op, comm);
+}
+
+namespace {
+
+using capitest::everywhere;
+using errtest::Data;
+using errtest::Scenario;
+using mpitest::world_rank;
+
+std::string counts_text(const std::vector<int> &counts) {
+  std::string out = "{";
+  for (const int c : counts)
+    out += " " + std::to_string(c);
+  return out + " }";
+}
+
+/// The descriptors and context of the standard scenario (contexts kept for the program).
+struct Descriptors {
+  std::array<redist_int, 9> a{}, b{};
+  redist_int ictxt = -1;
+};
+
+int context(const mpitest::GridSpec &g) {
+  std::string error;
+  const int handle = mpitest::create_context(g, error);
+  EXPECT_TRUE(error.empty()) << error;
+  return handle;
+}
+
+std::array<redist_int, 9> descriptor(const mpitest::MatSpec &s, int ctxt) {
+  const mpitest::LocalBuf lb = mpitest::local_buf(s, world_rank());
+  std::array<redist_int, 9> d{1, -1, 0, 0, 1, 1, 0, 0, 1}; // outside the grid: CTXT_ = -1
+  if (!lb.member) return d;
+  const std::array<int, 9> values = mpitest::descriptor(s, ctxt, lb);
+  std::copy(values.begin(), values.end(), d.begin());
+  return d;
+}
+
+const Descriptors &standard_descriptors() {
+  static const Descriptors d = [] {
+    const Scenario s = errtest::standard_scenario();
+    Descriptors out;
+    out.a = descriptor(s.a, context(s.a.grid));
+    out.b = descriptor(s.b, context(s.b.grid));
+    out.ictxt = context(s.ictxt);
+    return out;
+  }();
+  return d;
+}
+
+struct Outcome {
+  int status = 0;
+  std::string text;
+  std::vector<int> allreduces;
+};
+
+/// PDGEMR2D on the standard scenario's arrays, with the last process's IA increased by
+/// `ia_shift`.
+Outcome pdgemr2d(const Scenario &s, Data<double> &d, redist_int ia_shift) {
+  const Descriptors &desc = standard_descriptors();
+  const redist_int m = static_cast<redist_int>(s.m), n = static_cast<redist_int>(s.n);
+  const redist_int ia =
+      static_cast<redist_int>(s.a.ia) + (world_rank() == errtest::last_rank() ? ia_shift : 0);
+  const redist_int ja = static_cast<redist_int>(s.a.ja), ib = static_cast<redist_int>(s.b.ia),
+                   jb = static_cast<redist_int>(s.b.ja);
+  Outcome out;
+  errtest::StderrCapture capture;
+  allreduce_counts.clear();
+  redist_pdgemr2d_(&m, &n, d.a.data(), &ia, &ja, desc.a.data(), d.b.data(), &ib, &jb, desc.b.data(),
+                   &desc.ictxt);
+  out.allreduces = allreduce_counts;
+  out.text = capture.finish();
+  out.status = redist_scalapack_last_status();
+  return out;
+}
+
+std::int64_t wrong_elements(const Scenario &s, const Data<double> &d, int a_salt, int b_salt,
+                            std::string &report) {
+  mpitest::CopySpec c;
+  c.m = s.m;
+  c.n = s.n;
+  return mpitest::check_b(c, s.a, s.b, d.lb, d.b.data(), a_salt, b_salt, report);
+}
+
+TEST(FastPath, ScalapackCallFoundEverywhereRunsOneSmallAgreement) {
+  const Scenario s = errtest::standard_scenario();
+  redist_scalapack_clear_cache();
+  for (int call = 0; call < 3; ++call) {
+    const std::string where = "call " + std::to_string(call) + ": ";
+    Data<double> d(s, 3 + call, 4 + call);
+    const Outcome got = pdgemr2d(s, d, 0);
+    EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.text;
+    std::string report;
+    EXPECT_EQ(wrong_elements(s, d, 3 + call, 4 + call, report), 0) << where << report;
+    if (call > 0) {
+      // The hit agreement (5 words), then the executor's after the exchange (3 words).
+      EXPECT_EQ(got.allreduces, (std::vector<int>{5, 3}))
+          << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+    }
+  }
+}
+
+TEST(FastPath, MismatchWhereOthersHitGivesTheMessageOfAnEmptyCache) {
+  if (mpitest::world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const Scenario s = errtest::standard_scenario();
+  // The oracle: the mismatched call with every cache empty (the agreement of every field).
+  redist_scalapack_clear_cache();
+  Data<double> cold(s, 1, 2);
+  const std::vector<double> cold_before = cold.b;
+  const Outcome want = pdgemr2d(s, cold, 1);
+  EXPECT_EQ(want.status, REDIST_ERR_MISMATCH) << want.text;
+  EXPECT_EQ(errtest::byte_diff(cold_before, cold.b), "") << "B was modified (cold)";
+  // The valid call, twice: cached everywhere; then the last process passes IA + 1 (a miss
+  // there, a hit elsewhere).
+  for (int call = 0; call < 2; ++call) {
+    Data<double> warm(s, 5, 6);
+    EXPECT_EQ(pdgemr2d(s, warm, 0).status, REDIST_SUCCESS);
+  }
+  Data<double> d(s, 1, 2);
+  const std::vector<double> a_before = d.a, b_before = d.b;
+  const Outcome got = pdgemr2d(s, d, 1);
+  EXPECT_EQ(got.status, want.status) << got.text;
+  EXPECT_EQ(got.text, want.text);
+  EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << "B was modified";
+  EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << "A was modified";
+  // And the valid call works right after, from the cache.
+  Data<double> after(s, 7, 8);
+  const Outcome ok = pdgemr2d(s, after, 0);
+  EXPECT_EQ(ok.status, REDIST_SUCCESS) << ok.text;
+  std::string report;
+  EXPECT_EQ(wrong_elements(s, after, 7, 8, report), 0) << report;
+}
+
+/// REDIST_SINGLE_COPY=never while plans are made: every message through MPI.
+class SentOnly {
+public:
+  SentOnly() { setenv("REDIST_SINGLE_COPY", "never", 1); }
+  ~SentOnly() { unsetenv("REDIST_SINGLE_COPY"); }
+  SentOnly(const SentOnly &) = delete;
+  SentOnly &operator=(const SentOnly &) = delete;
+};
+
+redist_plan create(const Scenario &s) {
+  capitest::CArgs x(s);
+  redist_plan plan = nullptr;
+  const SentOnly sent_only;
+  EXPECT_EQ(redist_plan_create(MPI_COMM_WORLD, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
+                               REDIST_REGION_FULL, 0, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  return plan;
+}
+
+struct Executed {
+  int status = 0;
+  std::string message;
+  std::vector<int> allreduces;
+};
+
+Executed execute(redist_plan plan, const void *a, void *b) {
+  Executed out;
+  allreduce_counts.clear();
+  out.status = redist_plan_execute(plan, a, b);
+  out.allreduces = allreduce_counts;
+  out.message = redist_last_error();
+  return out;
+}
+
+TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
+  for (const bool subset : {false, true}) {
+    if (subset && mpitest::world_size() < 2) continue;
+    Scenario s = errtest::standard_scenario();
+    if (subset) s.a = errtest::subset_a(); // the last rank holds nothing of A
+    redist_plan plan = create(s);
+    if (!everywhere(plan != nullptr)) return;
+    for (int run = 0; run < 4; ++run) {
+      const std::string where = std::string(subset ? "A on P-1 ranks" : "standard") +
+                                ", execution " + std::to_string(run) + ": ";
+      Data<double> d(s, 10 + run, 20 + run);
+      const Executed got = execute(plan, d.a.data(), d.b.data());
+      EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
+      std::string report;
+      EXPECT_EQ(wrong_elements(s, d, 10 + run, 20 + run, report), 0) << where << report;
+      if (run > 0) {
+        EXPECT_EQ(got.allreduces, (std::vector<int>{3}))
+            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      }
+    }
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+}
+
+TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere) {
+  const int rank = world_rank();
+  const Scenario s = errtest::standard_scenario();
+  for (const char side : {'a', 'b'}) {
+    const int bad = errtest::window_holder(side == 'a' ? s.a : s.b, s.m, s.n);
+    const std::string where = std::string("NULL ") + side + " on rank " + std::to_string(bad);
+    const auto null_call = [&](redist_plan plan, Data<double> &d) {
+      const void *a = d.a.data();
+      void *b = d.b.data();
+      if (rank == bad && side == 'a') a = nullptr;
+      if (rank == bad && side == 'b') b = nullptr;
+      return execute(plan, a, b);
+    };
+    // The oracle: a plan's first execution, which checks its arguments before the exchange.
+    redist_plan first = create(s);
+    if (!everywhere(first != nullptr)) return;
+    Data<double> cold(s, 1, 2);
+    const Executed want = null_call(first, cold);
+    EXPECT_NE(want.status, REDIST_SUCCESS) << where;
+    EXPECT_EQ(redist_plan_destroy(&first), REDIST_SUCCESS);
+
+    redist_plan plan = create(s);
+    if (!everywhere(plan != nullptr)) return;
+    Data<double> warm(s, 3, 4);
+    EXPECT_EQ(execute(plan, warm.a.data(), warm.b.data()).status, REDIST_SUCCESS) << where;
+    Data<double> d(s, 1, 2);
+    const std::vector<double> a_before = d.a, b_before = d.b;
+    const Executed got = null_call(plan, d);
+    EXPECT_EQ(got.status, want.status) << where << ": " << got.message;
+    EXPECT_EQ(got.message, want.message) << where;
+    EXPECT_EQ(got.allreduces, (std::vector<int>{3}))
+        << where << ": MPI_Allreduce counts " << counts_text(got.allreduces);
+    EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << where << ": B was modified";
+    EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << where << ": A was modified";
+    for (int run = 0; run < 2; ++run) { // the plan works after
+      Data<double> next(s, 5 + run, 6 + run);
+      const Executed ok = execute(plan, next.a.data(), next.b.data());
+      EXPECT_EQ(ok.status, REDIST_SUCCESS) << where << ": " << ok.message;
+      std::string report;
+      EXPECT_EQ(wrong_elements(s, next, 5 + run, 6 + run, report), 0) << where << report;
+    }
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+}
+
+} // namespace
