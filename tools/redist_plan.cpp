@@ -242,11 +242,10 @@ std::string node_report(const std::vector<redist::GlobalPhase> &phases, Index pe
   double two_level = 0.0;
   for (const redist::GlobalPhase &phase : phases) {
     const std::optional<redist::NodeLevels> levels = redist::node_levels(phase.transfer, options);
-    two_level += levels ? redist::schedule_stats(phase.schedule, options.model, *levels,
-                                                 element_bytes)
-                              .seconds
-                        : redist::schedule_stats(phase.schedule, options.model, element_bytes)
-                              .seconds;
+    two_level +=
+        levels
+            ? redist::schedule_stats(phase.schedule, options.model, *levels, element_bytes).seconds
+            : redist::schedule_stats(phase.schedule, options.model, element_bytes).seconds;
     const std::vector<int> &src_ranks = phase.transfer.src.grid.ranks;
     const std::vector<int> &dst_ranks = phase.transfer.dst.grid.ranks;
     for (const redist::Step &step : phase.schedule.steps) {
@@ -268,8 +267,8 @@ std::string node_report(const std::vector<redist::GlobalPhase> &phases, Index pe
   } else {
     os << "nodes:        " << per_node << " ranks per node: " << inside * bytes
        << " bytes inside nodes, " << across * bytes << " bytes across the network\n"
-       << "two-level:    " << two_level << " s predicted (inter-node alpha "
-       << options.inter.alpha << " s, beta " << options.inter.beta << " s/byte per node link)\n";
+       << "two-level:    " << two_level << " s predicted (inter-node alpha " << options.inter.alpha
+       << " s, beta " << options.inter.beta << " s/byte per node link)\n";
   }
   return os.str();
 }

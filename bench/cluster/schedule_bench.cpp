@@ -53,8 +53,10 @@ std::int64_t numroc(std::int64_t n, std::int64_t nb, int p, int nprocs) {
   const std::int64_t blocks = n / nb;
   std::int64_t local = (blocks / nprocs) * nb;
   const std::int64_t extra = blocks % nprocs;
-  if (p < extra) local += nb;
-  else if (p == extra) local += n % nb;
+  if (p < extra)
+    local += nb;
+  else if (p == extra)
+    local += n % nb;
   return local;
 }
 
@@ -87,7 +89,8 @@ redist::Layout internal_layout(const Grid2 &g, std::int64_t n) {
   l.cols = {n, g.nb, g.npcol, 0};
   l.grid.nprow = g.nprow;
   l.grid.npcol = g.npcol;
-  for (int r = 0; r < g.nprow * g.npcol; ++r) l.grid.ranks.push_back(r);
+  for (int r = 0; r < g.nprow * g.npcol; ++r)
+    l.grid.ranks.push_back(r);
   return l;
 }
 
@@ -104,18 +107,23 @@ int main(int argc, char **argv) {
   std::string label = "run";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--size" && i + 1 < argc) n = std::atoll(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (a == "--label" && i + 1 < argc) label = argv[++i];
+    if (a == "--size" && i + 1 < argc)
+      n = std::atoll(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--label" && i + 1 < argc)
+      label = argv[++i];
     else {
-      if (me == 0) std::fprintf(stderr, "usage: schedule_bench [--size N] [--reps R] [--label T]\n");
+      if (me == 0)
+        std::fprintf(stderr, "usage: schedule_bench [--size N] [--reps R] [--label T]\n");
       MPI_Finalize();
       return 2;
     }
   }
   // A 2-D grid of the ranks: 1 x 2, 2 x 2, 2 x 4, ...
   int rows2 = 1;
-  while (rows2 * 2 * rows2 * 2 <= np) rows2 *= 2;
+  while (rows2 * 2 * rows2 * 2 <= np)
+    rows2 *= 2;
   if (np % rows2 != 0) rows2 = 1;
   const std::vector<Case> cases = {
       {"1xP->Px1 64", {1, np, 64, 64}, {np, 1, 64, 64}},
@@ -123,11 +131,16 @@ int main(int argc, char **argv) {
       {"2D 1->7", {rows2, np / rows2, 1, 1}, {rows2, np / rows2, 7, 7}},
   };
   const std::vector<Config> configs = {
-      {"all-at-once", REDIST_SCHEDULE_ALL_AT_ONCE, 0}, {"caterpillar", REDIST_SCHEDULE_CATERPILLAR, 0},
-      {"stepwise", REDIST_SCHEDULE_STEPWISE, 0},       {"ggp", REDIST_SCHEDULE_GGP, 1},
-      {"ggp", REDIST_SCHEDULE_GGP, 2},                 {"ggp", REDIST_SCHEDULE_GGP, 4},
-      {"oggp", REDIST_SCHEDULE_OGGP, 1},               {"oggp", REDIST_SCHEDULE_OGGP, 2},
-      {"oggp", REDIST_SCHEDULE_OGGP, 4},               {"auto", REDIST_SCHEDULE_AUTO, 2},
+      {"all-at-once", REDIST_SCHEDULE_ALL_AT_ONCE, 0},
+      {"caterpillar", REDIST_SCHEDULE_CATERPILLAR, 0},
+      {"stepwise", REDIST_SCHEDULE_STEPWISE, 0},
+      {"ggp", REDIST_SCHEDULE_GGP, 1},
+      {"ggp", REDIST_SCHEDULE_GGP, 2},
+      {"ggp", REDIST_SCHEDULE_GGP, 4},
+      {"oggp", REDIST_SCHEDULE_OGGP, 1},
+      {"oggp", REDIST_SCHEDULE_OGGP, 2},
+      {"oggp", REDIST_SCHEDULE_OGGP, 4},
+      {"auto", REDIST_SCHEDULE_AUTO, 2},
   };
   redist_calibration levels{};
   if (redist_calibrate_nodes(MPI_COMM_WORLD, &levels) != REDIST_SUCCESS) {
@@ -143,18 +156,20 @@ int main(int argc, char **argv) {
   std::vector<int> node_of(static_cast<std::size_t>(np));
   MPI_Allgather(&lowest, 1, MPI_INT, node_of.data(), 1, MPI_INT, MPI_COMM_WORLD);
   int nodes = 0;
-  for (int r = 0; r < np; ++r) nodes += node_of[static_cast<std::size_t>(r)] == r ? 1 : 0;
+  for (int r = 0; r < np; ++r)
+    nodes += node_of[static_cast<std::size_t>(r)] == r ? 1 : 0;
   if (me == 0) {
     std::printf("# %s: %d ranks on %d nodes, %lld x %lld doubles, %d rounds; calibrated: intra "
                 "%.3g s + %.3g s/B, inter %.3g s + %.3g s/B (%s)\n",
-                label.c_str(), np, nodes, static_cast<long long>(n), static_cast<long long>(n), reps,
-                levels.intra_alpha, levels.intra_beta, levels.inter_alpha, levels.inter_beta,
+                label.c_str(), np, nodes, static_cast<long long>(n), static_cast<long long>(n),
+                reps, levels.intra_alpha, levels.intra_beta, levels.inter_alpha, levels.inter_beta,
                 levels.has_inter ? "measured" : "absent");
     std::printf("label,case,schedule,k,chosen,steps,median_s,min_s,two_level_s,backbone_s,"
                 "bytes_across\n");
   }
   std::vector<int> ranks(static_cast<std::size_t>(np));
-  for (int r = 0; r < np; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  for (int r = 0; r < np; ++r)
+    ranks[static_cast<std::size_t>(r)] = r;
   int failures = 0;
   for (const Case &c : cases) {
     const Local la = local_of(c.a, n, me);
@@ -166,10 +181,12 @@ int main(int argc, char **argv) {
             value(global_index(li, c.a.mb, la.pr, c.a.nprow),
                   global_index(lj, c.a.nb, la.pc, c.a.npcol), n);
     std::vector<double> b(static_cast<std::size_t>(std::max<std::int64_t>(1, lb.rows * lb.cols)));
-    const redist_layout layout_a{n, n, c.a.mb, c.a.nb, c.a.nprow, c.a.npcol, 0, 0, ranks.data(),
-                                 0, 0, std::max<std::int64_t>(1, la.rows)};
-    const redist_layout layout_b{n, n, c.b.mb, c.b.nb, c.b.nprow, c.b.npcol, 0, 0, ranks.data(),
-                                 0, 0, std::max<std::int64_t>(1, lb.rows)};
+    const redist_layout layout_a{
+        n, n, c.a.mb,       c.a.nb, c.a.nprow, c.a.npcol,
+        0, 0, ranks.data(), 0,      0,         std::max<std::int64_t>(1, la.rows)};
+    const redist_layout layout_b{
+        n, n, c.b.mb,       c.b.nb, c.b.nprow, c.b.npcol,
+        0, 0, ranks.data(), 0,      0,         std::max<std::int64_t>(1, lb.rows)};
     std::vector<redist_plan> plans(configs.size(), nullptr);
     for (std::size_t i = 0; i < configs.size(); ++i) {
       redist_options o;
@@ -179,8 +196,8 @@ int main(int argc, char **argv) {
       if (redist_plan_create_calibrated(MPI_COMM_WORLD, n, n, REDIST_DOUBLE, &layout_a, &layout_b,
                                         REDIST_REGION_FULL, 0, &o, &levels,
                                         &plans[i]) != REDIST_SUCCESS) {
-        if (me == 0) std::fprintf(stderr, "%s %s: %s\n", c.name.c_str(), configs[i].name,
-                                  redist_last_error());
+        if (me == 0)
+          std::fprintf(stderr, "%s %s: %s\n", c.name.c_str(), configs[i].name, redist_last_error());
         plans[i] = nullptr;
       }
     }

@@ -185,13 +185,11 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
 
 // The two-level model of redist_plan_create_calibrated: the measured levels replace the
 // options' alpha, beta (inside a node) and the inter-node defaults.
-void apply_levels(const std::string &call, const redist_calibration &levels,
-                  ScheduleOptions &out) {
-  for (const auto &[name, value] :
-       {std::pair{"levels->intra_alpha", levels.intra_alpha},
-        std::pair{"levels->intra_beta", levels.intra_beta},
-        std::pair{"levels->inter_alpha", levels.inter_alpha},
-        std::pair{"levels->inter_beta", levels.inter_beta}}) {
+void apply_levels(const std::string &call, const redist_calibration &levels, ScheduleOptions &out) {
+  for (const auto &[name, value] : {std::pair{"levels->intra_alpha", levels.intra_alpha},
+                                    std::pair{"levels->intra_beta", levels.intra_beta},
+                                    std::pair{"levels->inter_alpha", levels.inter_alpha},
+                                    std::pair{"levels->inter_beta", levels.inter_beta}}) {
     if (!(value >= 0.0) || !std::isfinite(value)) {
       char text[32];
       std::snprintf(text, sizeof text, "%g", value);
@@ -365,10 +363,10 @@ extern "C" int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redis
                      enum_value(region), unit_diag, options, nullptr, plan);
 }
 
-extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n,
-                                             redist_type type, const redist_layout *a,
-                                             const redist_layout *b, redist_region region,
-                                             int unit_diag, const redist_options *options,
+extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                                             const redist_layout *a, const redist_layout *b,
+                                             redist_region region, int unit_diag,
+                                             const redist_options *options,
                                              const redist_calibration *levels, redist_plan *plan) {
   return create_plan("redist_plan_create_calibrated", comm, m, n, enum_value(type), a, b,
                      enum_value(region), unit_diag, options, levels, plan);
@@ -523,4 +521,3 @@ extern "C" int redist_plan_get_node_info(redist_plan plan, redist_plan_node_info
     }
   });
 }
-

@@ -221,13 +221,13 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
     const VolumeGraph remote = remote_graph();
     Schedule direct = s == Strategy::stepwise ? schedule_stepwise(remote) : schedule_greedy(remote);
     const ScheduleStats direct_stats = stats_of(t, o, direct, element_bytes);
-    const ScheduleStats product = stats_of(
-        t, o,
-        without_self(t,
-                     product_schedule(graph_2d(), out.rows, out.cols, t.src.grid.nprow,
-                                      t.dst.grid.nprow, false, t.transposed()),
-                     false),
-        element_bytes);
+    const ScheduleStats product =
+        stats_of(t, o,
+                 without_self(t,
+                              product_schedule(graph_2d(), out.rows, out.cols, t.src.grid.nprow,
+                                               t.dst.grid.nprow, false, t.transposed()),
+                              false),
+                 element_bytes);
     if (direct_stats.seconds < product.seconds) {
       out.product = false;
       out.direct = std::move(direct);

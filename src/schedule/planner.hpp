@@ -25,7 +25,7 @@ struct ScheduleOptions {
   Strategy strategy = Strategy::automatic;
   int max_concurrent = 0; ///< pieces per step; 0 = no limit
   Index max_memory = 0;   ///< buffer bytes per process; 0 = no cap
-  CostModel model; ///< the one-level model; with a node map, the intra-node level
+  CostModel model;        ///< the one-level model; with a node map, the intra-node level
   /// The two-level model (NodeLevels in schedule.hpp): the machine node of every rank of the
   /// communicator, by rank; empty for the one-level model. Used when the transfer's ranks are on
   /// more than one node; messages between nodes then cost `inter`.

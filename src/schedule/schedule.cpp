@@ -253,10 +253,10 @@ StepPortTime step_port_time(const Step &step, const CostModel &intra, const Node
   for (const auto *side : {&out, &in}) {
     for (const auto &[node, load] : *side) {
       t.max_node_pieces = std::max(t.max_node_pieces, load.intra_pieces + load.inter_pieces);
-      t.seconds = std::max(t.seconds,
-                           intra.alpha * static_cast<double>(load.intra_pieces) +
-                               intra.beta * bytes * static_cast<double>(load.intra_elements) +
-                               levels.inter.alpha * static_cast<double>(load.inter_pieces));
+      t.seconds =
+          std::max(t.seconds, intra.alpha * static_cast<double>(load.intra_pieces) +
+                                  intra.beta * bytes * static_cast<double>(load.intra_elements) +
+                                  levels.inter.alpha * static_cast<double>(load.inter_pieces));
     }
   }
   for (const auto *side : {&link_out, &link_in}) {

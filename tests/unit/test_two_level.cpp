@@ -77,7 +77,8 @@ TEST(TwoLevelModel, OneNodeDecidesAsOneLevel) {
     int comm_size = 0;
     const Transfer t = random_transfer_2d(rng, 40, 5, 3, comm_size);
     ScheduleOptions flat;
-    flat.strategy = static_cast<Strategy>(rng.uniform_int(0, static_cast<int>(Strategy::multiphase)));
+    flat.strategy =
+        static_cast<Strategy>(rng.uniform_int(0, static_cast<int>(Strategy::multiphase)));
     if (rng.chance(30)) flat.max_memory = 8 * rng.uniform(1, 60);
     if (rng.chance(30)) flat.max_concurrent = rng.uniform_int(1, 4);
     ScheduleOptions one_node = flat;
