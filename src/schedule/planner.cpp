@@ -852,6 +852,7 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
     };
     if (feasible && (!best || seconds(*two) < seconds(*best))) {
       two->phase_options = phase_options;
+      two->phase_options.node_of_rank = {}; // O(ranks): not kept by an executing plan
       best = std::move(two);
     }
   }
@@ -1022,6 +1023,7 @@ std::string global_phases(const Transfer &t, const ScheduleOptions &options,
     // Each phase as if its strategy had been asked for: the detail names no `auto`.
     ScheduleOptions phase_options = choice.phases->phase_options;
     phase_options.strategy = choice.phases->choices[i].strategy;
+    phase_options.node_of_rank = options.node_of_rank;
     GlobalPhase phase{choice.phases->transfers[i], {}, {}};
     if (std::string why = chosen_schedule(phase.transfer, phase_options, phase_options.strategy,
                                           element_bytes, phase.schedule, phase.detail);

@@ -77,7 +77,8 @@ struct TwoPhase {
   std::array<Transfer, 2> transfers; ///< source -> mid, mid -> destination
   std::array<RankPlan, 2> plans;     ///< this rank's part of each
   std::array<ScheduleChoice, 2> choices;
-  ScheduleOptions phase_options; ///< the limits each phase honours (strategy: automatic)
+  ScheduleOptions phase_options; ///< the limits each phase honours (strategy: automatic);
+                                 ///< without the node map (O(ranks), not kept by a plan)
   Index mid_lld = 1;             ///< leading dimension of this rank's intermediate array
   Index mid_elements = 0; ///< size of this rank's intermediate array (0 outside the mid grid)
 };
