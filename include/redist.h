@@ -129,6 +129,43 @@ int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type
  */
 int redist_calibrate(MPI_Comm comm, double *alpha, double *beta);
 
+/**
+ * The two-level cost model (docs/cluster.md): start-up and per-byte time between two ranks of
+ * one node and between ranks of two nodes, nodes as MPI groups them (MPI_Comm_split_type with
+ * MPI_COMM_TYPE_SHARED). The inter-node beta is the time per byte of one node's network link,
+ * which the node's ranks share.
+ */
+typedef struct redist_calibration {
+  double intra_alpha, intra_beta; /**< inside a node; the built-in defaults if !has_intra */
+  double inter_alpha, inter_beta; /**< between nodes; 0 if !has_inter */
+  int has_intra;                  /**< non-zero: two ranks of @p comm share a node */
+  int has_inter;                  /**< non-zero: two ranks of @p comm are on different nodes */
+} redist_calibration;
+
+/**
+ * Measure both levels on @p comm by ping-pong: inside a node between the lowest rank with a
+ * second rank on its node and that rank, across nodes between rank 0 and the lowest rank on
+ * another node (collective; every process gets the same values). A level without such a pair
+ * is reported absent. redist_calibrate measures one level between ranks 0 and 1.
+ */
+int redist_calibrate_nodes(MPI_Comm comm, redist_calibration *out);
+
+/**
+ * redist_plan_create_opt with the two-level cost model of @p levels (NULL: as
+ * redist_plan_create_opt). Where the plan's ranks are on more than one node, the automatic
+ * schedule is chosen by the two-level model: messages inside a node cost intra_alpha,
+ * intra_beta (if has_intra, else options->alpha, beta), messages between nodes inter_alpha,
+ * inter_beta (if has_inter, else the built-in inter-node defaults). Without levels the
+ * inter-node level is the defaults. A separate function, not fields appended to
+ * redist_options: that struct carries no size or version. Every process passes the same
+ * levels.
+ */
+int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                                  const redist_layout *a, const redist_layout *b,
+                                  redist_region region, int unit_diag,
+                                  const redist_options *options,
+                                  const redist_calibration *levels, redist_plan *plan);
+
 /** The REDIST_SCHEDULE name of a schedule ("auto", "stepwise", ...), or NULL if unknown. */
 const char *redist_schedule_name(int schedule);
 

@@ -81,7 +81,12 @@ Output
                         ones are evaluated one step at a time (docs/scaling.md)
   --ranks-per-node K    nodes of K ranks (ranks 0..K-1 on the first, ...): print the bytes
                         moved between processes of one node and across the network (redist
-                        uses single copy only inside a node; docs/performance.md)
+                        uses single copy only inside a node; docs/performance.md), and the
+                        time the two-level model predicts (--alpha, --beta inside a node,
+                        --inter-alpha, --inter-beta between nodes; docs/cluster.md); auto and
+                        multiphase then decide with the two-level model
+  --inter-alpha SECONDS start-up per message between nodes (default 2e-5)
+  --inter-beta SECONDS  per byte on a node's network link, shared by its ranks (default 1e-9)
   --json                machine-readable output
   --svg FILE            draw the plan: source and destination ownership maps, the volume
                         matrix as a heat map, the schedule as steps x senders (each phase of
@@ -226,13 +231,21 @@ int print_two_phases(const std::vector<redist::GlobalPhase> &phases, const std::
 }
 
 /// Bytes the phases move between processes of one node and across nodes of `per_node` ranks
-/// (rank r on node r / per_node): text lines, or JSON members. Empty when per_node is 0.
+/// (rank r on node r / per_node), and the two-level model's time (options.node_of_rank holds
+/// those nodes): text lines, or JSON members. Empty when per_node is 0.
 std::string node_report(const std::vector<redist::GlobalPhase> &phases, Index per_node,
-                        std::size_t element_bytes, bool json) {
+                        const redist::ScheduleOptions &options, std::size_t element_bytes,
+                        bool json) {
   if (per_node <= 0) return "";
   Index inside = 0;
   Index across = 0;
+  double two_level = 0.0;
   for (const redist::GlobalPhase &phase : phases) {
+    const std::optional<redist::NodeLevels> levels = redist::node_levels(phase.transfer, options);
+    two_level +=
+        levels
+            ? redist::schedule_stats(phase.schedule, options.model, *levels, element_bytes).seconds
+            : redist::schedule_stats(phase.schedule, options.model, element_bytes).seconds;
     const std::vector<int> &src_ranks = phase.transfer.src.grid.ranks;
     const std::vector<int> &dst_ranks = phase.transfer.dst.grid.ranks;
     for (const redist::Step &step : phase.schedule.steps) {
@@ -248,10 +261,14 @@ std::string node_report(const std::vector<redist::GlobalPhase> &phases, Index pe
   std::ostringstream os;
   if (json) {
     os << ",\"nodes\":{\"ranks_per_node\":" << per_node << ",\"bytes_inside\":" << inside * bytes
-       << ",\"bytes_across\":" << across * bytes << "}";
+       << ",\"bytes_across\":" << across * bytes << ",\"inter_alpha\":" << options.inter.alpha
+       << ",\"inter_beta\":" << options.inter.beta
+       << ",\"two_level_predicted_seconds\":" << two_level << "}";
   } else {
     os << "nodes:        " << per_node << " ranks per node: " << inside * bytes
-       << " bytes inside nodes, " << across * bytes << " bytes across the network\n";
+       << " bytes inside nodes, " << across * bytes << " bytes across the network\n"
+       << "two-level:    " << two_level << " s predicted (inter-node alpha " << options.inter.alpha
+       << " s, beta " << options.inter.beta << " s/byte per node link)\n";
   }
   return os.str();
 }
@@ -1312,6 +1329,10 @@ int main(int argc, char **argv) {
       options.model.alpha = real_number(opt, value());
     } else if (opt == "--beta") {
       options.model.beta = real_number(opt, value());
+    } else if (opt == "--inter-alpha") {
+      options.inter.alpha = real_number(opt, value());
+    } else if (opt == "--inter-beta") {
+      options.inter.beta = real_number(opt, value());
     } else if (opt == "--element-bytes") {
       const Index v = integer();
       if (v < 1 || v > 1 << 20) usage_error("--element-bytes must be >= 1");
@@ -1435,6 +1456,10 @@ int main(int argc, char **argv) {
   for (const auto *grid : {&t.src.grid, &t.dst.grid})
     for (const int r : grid->ranks)
       ranks = std::max(ranks, r + 1);
+  if (ranks_per_node > 0) {
+    for (int r = 0; r < ranks; ++r)
+      options.node_of_rank.push_back(static_cast<int>(r / ranks_per_node));
+  }
   if ((strategy == redist::Strategy::automatic || strategy == redist::Strategy::multiphase) &&
       ranks > kDecisionRanks)
     return refuse("--schedule " + schedule_name + ": deciding as every rank would takes a rank " +
@@ -1572,14 +1597,14 @@ int main(int argc, char **argv) {
         two_phase_network_reports(network, phases, options.model, element_bytes, json);
     return print_two_phases(phases, detail, options.model, element_bytes, json, list_steps,
                             phase_network,
-                            node_report(phases, ranks_per_node, element_bytes, json));
+                            node_report(phases, ranks_per_node, options, element_bytes, json));
   }
   const redist::VolumeGraph graph = redist::volume_graph(t);
   const redist::Schedule &schedule = phases.front().schedule;
   const redist::ScheduleStats st = redist::schedule_stats(schedule, options.model, element_bytes);
   const std::string network_lines =
       network_report(network, t, graph, schedule, options.model, element_bytes, json) +
-      node_report(phases, ranks_per_node, element_bytes, json);
+      node_report(phases, ranks_per_node, options, element_bytes, json);
   std::vector<SampleStep> steps;
   const bool whole = st.pieces <= static_cast<Index>(kListPieces);
   for (const redist::Step &step : schedule.steps) {

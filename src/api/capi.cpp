@@ -183,6 +183,29 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
   return out;
 }
 
+// The two-level model of redist_plan_create_calibrated: the measured levels replace the
+// options' alpha, beta (inside a node) and the inter-node defaults.
+void apply_levels(const std::string &call, const redist_calibration &levels, ScheduleOptions &out) {
+  for (const auto &[name, value] : {std::pair{"levels->intra_alpha", levels.intra_alpha},
+                                    std::pair{"levels->intra_beta", levels.intra_beta},
+                                    std::pair{"levels->inter_alpha", levels.inter_alpha},
+                                    std::pair{"levels->inter_beta", levels.inter_beta}}) {
+    if (!(value >= 0.0) || !std::isfinite(value)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", value);
+      throw_argument(call, name, std::string(text), "must be a finite number >= 0");
+    }
+  }
+  if (levels.has_intra != 0) {
+    if (levels.intra_alpha > 0.0) out.model.alpha = levels.intra_alpha;
+    if (levels.intra_beta > 0.0) out.model.beta = levels.intra_beta;
+  }
+  if (levels.has_inter != 0) {
+    if (levels.inter_alpha > 0.0) out.inter.alpha = levels.inter_alpha;
+    if (levels.inter_beta > 0.0) out.inter.beta = levels.inter_beta;
+  }
+}
+
 } // namespace
 } // namespace redist
 
@@ -224,6 +247,8 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
   // The cost model decides the automatic schedule: it must agree too.
   digest.add(std::bit_cast<std::int64_t>(options.model.alpha));
   digest.add(std::bit_cast<std::int64_t>(options.model.beta));
+  digest.add(std::bit_cast<std::int64_t>(options.inter.alpha));
+  digest.add(std::bit_cast<std::int64_t>(options.inter.beta));
   f.digest = static_cast<long long>(digest.value() >> 2);
   return args;
 }
@@ -231,7 +256,8 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
 int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int unit_diag,
-                const redist_options *options, redist_plan *plan) {
+                const redist_options *options, const redist_calibration *levels,
+                redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     const CommPosition position = comm_position(call, comm);
@@ -253,8 +279,9 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       validate_layout(call, "b", *b, m, n, size, rank);
       redist_options defaults;
       redist_options_init(&defaults);
-      const ScheduleOptions schedule_opts =
+      ScheduleOptions schedule_opts =
           schedule_options(call, options != nullptr ? *options : defaults);
+      if (levels != nullptr) apply_levels(call, *levels, schedule_opts);
       if (const std::string why = single_copy::environment_error(); !why.empty())
         throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
       args = describe(call, m, n, type, region, unit_diag, *a, *b, rank, schedule_opts);
@@ -325,7 +352,7 @@ extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_ty
                                   const redist_layout *a, const redist_layout *b,
                                   redist_region region, int unit_diag, redist_plan *plan) {
   return create_plan("redist_plan_create", comm, m, n, enum_value(type), a, b, enum_value(region),
-                     unit_diag, nullptr, plan);
+                     unit_diag, nullptr, nullptr, plan);
 }
 
 extern "C" int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
@@ -333,7 +360,16 @@ extern "C" int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redis
                                       redist_region region, int unit_diag,
                                       const redist_options *options, redist_plan *plan) {
   return create_plan("redist_plan_create_opt", comm, m, n, enum_value(type), a, b,
-                     enum_value(region), unit_diag, options, plan);
+                     enum_value(region), unit_diag, options, nullptr, plan);
+}
+
+extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                                             const redist_layout *a, const redist_layout *b,
+                                             redist_region region, int unit_diag,
+                                             const redist_options *options,
+                                             const redist_calibration *levels, redist_plan *plan) {
+  return create_plan("redist_plan_create_calibrated", comm, m, n, enum_value(type), a, b,
+                     enum_value(region), unit_diag, options, levels, plan);
 }
 
 namespace {
@@ -498,66 +534,5 @@ extern "C" int redist_plan_get_node_info(redist_plan plan, redist_plan_node_info
     for (std::size_t i = 0; i < rp.recvs.size(); ++i) {
       info->recv_peers_inside += nodes.recv_inside(i) ? 1 : 0;
     }
-  });
-}
-
-namespace {
-
-// Median one-way time of `reps` ping-pongs of `bytes` between ranks 0 and 1 (seconds).
-double ping_pong(MPI_Comm comm, int rank, std::vector<char> &buffer, int bytes, int reps) {
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r) {
-    const double start = MPI_Wtime();
-    if (rank == 0) {
-      check_mpi(MPI_Send(buffer.data(), bytes, MPI_BYTE, 1, 0, comm), "redist_calibrate",
-                "MPI_Send");
-      check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE),
-                "redist_calibrate", "MPI_Recv");
-    } else if (rank == 1) {
-      check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE),
-                "redist_calibrate", "MPI_Recv");
-      check_mpi(MPI_Send(buffer.data(), bytes, MPI_BYTE, 0, 0, comm), "redist_calibrate",
-                "MPI_Send");
-    }
-    times.push_back((MPI_Wtime() - start) / 2.0);
-  }
-  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-  return times[static_cast<std::size_t>(reps / 2)];
-}
-
-} // namespace
-
-// alpha from the median of small ping-pongs, beta from the slope to 4 MiB messages.
-extern "C" int redist_calibrate(MPI_Comm comm, double *alpha, double *beta) {
-  static const char *call = "redist_calibrate";
-  return c_barrier(call, [&] {
-    // Not a structured binding: clang before 16 cannot capture those in the lambdas below.
-    const CommPosition position = comm_position(call, comm);
-    const int rank = position.rank;
-    const int size = position.size;
-    agree(comm, call, "", [&] {
-      if (alpha == nullptr) throw_argument(call, "alpha", 0, "NULL output pointer");
-      if (beta == nullptr) throw_argument(call, "beta", 0, "NULL output pointer");
-      return std::uint64_t{0};
-    });
-    const CostModel defaults;
-    double model[2] = {defaults.alpha, defaults.beta};
-    if (size > 1) {
-      MPI_Comm own = MPI_COMM_NULL;
-      check_mpi(MPI_Comm_dup(comm, &own), call, "MPI_Comm_dup");
-      std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)> guard(&own,
-                                                            [](MPI_Comm *c) { MPI_Comm_free(c); });
-      check_mpi(MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN), call, "MPI_Comm_set_errhandler");
-      constexpr int kLarge = 1 << 22;
-      std::vector<char> buffer(kLarge);
-      ping_pong(own, rank, buffer, 8, 5); // warm-up
-      const double small = ping_pong(own, rank, buffer, 8, 51);
-      const double large = ping_pong(own, rank, buffer, kLarge, 9);
-      model[0] = std::max(small, 1e-9);
-      model[1] = std::max((large - small) / kLarge, 1e-13);
-      check_mpi(MPI_Bcast(model, 2, MPI_DOUBLE, 0, own), call, "MPI_Bcast");
-    }
-    *alpha = model[0];
-    *beta = model[1];
   });
 }

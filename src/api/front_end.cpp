@@ -392,7 +392,10 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
   if (!out_of_memory && global[2] == 0.0) {
     try {
       ScheduleChoice choice;
-      out.why = choose_schedule(t, rank_plan, options,
+      // The two-level cost model applies where the ranks are on several nodes.
+      ScheduleOptions with_nodes = options;
+      with_nodes.node_of_rank = nodes;
+      out.why = choose_schedule(t, rank_plan, with_nodes,
                                 ScheduleInputs{static_cast<Index>(global[0]), global[1]},
                                 element_size, choice);
       if (out.why.empty()) {

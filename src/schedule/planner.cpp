@@ -78,6 +78,33 @@ Schedule one_dimension(Strategy s, const Transfer1D &t, const CostModel &model,
 // many sender-receiver pairs; beyond, the product of 1-D schedules is used.
 constexpr Index kDirectPairs = 4096;
 
+Index grid_pairs(const Transfer &t) {
+  return static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow *
+         t.dst.grid.npcol;
+}
+
+// The two-level model is costed exactly on materialised schedules, which are built up to
+// kDirectPairs grid pairs. Beyond, where only 1-D step sizes are known, the one-level model
+// with the inter-node level stands for it: every message costed as if it crossed the network
+// (an upper bound at each rank's port, blind to a node link its ranks share).
+bool two_level_exact(const Transfer &t) {
+  return grid_pairs(t) <= kDirectPairs;
+}
+
+// The model one-level formulas use: the options' model, or the inter-node level where the
+// two-level model applies but is not costed exactly.
+const CostModel &flat_model(const Transfer &t, const ScheduleOptions &o) {
+  return node_levels(t, o) && !two_level_exact(t) ? o.inter : o.model;
+}
+
+// A materialised schedule's statistics under the options' model, one- or two-level.
+ScheduleStats stats_of(const Transfer &t, const ScheduleOptions &o, const Schedule &s,
+                       std::size_t element_bytes) {
+  const std::optional<NodeLevels> levels = node_levels(t, o);
+  return levels ? schedule_stats(s, o.model, *levels, element_bytes)
+                : schedule_stats(s, o.model, element_bytes);
+}
+
 // Drop the pieces a rank sends to itself (the executor copies those locally) and the steps
 // left empty, except for the caterpillar, whose empty steps are part of its definition.
 Schedule without_self(const Transfer &t, const Schedule &s, bool keep_empty_steps) {
@@ -168,9 +195,11 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
       static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow * t.dst.grid.npcol;
   if (s == Strategy::ggp || s == Strategy::oggp) {
     // Jeannot & Wagner: the step setup as elements, messages split across steps.
-    const double per_element = o.model.beta * static_cast<double>(element_bytes);
+    // With two levels, the steps wait on the network: its start-up and rate set the size.
+    const CostModel &level = node_levels(t, o) ? o.inter : o.model;
+    const double per_element = level.beta * static_cast<double>(element_bytes);
     const auto setup = static_cast<Index>(std::max(
-        1.0, std::round((o.model.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
+        1.0, std::round((level.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
     const VolumeGraph g = remote_graph();
     out.product = false;
     out.direct = s == Strategy::ggp ? schedule_ggp(g, o.max_concurrent, setup)
@@ -191,13 +220,14 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
   if ((s == Strategy::stepwise || s == Strategy::greedy) && pairs <= kDirectPairs) {
     const VolumeGraph remote = remote_graph();
     Schedule direct = s == Strategy::stepwise ? schedule_stepwise(remote) : schedule_greedy(remote);
-    const ScheduleStats direct_stats = schedule_stats(direct, o.model, element_bytes);
-    const ScheduleStats product = schedule_stats(
-        without_self(t,
-                     product_schedule(graph_2d(), out.rows, out.cols, t.src.grid.nprow,
-                                      t.dst.grid.nprow, false, t.transposed()),
-                     false),
-        o.model, element_bytes);
+    const ScheduleStats direct_stats = stats_of(t, o, direct, element_bytes);
+    const ScheduleStats product =
+        stats_of(t, o,
+                 without_self(t,
+                              product_schedule(graph_2d(), out.rows, out.cols, t.src.grid.nprow,
+                                               t.dst.grid.nprow, false, t.transposed()),
+                              false),
+                 element_bytes);
     if (direct_stats.seconds < product.seconds) {
       out.product = false;
       out.direct = std::move(direct);
@@ -349,10 +379,12 @@ bool closed_form_product_choice(const Transfer &t, const RankPlan &plan, const S
       o.max_concurrent != 0 || t.region.kind != Region::Kind::full) {
     return false;
   }
-  const auto pairs =
-      static_cast<Index>(t.src.grid.nprow) * t.src.grid.npcol * t.dst.grid.nprow * t.dst.grid.npcol;
+  const auto pairs = grid_pairs(t);
   if (o.strategy == Strategy::stepwise && pairs <= kDirectPairs) {
     return false;
+  }
+  if (node_levels(t, o) && two_level_exact(t)) {
+    return false; // the two-level model costs the materialised schedule
   }
   // As one_dimension: the circulant when asked for and applicable, else the step-optimal
   // closed form.
@@ -378,8 +410,8 @@ bool closed_form_product_choice(const Transfer &t, const RankPlan &plan, const S
     return sizes;
   };
   choice.detail = "rows: " + row_how + " x columns: " + col_how;
-  choice.stats = product_stats(nonempty(rows->step_sizes()), nonempty(cols->step_sizes()), o.model,
-                               choice.chunk_elements, element_bytes);
+  choice.stats = product_stats(nonempty(rows->step_sizes()), nonempty(cols->step_sizes()),
+                               flat_model(t, o), choice.chunk_elements, element_bytes);
   choice.stats.elements = plan.m * plan.n;
   // The partners the formulas do not give directly are searched among the grid rows and
   // columns of the rank's messages (self messages are never laid out, so they need none).
@@ -546,7 +578,46 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
   return out;
 }
 
+std::optional<NodeLevels> node_levels(const Transfer &t, const ScheduleOptions &options) {
+  if (options.node_of_rank.empty()) {
+    return std::nullopt;
+  }
+  NodeLevels levels{options.inter, {}, {}};
+  bool several = false;
+  const int first = options.node_of_rank.front();
+  for (const auto &[grid, nodes] :
+       {std::pair{&t.src.grid, &levels.src_node}, std::pair{&t.dst.grid, &levels.dst_node}}) {
+    nodes->reserve(grid->ranks.size());
+    for (const int rank : grid->ranks) {
+      if (rank < 0 || static_cast<std::size_t>(rank) >= options.node_of_rank.size()) {
+        return std::nullopt;
+      }
+      nodes->push_back(options.node_of_rank[static_cast<std::size_t>(rank)]);
+      several = several || nodes->back() != first;
+    }
+  }
+  if (!several) {
+    return std::nullopt;
+  }
+  return levels;
+}
+
 namespace {
+
+// The predicted time of all-at-once: `inputs` (the busiest rank's part, one level), or with two
+// levels all messages in one step (every rank port and node link loaded at once).
+double all_at_once_seconds(const Transfer &t, const ScheduleOptions &o,
+                           const ScheduleInputs &inputs, std::size_t element_bytes) {
+  const std::optional<NodeLevels> levels = node_levels(t, o);
+  if (!levels) {
+    return inputs.all_at_once_seconds;
+  }
+  if (!two_level_exact(t)) {
+    return all_at_once_estimate(t, o.inter, element_bytes).all_at_once_seconds;
+  }
+  const Schedule all = without_self(t, schedule_all_at_once(volume_graph(t)), false);
+  return schedule_stats(all, o.model, *levels, element_bytes).seconds;
+}
 
 // --- Computing: what one strategy, already chosen, yields ---
 
@@ -607,7 +678,7 @@ std::string build_one_phase(const Transfer &t, const RankPlan &plan, const Sched
     choice.detail = "all messages at once";
     choice.stats.steps = 1;
     choice.stats.elements = plan.m * plan.n;
-    choice.stats.seconds = inputs.all_at_once_seconds;
+    choice.stats.seconds = all_at_once_seconds(t, o, inputs, element_bytes);
     return {};
   }
   choice.chunk_elements = chunk;
@@ -620,15 +691,15 @@ std::string build_one_phase(const Transfer &t, const RankPlan &plan, const Sched
     return why;
   }
   choice.detail = two.detail;
-  if (two.product && o.max_concurrent == 0) {
-    choice.stats = product_stats(two, o.model, chunk, element_bytes);
+  if (two.product && o.max_concurrent == 0 && !(node_levels(t, o) && two_level_exact(t))) {
+    choice.stats = product_stats(two, flat_model(t, o), chunk, element_bytes);
     choice.stats.elements = plan.m * plan.n;
     choice.steps = rank_steps_of_product(t, plan, two);
     return {};
   }
   const Schedule s = materialise(t, o, chunk, two, graph);
   choice.steps = rank_steps_of_schedule(t, plan, s);
-  choice.stats = schedule_stats(s, o.model, element_bytes);
+  choice.stats = stats_of(t, o, s, element_bytes);
   return {};
 }
 
@@ -781,6 +852,7 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
     };
     if (feasible && (!best || seconds(*two) < seconds(*best))) {
       two->phase_options = phase_options;
+      two->phase_options.node_of_rank = {}; // O(ranks): not kept by an executing plan
       best = std::move(two);
     }
   }
@@ -868,7 +940,7 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
   ScheduleChoice two;
   if (choose_two_phase(t, plan, options, element_bytes, two)) {
     const double one_phase =
-        choice.strategy == Strategy::all_at_once
+        choice.strategy == Strategy::all_at_once && !node_levels(t, options)
             ? all_at_once_estimate(t, options.model, element_bytes).all_at_once_seconds
             : choice.stats.seconds;
     if (two.stats.seconds < one_phase) {
@@ -951,6 +1023,7 @@ std::string global_phases(const Transfer &t, const ScheduleOptions &options,
     // Each phase as if its strategy had been asked for: the detail names no `auto`.
     ScheduleOptions phase_options = choice.phases->phase_options;
     phase_options.strategy = choice.phases->choices[i].strategy;
+    phase_options.node_of_rank = options.node_of_rank;
     GlobalPhase phase{choice.phases->transfers[i], {}, {}};
     if (std::string why = chosen_schedule(phase.transfer, phase_options, phase_options.strategy,
                                           element_bytes, phase.schedule, phase.detail);

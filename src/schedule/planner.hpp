@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,21 @@ struct ScheduleOptions {
   Strategy strategy = Strategy::automatic;
   int max_concurrent = 0; ///< pieces per step; 0 = no limit
   Index max_memory = 0;   ///< buffer bytes per process; 0 = no cap
-  CostModel model;
+  CostModel model;        ///< the one-level model; with a node map, the intra-node level
+  /// The two-level model (NodeLevels in schedule.hpp): the machine node of every rank of the
+  /// communicator, by rank; empty for the one-level model. Used when the transfer's ranks are on
+  /// more than one node; messages between nodes then cost `inter`.
+  std::vector<int> node_of_rank;
+  /// Inter-node alpha, beta: defaults of the order of TCP over a 10 Gbit/s link (20 us per
+  /// message, 1 GB/s per node link); measure them with redist_calibrate_nodes.
+  CostModel inter{2e-5, 1e-9, 0.0};
 };
+
+/// The two-level levels of the transfer's grid positions under `options`: none when the node
+/// map is empty, does not cover every rank of the grids, or puts all of them on one node (the
+/// one-level model then applies, unchanged).
+[[nodiscard]] std::optional<NodeLevels> node_levels(const Transfer &t,
+                                                    const ScheduleOptions &options);
 
 /// What one rank does in one step: at most one piece sent and one received, given as
 /// indices into RankPlan::sends / RankPlan::recvs (-1: none) and element ranges of the
@@ -63,7 +77,8 @@ struct TwoPhase {
   std::array<Transfer, 2> transfers; ///< source -> mid, mid -> destination
   std::array<RankPlan, 2> plans;     ///< this rank's part of each
   std::array<ScheduleChoice, 2> choices;
-  ScheduleOptions phase_options; ///< the limits each phase honours (strategy: automatic)
+  ScheduleOptions phase_options; ///< the limits each phase honours (strategy: automatic);
+                                 ///< without the node map (O(ranks), not kept by a plan)
   Index mid_lld = 1;             ///< leading dimension of this rank's intermediate array
   Index mid_elements = 0; ///< size of this rank's intermediate array (0 outside the mid grid)
 };

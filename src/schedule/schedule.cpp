@@ -218,6 +218,68 @@ StepPortTime step_port_time(const Step &step, const CostModel &model, std::size_
   return t;
 }
 
+StepPortTime step_port_time(const Step &step, const CostModel &intra, const NodeLevels &levels,
+                            std::size_t element_bytes) {
+  const auto bytes = static_cast<double>(element_bytes);
+  // Counts, multiplied out at the end: with no piece between nodes this is step_port_time's
+  // one-level sum, term for term.
+  struct Load {
+    Index intra_pieces = 0;
+    Index intra_elements = 0;
+    Index inter_pieces = 0;
+  };
+  std::map<int, Load> out; // rank port as sender -> load
+  std::map<int, Load> in;
+  std::map<int, Index> link_out; // machine node -> elements on its link, each direction
+  std::map<int, Index> link_in;
+  for (const Piece &p : step.pieces) {
+    const int from = levels.src_node[static_cast<std::size_t>(p.src)];
+    const int to = levels.dst_node[static_cast<std::size_t>(p.dst)];
+    for (Load *load : {&out[p.src], &in[p.dst]}) {
+      if (from == to) {
+        ++load->intra_pieces;
+        load->intra_elements += p.volume;
+      } else {
+        ++load->inter_pieces;
+      }
+    }
+    if (from != to) {
+      link_out[from] += p.volume;
+      link_in[to] += p.volume;
+    }
+  }
+  StepPortTime t;
+  t.seconds = step.pieces.empty() ? intra.alpha : 0.0; // an empty step still synchronises
+  for (const auto *side : {&out, &in}) {
+    for (const auto &[node, load] : *side) {
+      t.max_node_pieces = std::max(t.max_node_pieces, load.intra_pieces + load.inter_pieces);
+      t.seconds =
+          std::max(t.seconds, intra.alpha * static_cast<double>(load.intra_pieces) +
+                                  intra.beta * bytes * static_cast<double>(load.intra_elements) +
+                                  levels.inter.alpha * static_cast<double>(load.inter_pieces));
+    }
+  }
+  for (const auto *side : {&link_out, &link_in}) {
+    for (const auto &[node, elements] : *side) {
+      t.seconds = std::max(t.seconds, levels.inter.beta * bytes * static_cast<double>(elements));
+    }
+  }
+  return t;
+}
+
+ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &intra,
+                             const NodeLevels &levels, std::size_t element_bytes) {
+  ScheduleStats st = schedule_stats(schedule, intra, element_bytes);
+  st.seconds = 0.0;
+  st.max_node_pieces = 0;
+  for (const Step &step : schedule.steps) {
+    const StepPortTime port = step_port_time(step, intra, levels, element_bytes);
+    st.max_node_pieces = std::max(st.max_node_pieces, port.max_node_pieces);
+    st.seconds += port.seconds + intra.step_setup;
+  }
+  return st;
+}
+
 ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &model,
                              std::size_t element_bytes) {
   ScheduleStats st;

@@ -124,6 +124,24 @@ struct StepPortTime {
 [[nodiscard]] StepPortTime step_port_time(const Step &step, const CostModel &model,
                                           std::size_t element_bytes);
 
+/// The two-level form of the cost model (issue 19, docs/cluster.md): which machine node each
+/// sender and each receiver of a schedule is on, and the inter-node level. A piece between two
+/// ranks of one node costs its port the intra-node alpha and beta (the CostModel passed with
+/// it), as in the one-level model. A piece between nodes costs its rank's port the inter-node
+/// alpha and its nodes' network links the inter-node beta per byte: a node's link is shared
+/// by all of its ranks in each direction (a node's network interface), so a step lasts as long
+/// as its busiest rank port or node link. When every sender and receiver is on one node, this
+/// is the one-level model exactly.
+struct NodeLevels {
+  CostModel inter;
+  std::vector<int> src_node; ///< by sender (grid position of the source)
+  std::vector<int> dst_node; ///< by receiver (grid position of the destination)
+};
+[[nodiscard]] StepPortTime step_port_time(const Step &step, const CostModel &intra,
+                                          const NodeLevels &levels, std::size_t element_bytes);
+[[nodiscard]] ScheduleStats schedule_stats(const Schedule &schedule, const CostModel &intra,
+                                           const NodeLevels &levels, std::size_t element_bytes);
+
 /// Volume graph of a 1-D transfer: senders are the source processes, receivers the
 /// destination processes. One sweep over at most one period of the window: O(W/r + W/s + P +
 /// M log M) time for W = min(length, lcm(P r, Q s)) and M messages, no O(P * Q) table

@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -216,5 +218,93 @@ TEST_P(Nodes, MapMatchesSplitTypeAndNoSingleCopyCrossesNodes) {
 INSTANTIATE_TEST_SUITE_P(Schedules, Nodes,
                          ::testing::Values(REDIST_SCHEDULE_ALL_AT_ONCE, REDIST_SCHEDULE_STEPWISE,
                                            REDIST_SCHEDULE_MULTIPHASE));
+
+} // namespace
+
+namespace {
+
+// redist_calibrate_nodes measures a level exactly where MPI sees a pair of ranks for it: inside
+// a node when two ranks share one, across when two ranks are on different nodes (never on one
+// machine without REDIST_TEST_NODES; always with the parity split or on the virtual cluster,
+// bench/cluster). Every rank gets the same values; a plan made with them runs correctly.
+TEST(CalibrateNodes, LevelsWhereMpiSeesThem) {
+  const int me = comm_rank(MPI_COMM_WORLD);
+  const std::vector<char> same = same_node_as_me();
+  int expected[2] = {0, 0}; // has_intra, has_inter
+  for (std::size_t r = 0; r < same.size(); ++r) {
+    expected[0] |= same[r] != 0 && static_cast<int>(r) != me ? 1 : 0;
+    expected[1] |= same[r] == 0 ? 1 : 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, expected, 2, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+
+  redist_calibration c{};
+  ASSERT_EQ(redist_calibrate_nodes(MPI_COMM_WORLD, &c), REDIST_SUCCESS) << redist_last_error();
+  EXPECT_EQ(c.has_intra != 0, expected[0] != 0) << "rank " << me;
+  EXPECT_EQ(c.has_inter != 0, expected[1] != 0) << "rank " << me;
+  // On the virtual cluster (bench/cluster/calibrate_test.sh) the ranks must span nodes.
+  if (const char *env = std::getenv("REDIST_TEST_EXPECT_NODES"); env != nullptr) {
+    ASSERT_NE(c.has_inter, 0) << "REDIST_TEST_EXPECT_NODES=" << env << " but one node";
+  }
+  if (me == 0) {
+    std::printf("calibration: intra %g s + %g s/byte (%s), inter %g s + %g s/byte (%s)\n",
+                c.intra_alpha, c.intra_beta, c.has_intra ? "measured" : "absent", c.inter_alpha,
+                c.inter_beta, c.has_inter ? "measured" : "absent");
+  }
+  EXPECT_GT(c.intra_alpha, 0.0);
+  EXPECT_GT(c.intra_beta, 0.0);
+  EXPECT_TRUE(std::isfinite(c.intra_alpha) && std::isfinite(c.intra_beta));
+  if (c.has_inter != 0) {
+    EXPECT_GT(c.inter_alpha, 0.0);
+    EXPECT_GT(c.inter_beta, 0.0);
+    EXPECT_TRUE(std::isfinite(c.inter_alpha) && std::isfinite(c.inter_beta));
+  } else {
+    EXPECT_EQ(c.inter_alpha, 0.0);
+    EXPECT_EQ(c.inter_beta, 0.0);
+  }
+  double mine[4] = {c.intra_alpha, c.intra_beta, c.inter_alpha, c.inter_beta};
+  double low[4];
+  double high[4];
+  MPI_Allreduce(mine, low, 4, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, high, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(low[k], high[k]) << "value " << k << " differs between ranks";
+  // The one-level calibration still answers, between ranks 0 and 1.
+  double alpha = 0.0;
+  double beta = 0.0;
+  ASSERT_EQ(redist_calibrate(MPI_COMM_WORLD, &alpha, &beta), REDIST_SUCCESS);
+  EXPECT_GT(alpha, 0.0);
+  EXPECT_GT(beta, 0.0);
+  EXPECT_EQ(redist_calibrate_nodes(MPI_COMM_WORLD, nullptr), REDIST_ERR_ARGUMENT);
+
+  // A plan on the measured levels, with a limit so that `auto` weighs step schedules.
+  AllToAll t(3);
+  redist_options options;
+  redist_options_init(&options);
+  options.max_concurrent = 2;
+  const redist_layout la = t.layout_a();
+  const redist_layout lb = t.layout_b();
+  redist_plan plan = nullptr;
+  ASSERT_EQ(redist_plan_create_calibrated(MPI_COMM_WORLD, t.m, t.n, REDIST_DOUBLE, &la, &lb,
+                                          REDIST_REGION_FULL, 0, &options, &c, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  ASSERT_EQ(redist_plan_execute(plan, t.a.data(), t.b.data()), REDIST_SUCCESS)
+      << redist_last_error();
+  EXPECT_EQ(t.wrong(), 0) << "rank " << me;
+  redist_plan_info info{};
+  ASSERT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+  EXPECT_NE(info.schedule, REDIST_SCHEDULE_AUTO);
+  EXPECT_NE(info.schedule, REDIST_SCHEDULE_ALL_AT_ONCE); // cannot honour max_concurrent
+  ASSERT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  // Bad levels: an argument error on every rank, no plan.
+  redist_calibration bad = c;
+  bad.inter_beta = -1.0;
+  EXPECT_EQ(redist_plan_create_calibrated(MPI_COMM_WORLD, t.m, t.n, REDIST_DOUBLE, &la, &lb,
+                                          REDIST_REGION_FULL, 0, &options, &bad, &plan),
+            REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(std::string(redist_last_error()).find("levels->inter_beta"), std::string::npos)
+      << redist_last_error();
+}
 
 } // namespace
