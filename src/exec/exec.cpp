@@ -164,7 +164,7 @@ void Executor::execute(const void *a_void, void *b_void) {
     array_copy_.forget_copies();
     requests_.clear_marks();
     repaired_ = 0;
-    if (pieces_.plan().transposed()) {
+    if (pieces_.plan().transposed() || sent_only_) {
       // Every message of a transposed plan is sent: no single-copy way reads a transposed
       // sender's array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a
       // limit to lift. Every rank has the same Transfer, so both ends of each message skip
@@ -186,6 +186,28 @@ void Executor::execute(const void *a_void, void *b_void) {
   if (!requests_.failure().empty()) {
     throw Error(REDIST_ERR_MPI, requests_.failure());
   }
+}
+
+void Executor::send_everything() {
+  sent_only_ = true;
+  for (const auto &phase : phases_) {
+    if (phase) {
+      phase->send_everything();
+    }
+  }
+}
+
+void Executor::execute(const void *a, void *b, const Operation &op) {
+  // A two-phase plan's first phase copies into the intermediate array; its second applies op.
+  Pieces &last = phases_[1] ? phases_[1]->pieces_ : pieces_;
+  last.set_operation(&op);
+  try {
+    execute(a, b);
+  } catch (...) {
+    last.set_operation(nullptr);
+    throw;
+  }
+  last.set_operation(nullptr);
 }
 
 namespace {

@@ -62,6 +62,14 @@ public:
   /// the first failure on the ranks where it failed; those messages' elements of b keep their
   /// values (or what a failed read wrote; two-phase plans: unspecified).
   void execute(const void *a, void *b);
+  /// B := alpha op(A) + beta B (operation.hpp) instead of the copy: unpacking and the local
+  /// copy apply `op` (a transposed plan's op is T or C); the message exchange is execute()'s.
+  /// Requires send_everything() (single-copy ways write b without the operation).
+  void execute(const void *a, void *b, const Operation &op);
+  /// Send every message through MPI from now on: no single-copy way (b is combined with
+  /// what arrives, and only unpacking does that). Call on every rank of the plan, before
+  /// the first execution (the negotiation of ways is then skipped everywhere).
+  void send_everything();
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   [[nodiscard]] std::size_t element_size() const { return pieces_.element_size(); }
@@ -155,6 +163,7 @@ private:
   SingleCopyTransport mapped_;
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution
+  bool sent_only_ = false;   // send_everything()
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
 };
