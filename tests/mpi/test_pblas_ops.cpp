@@ -13,6 +13,7 @@
 
 #include "harness.hpp"
 
+#include <redist.h>
 #include <redist_scalapack.h>
 
 #include "../common/scalapack_decls.h"
@@ -27,6 +28,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -434,6 +436,130 @@ TEST(PblasOps, ErrorsOnEveryRankLeaveCUntouched) {
     EXPECT_TRUE(c == in.c) << b.what << ": C changed on rank " << world_rank();
   }
   Cblacs_gridexit(g.ctxt);
+}
+
+// The C API (redist_plan_create_op + redist_plan_execute_op) on the random cases' layouts
+// against PBLAS, bit for bit; each plan executed twice with different alpha, beta.
+TEST(PblasOps, CApiAgainstPblas) {
+  const std::uint64_t seed = shared_seed("PblasOps.CApiAgainstPblas", 20202);
+  Rng rng(seed);
+  const int cases = std::max(1, options().cases / 4);
+  int failures = 0;
+  for (int i = 0; i < cases; ++i) {
+    Case k = draw(rng, world_size());
+    Case k2 = k; // the second execution's coefficients
+    k2.alpha_kind = static_cast<int>(rng.uniform(0, 4));
+    k2.beta_kind = static_cast<int>(rng.uniform(1, 4));
+    draw_scalar(rng, k.x, k2.alpha_kind, k2.alpha);
+    draw_scalar(rng, k.x, k2.beta_kind, k2.beta);
+    watchdog_arm("C API case " + std::to_string(i) + ": " + describe(k));
+    const Grid g = make_grid(k);
+    MPI_Comm comm = MPI_COMM_NULL; // the grid's processes
+    MPI_Comm_split(MPI_COMM_WORLD, g.member() ? 0 : MPI_UNDEFINED, world_rank(), &comm);
+    if (g.member()) {
+      std::mt19937_64 gen(seed + static_cast<std::uint64_t>(i) * 7919 +
+                          static_cast<std::uint64_t>(world_rank()));
+      Arrays in = make_arrays(k, g, gen);
+      const bool transposed = k.routine == Routine::tran || (k.trans != 'N' && k.trans != 'n');
+      const char trans = static_cast<char>(std::toupper(static_cast<unsigned char>(k.trans)));
+      // Grid position (pr, pc) -> rank in comm (Cblacs_pnum assumes row-major order).
+      int comm_size = 0;
+      MPI_Comm_size(comm, &comm_size);
+      const int mine[2] = {g.myrow, g.mycol};
+      std::vector<int> positions(2 * static_cast<std::size_t>(comm_size));
+      MPI_Allgather(mine, 2, MPI_INT, positions.data(), 2, MPI_INT, comm);
+      std::vector<int> in_comm(static_cast<std::size_t>(k.nprow * k.npcol), -1);
+      for (int r = 0; r < comm_size; ++r)
+        in_comm[static_cast<std::size_t>(positions[2 * static_cast<std::size_t>(r)] +
+                                         positions[2 * static_cast<std::size_t>(r) + 1] *
+                                             k.nprow)] = r;
+      const auto layout = [&](const int *d, int i0, int j0) {
+        return redist_layout{d[2], d[3], d[4],           d[5],   k.nprow, k.npcol,
+                             d[6], d[7], in_comm.data(), i0 - 1, j0 - 1,  d[8]};
+      };
+      const redist_layout la = layout(in.desca, k.ia, k.ja);
+      const redist_layout lc = layout(in.descc, k.ic, k.jc);
+      const redist_type type = k.x == 's'   ? REDIST_FLOAT
+                               : k.x == 'd' ? REDIST_DOUBLE
+                               : k.x == 'c' ? REDIST_COMPLEX_FLOAT
+                                            : REDIST_COMPLEX_DOUBLE;
+      const redist_op op = !transposed ? REDIST_OP_N : trans == 'C' ? REDIST_OP_C : REDIST_OP_T;
+      const redist_region region = k.routine != Routine::tradd        ? REDIST_REGION_FULL
+                                   : (k.uplo == 'U' || k.uplo == 'u') ? REDIST_REGION_UPPER
+                                                                      : REDIST_REGION_LOWER;
+      redist_plan plan = nullptr;
+      std::string problem;
+      if (redist_plan_create_op(comm, op, k.m, k.n, type, &la, &lc, region, nullptr, &plan) !=
+          REDIST_SUCCESS) {
+        problem = std::string("redist_plan_create_op failed: ") + redist_last_error();
+      } else {
+        std::vector<unsigned char> want = in.c;
+        std::vector<unsigned char> got = in.c;
+        void *theirs = pblas(routine_name(k) + "_");
+        for (const Case *coefficients : {&k, &k2}) {
+          const auto alpha = scalar_bytes(k.x, coefficients->alpha);
+          const auto beta = scalar_bytes(k.x, coefficients->beta);
+          call(k, theirs, in, want, k.m, k.n, alpha.data(), beta.data());
+          if (redist_plan_execute_op(plan, alpha.data(), in.a.data(), beta.data(), got.data()) !=
+              REDIST_SUCCESS)
+            problem += " execute_op failed";
+          if (got != want) problem += " C differs from PBLAS";
+        }
+        redist_plan_destroy(&plan);
+      }
+      if (!problem.empty()) {
+        ++failures;
+        ADD_FAILURE() << "rank " << world_rank() << " C API case " << i << ": " << describe(k)
+                      << ":" << problem;
+      }
+      MPI_Comm_free(&comm);
+      Cblacs_gridexit(g.ctxt);
+    }
+    watchdog_disarm();
+    if (on_any_rank(failures > 5) != 0) break;
+  }
+}
+
+// Integer plans only copy or transpose; a copy plan is not executed with an operation. Both
+// fail on every rank with B untouched.
+TEST(PblasOps, CApiIntegerOperationsAndCopyPlansAreErrors) {
+  const int size = world_size();
+  std::vector<int> ranks(static_cast<std::size_t>(size));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const int64_t m = 9, n = 7;
+  // A is n x m (transposed), B m x n, both 1 x size, blocks of 2.
+  const auto local = [&](int64_t cols) {
+    return static_cast<int64_t>((cols / 2 + size - 1) / size * 2 + 2);
+  };
+  const redist_layout la{n, m, 2, 2, 1, size, 0, 0, ranks.data(), 0, 0, n};
+  const redist_layout lb{m, n, 2, 2, 1, size, 0, 0, ranks.data(), 0, 0, m};
+  std::vector<std::int32_t> a(static_cast<std::size_t>(n * local(m)), 5);
+  std::vector<std::int32_t> b(static_cast<std::size_t>(m * local(n)), -3);
+  const std::vector<std::int32_t> b_before = b;
+  redist_plan plan = nullptr;
+  ASSERT_EQ(redist_plan_create_op(MPI_COMM_WORLD, REDIST_OP_T, m, n, REDIST_INT32, &la, &lb,
+                                  REDIST_REGION_FULL, nullptr, &plan),
+            REDIST_SUCCESS);
+  const std::int32_t one = 1, zero = 0, two = 2;
+  EXPECT_EQ(redist_plan_execute_op(plan, &two, a.data(), &zero, b.data()), REDIST_ERR_ARGUMENT);
+  EXPECT_NE(std::string(redist_last_error()).find("alpha"), std::string::npos)
+      << redist_last_error();
+  EXPECT_EQ(redist_plan_execute_op(plan, &one, a.data(), &one, b.data()), REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(redist_plan_execute_op(plan, nullptr, a.data(), &zero, b.data()), REDIST_ERR_ARGUMENT);
+  EXPECT_TRUE(b == b_before);
+  // alpha = 1, beta = 0: the transpose, every element of B's window a 5.
+  EXPECT_EQ(redist_plan_execute_op(plan, &one, a.data(), &zero, b.data()), REDIST_SUCCESS);
+  EXPECT_EQ(std::count(b.begin(), b.end(), 5) + std::count(b.begin(), b.end(), -3),
+            static_cast<std::ptrdiff_t>(b.size()));
+  redist_plan_destroy(&plan);
+  redist_plan copy = nullptr;
+  ASSERT_EQ(redist_plan_create(MPI_COMM_WORLD, m, n, REDIST_INT32, &lb, &lb, REDIST_REGION_FULL, 0,
+                               &copy),
+            REDIST_SUCCESS);
+  std::vector<std::int32_t> b2 = b_before;
+  EXPECT_EQ(redist_plan_execute_op(copy, &one, b2.data(), &zero, b2.data()), REDIST_ERR_ARGUMENT);
+  EXPECT_NE(std::string(redist_last_error()).find("redist_plan_create_op"), std::string::npos);
+  redist_plan_destroy(&copy);
 }
 
 } // namespace
