@@ -1,4 +1,5 @@
-!> Explicit interfaces for ScaLAPACK's PxGEMR2D and PxTRMR2D (x = S, D, C, Z, I), bound to
+!> Explicit interfaces for ScaLAPACK's PxGEMR2D and PxTRMR2D (x = S, D, C, Z, I) and PBLAS's
+!> PxTRAN, PxTRANU, PxTRANC, PxGEADD, PxTRADD (x = S, D, C, Z), bound to
 !> redist's prefixed entries (redist_pdgemr2d_, ...). Adding `use redist_scalapack` to a program
 !> unit routes its calls to redist even when ScaLAPACK is linked, and lets the compiler check
 !> every argument. Arguments and results are ScaLAPACK's; on bad input redist prints one line
@@ -15,6 +16,8 @@ module redist_scalapack
 
   public :: psgemr2d, pdgemr2d, pcgemr2d, pzgemr2d, pigemr2d
   public :: pstrmr2d, pdtrmr2d, pctrmr2d, pztrmr2d, pitrmr2d
+  public :: psgeadd, pdgeadd, pcgeadd, pzgeadd, pstradd, pdtradd, pctradd, pztradd
+  public :: pstran, pdtran, pctranu, pztranu, pctranc, pztranc
   public :: redist_scalapack_last_status, redist_scalapack_call_count, &
             redist_scalapack_clear_cache
 
@@ -103,6 +106,127 @@ module redist_scalapack
       integer(c_int), intent(in) :: a(*)
       integer(c_int), intent(inout) :: b(*)
     end subroutine pitrmr2d
+
+    ! PBLAS: sub(C) := beta sub(C) + alpha op(sub(A)) (redist_scalapack.h).
+    subroutine psgeadd(trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_psgeadd_')
+      import :: c_char, c_float, c_int
+      character(kind=c_char), intent(in) :: trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      real(c_float), intent(in) :: alpha, beta, a(*)
+      real(c_float), intent(inout) :: c(*)
+    end subroutine psgeadd
+
+    subroutine pstradd(uplo, trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pstradd_')
+      import :: c_char, c_float, c_int
+      character(kind=c_char), intent(in) :: uplo, trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      real(c_float), intent(in) :: alpha, beta, a(*)
+      real(c_float), intent(inout) :: c(*)
+    end subroutine pstradd
+
+    subroutine pdgeadd(trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pdgeadd_')
+      import :: c_char, c_double, c_int
+      character(kind=c_char), intent(in) :: trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      real(c_double), intent(in) :: alpha, beta, a(*)
+      real(c_double), intent(inout) :: c(*)
+    end subroutine pdgeadd
+
+    subroutine pdtradd(uplo, trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pdtradd_')
+      import :: c_char, c_double, c_int
+      character(kind=c_char), intent(in) :: uplo, trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      real(c_double), intent(in) :: alpha, beta, a(*)
+      real(c_double), intent(inout) :: c(*)
+    end subroutine pdtradd
+
+    subroutine pcgeadd(trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pcgeadd_')
+      import :: c_char, c_float_complex, c_int
+      character(kind=c_char), intent(in) :: trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_float_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_float_complex), intent(inout) :: c(*)
+    end subroutine pcgeadd
+
+    subroutine pctradd(uplo, trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pctradd_')
+      import :: c_char, c_float_complex, c_int
+      character(kind=c_char), intent(in) :: uplo, trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_float_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_float_complex), intent(inout) :: c(*)
+    end subroutine pctradd
+
+    subroutine pzgeadd(trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pzgeadd_')
+      import :: c_char, c_double_complex, c_int
+      character(kind=c_char), intent(in) :: trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_double_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_double_complex), intent(inout) :: c(*)
+    end subroutine pzgeadd
+
+    subroutine pztradd(uplo, trans, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pztradd_')
+      import :: c_char, c_double_complex, c_int
+      character(kind=c_char), intent(in) :: uplo, trans
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_double_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_double_complex), intent(inout) :: c(*)
+    end subroutine pztradd
+
+    subroutine pstran(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pstran_')
+      import :: c_float, c_int
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      real(c_float), intent(in) :: alpha, beta, a(*)
+      real(c_float), intent(inout) :: c(*)
+    end subroutine pstran
+
+    subroutine pdtran(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pdtran_')
+      import :: c_double, c_int
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      real(c_double), intent(in) :: alpha, beta, a(*)
+      real(c_double), intent(inout) :: c(*)
+    end subroutine pdtran
+
+    subroutine pctranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pctranu_')
+      import :: c_float_complex, c_int
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_float_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_float_complex), intent(inout) :: c(*)
+    end subroutine pctranu
+
+    subroutine pztranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pztranu_')
+      import :: c_double_complex, c_int
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_double_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_double_complex), intent(inout) :: c(*)
+    end subroutine pztranu
+
+    subroutine pctranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pctranc_')
+      import :: c_float_complex, c_int
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_float_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_float_complex), intent(inout) :: c(*)
+    end subroutine pctranc
+
+    subroutine pztranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(c, name='redist_pztranc_')
+      import :: c_double_complex, c_int
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      complex(c_double_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_double_complex), intent(inout) :: c(*)
+    end subroutine pztranc
 
     !> Status (REDIST_SUCCESS = 0 or an error code of module redist) of the last call on this
     !> thread.

@@ -92,11 +92,11 @@ typedef enum redist_schedule {
 
 /** Plan options. Initialise with redist_options_init, then set what you need. */
 typedef struct redist_options {
-  int schedule;        /**< a redist_schedule; default REDIST_SCHEDULE_AUTO */
-  int max_concurrent;  /**< at most this many transfers in one step; 0 = no limit */
-  int64_t max_memory;  /**< cap on the extra buffer bytes per process; 0 = no cap */
-  double alpha;        /**< cost model: seconds per message; 0 = built-in default */
-  double beta;         /**< cost model: seconds per byte; 0 = built-in default */
+  int schedule;       /**< a redist_schedule; default REDIST_SCHEDULE_AUTO */
+  int max_concurrent; /**< at most this many transfers in one step; 0 = no limit */
+  int64_t max_memory; /**< cap on the extra buffer bytes per process; 0 = no cap */
+  double alpha;       /**< cost model: seconds per message; 0 = built-in default */
+  double beta;        /**< cost model: seconds per byte; 0 = built-in default */
 } redist_options;
 
 /** Set @p options to the defaults (automatic schedule, no limits, default cost model). */
@@ -182,6 +182,37 @@ const char *redist_schedule_name(int schedule);
  */
 int redist_plan_execute(redist_plan plan, const void *a, void *b);
 
+/** op(A) of redist_plan_create_op: A, A transposed, or A conjugated and transposed. */
+typedef enum redist_op {
+  REDIST_OP_N = 0, /**< B := alpha A + beta B (PxGEADD TRANS='N') */
+  REDIST_OP_T = 1, /**< B := alpha A^T + beta B (PxTRAN, PxTRANU, TRANS='T') */
+  REDIST_OP_C = 2  /**< B := alpha A^H + beta B (PxTRANC, TRANS='C'; = T for real types) */
+} redist_op;
+
+/**
+ * Create a plan for B := alpha op(A) + beta B on the m x n window of layout @p b (PBLAS
+ * PxTRAN / PxGEADD / PxTRADD). For REDIST_OP_T and REDIST_OP_C, A's window (from a->i, a->j)
+ * is n x m. @p region: the whole window, or its upper (i <= j) or lower (i >= j) trapezoid,
+ * diagonal included and running through the window's top-left corner (PxTRADD; unlike the
+ * copy's PxTRMR2D convention). alpha and beta are given per execution
+ * (redist_plan_execute_op). Integer types allow only alpha = 1, beta = 0 (a copy or a
+ * transpose). Collective, as redist_plan_create_opt (@p options may be NULL).
+ */
+int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n, redist_type type,
+                          const redist_layout *a, const redist_layout *b, redist_region region,
+                          const redist_options *options, redist_plan *plan);
+
+/**
+ * Execute a plan of redist_plan_create_op: B := alpha op(A) + beta B, bit for bit as PBLAS
+ * (docs/guide.md). @p alpha and @p beta point to one value of the plan's element type
+ * (two floats / doubles for complex types) and must be the same on every process. With
+ * beta = 0, B is not read (NaN or Inf there never reaches the result); with alpha = 0, A's
+ * values do not matter. A plan of redist_plan_create may not be executed with this call;
+ * redist_plan_execute on a plan of redist_plan_create_op is alpha = 1, beta = 0.
+ */
+int redist_plan_execute_op(redist_plan plan, const void *alpha, const void *a, const void *beta,
+                           void *b);
+
 /** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. */
 int redist_plan_destroy(redist_plan *plan);
 
@@ -209,10 +240,10 @@ int redist_free(void *memory);
 typedef struct redist_plan_info {
   int64_t send_peers, recv_peers; /**< remote processes this one sends to / receives from */
   int64_t bytes_sent, bytes_received, bytes_local; /**< per execution */
-  int schedule;              /**< the schedule used (never REDIST_SCHEDULE_AUTO) */
-  int64_t steps;             /**< steps of the schedule (1 for all-at-once) */
-  int64_t buffer_bytes;      /**< buffer memory this process holds for execution */
-  double predicted_seconds;  /**< the cost model's time for the whole plan */
+  int schedule;             /**< the schedule used (never REDIST_SCHEDULE_AUTO) */
+  int64_t steps;            /**< steps of the schedule (1 for all-at-once) */
+  int64_t buffer_bytes;     /**< buffer memory this process holds for execution */
+  double predicted_seconds; /**< the cost model's time for the whole plan */
 } redist_plan_info;
 
 /** Fill @p info with this process's part of @p plan. Local (not collective). */

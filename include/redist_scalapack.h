@@ -59,6 +59,43 @@ REDIST_DECLARE_GEMR(i, redist_int)
 
 #undef REDIST_DECLARE_GEMR
 
+/*
+ * PBLAS's transposes and additions, sub(C) := beta sub(C) + alpha op(sub(A)), with PBLAS's
+ * arguments (PxTRAN / PxTRANU / PxTRANC: op = transpose / transpose / conjugate transpose;
+ * PxGEADD: TRANS 'N', 'T', 'C'; PxTRADD: UPLO 'U' or 'L' of sub(C), the diagonal through
+ * its top-left corner). ALPHA and BETA have the element type (pairs for c and z). The
+ * context is DESCC(CTXT_); results are bit for bit PBLAS's (docs/guide.md). Errors as for
+ * the copies: reported on every process, C untouched, no abort.
+ */
+#define REDIST_DECLARE_OPERATIONS(x, T)                                                            \
+  void redist_p##x##geadd_(const char *trans, const redist_int *m, const redist_int *n,            \
+                           const T *alpha, const T *a, const redist_int *ia, const redist_int *ja, \
+                           const redist_int *desca, const T *beta, T *c, const redist_int *ic,     \
+                           const redist_int *jc, const redist_int *descc);                         \
+  void redist_p##x##tradd_(const char *uplo, const char *trans, const redist_int *m,               \
+                           const redist_int *n, const T *alpha, const T *a, const redist_int *ia,  \
+                           const redist_int *ja, const redist_int *desca, const T *beta, T *c,     \
+                           const redist_int *ic, const redist_int *jc, const redist_int *descc);
+#define REDIST_DECLARE_TRAN(name, T)                                                               \
+  void redist_##name##_(const redist_int *m, const redist_int *n, const T *alpha, const T *a,      \
+                        const redist_int *ia, const redist_int *ja, const redist_int *desca,       \
+                        const T *beta, T *c, const redist_int *ic, const redist_int *jc,           \
+                        const redist_int *descc);
+
+REDIST_DECLARE_OPERATIONS(s, float)
+REDIST_DECLARE_OPERATIONS(d, double)
+REDIST_DECLARE_OPERATIONS(c, void)
+REDIST_DECLARE_OPERATIONS(z, void)
+REDIST_DECLARE_TRAN(pstran, float)
+REDIST_DECLARE_TRAN(pdtran, double)
+REDIST_DECLARE_TRAN(pctranu, void)
+REDIST_DECLARE_TRAN(pztranu, void)
+REDIST_DECLARE_TRAN(pctranc, void)
+REDIST_DECLARE_TRAN(pztranc, void)
+
+#undef REDIST_DECLARE_OPERATIONS
+#undef REDIST_DECLARE_TRAN
+
 /** Status (redist_status from redist.h) of the last ScaLAPACK-style call on this thread. */
 int redist_scalapack_last_status(void);
 

@@ -83,4 +83,7 @@ struct redist_plan_s {
   redist::Index lld_a = 1, lld_b = 1;
   int rank = 0, size = 0;
   bool failed = false; // the last execution failed on this process
+  // redist_plan_create_op: op (a redist_op) and element type; -1: a copy plan.
+  int op = -1;
+  int type = 0;
 };

@@ -254,10 +254,12 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
 }
 
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
+// op: -1 for a copy, else the redist_op of redist_plan_create_op (any int the caller passed).
 int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int unit_diag,
                 const redist_options *options, const redist_calibration *levels,
-                redist_plan *plan) {
+                redist_plan *plan, int op = -1) {
+  const bool transposed = op == REDIST_OP_T || op == REDIST_OP_C;
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     const CommPosition position = comm_position(call, comm);
@@ -273,9 +275,11 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
           region != REDIST_REGION_LOWER)
         throw_argument(call, "region", region, "unknown redist_region");
+      if (op != -1 && op != REDIST_OP_N && !transposed)
+        throw_argument(call, "op", op, "unknown redist_op");
       if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
       if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
-      validate_layout(call, "a", *a, m, n, size, rank);
+      validate_layout(call, "a", *a, transposed ? n : m, transposed ? m : n, size, rank);
       validate_layout(call, "b", *b, m, n, size, rank);
       redist_options defaults;
       redist_options_init(&defaults);
@@ -285,6 +289,9 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       if (const std::string why = single_copy::environment_error(); !why.empty())
         throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
       args = describe(call, m, n, type, region, unit_diag, *a, *b, rank, schedule_opts);
+      args.fields.operation = op == -1     ? front_end::kCopy
+                              : transposed ? front_end::kOperationTransposed
+                                           : front_end::kOperationN;
     } catch (const Error &e) {
       local = e;
     }
@@ -316,6 +323,10 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                     : region == REDIST_REGION_LOWER ? Region::Kind::lower
                                                     : Region::Kind::full;
     t.region.unit_diag = unit_diag != 0;
+    if (op != -1) {
+      t.region.diagonal = Region::Diagonal::top_left; // PxTRADD's trapezoid
+      t.perm = transposed ? std::array<int, 2>{1, 0} : std::array<int, 2>{0, 1};
+    }
 
     auto result = std::make_unique<redist_plan_s>();
     check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
@@ -335,6 +346,11 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     if (planned.status != REDIST_SUCCESS)
       throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
     result->executor = std::move(planned.executor);
+    if (op != -1) {
+      result->executor->send_everything(); // on every process, before the first execution
+    }
+    result->op = op;
+    result->type = type;
     result->transfer = std::move(t);
     result->options = args.options;
     result->lld_a = a->lld;
@@ -395,18 +411,58 @@ void make_anew(const char *call, redist_plan_s &plan) {
             (planned.status == REDIST_ERR_NO_MEMORY ? " (out of memory)" : "") + "; destroy it");
   }
   plan.executor = std::move(planned.executor);
+  if (plan.op != -1) {
+    plan.executor->send_everything();
+  }
   std::swap(plan.comm, fresh); // the guard frees the old communicator
   plan.failed = false;
 }
 
-} // namespace
+constexpr double kOne = 1.0;
+constexpr double kZero = 0.0;
 
-extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
-  static const char *call = "redist_plan_execute";
+/// alpha, beta of a plan of redist_plan_create_op, checked (throws naming `call`).
+Operation operation_of(const char *call, const redist_plan_s &plan, const void *alpha,
+                       const void *beta) {
+  if (plan.op == -1)
+    throw_argument(call, "plan", 0, "not a plan of redist_plan_create_op (a copy plan)");
+  if (alpha == nullptr) throw_argument(call, "alpha", 0, "NULL pointer");
+  if (beta == nullptr) throw_argument(call, "beta", 0, "NULL pointer");
+  if (plan.type == REDIST_INT32 || plan.type == REDIST_INT64) {
+    const auto value = [&](const void *p) {
+      if (plan.type == REDIST_INT32) {
+        std::int32_t v = 0;
+        std::memcpy(&v, p, sizeof v);
+        return static_cast<long long>(v);
+      }
+      std::int64_t v = 0;
+      std::memcpy(&v, p, sizeof v);
+      return static_cast<long long>(v);
+    };
+    if (value(alpha) != 1)
+      throw_argument(call, "alpha", value(alpha),
+                     "integer types only copy or transpose: alpha must be 1");
+    if (value(beta) != 0)
+      throw_argument(call, "beta", value(beta),
+                     "integer types only copy or transpose: beta must be 0");
+    return Operation::make(Scalar::f64, false, &kOne, &kZero); // a copy
+  }
+  const Scalar scalar = plan.type == REDIST_FLOAT           ? Scalar::f32
+                        : plan.type == REDIST_DOUBLE        ? Scalar::f64
+                        : plan.type == REDIST_COMPLEX_FLOAT ? Scalar::c32
+                                                            : Scalar::c64;
+  return Operation::make(scalar, plan.op == REDIST_OP_C, alpha, beta);
+}
+
+/// redist_plan_execute (operation null) and redist_plan_execute_op.
+int execute_plan(const char *call, redist_plan plan, const void *alpha, const void *a,
+                 const void *beta, void *b, bool operation) {
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
     std::optional<Error> local;
+    std::optional<Operation> op;
     try {
+      if (operation) op = operation_of(call, *plan, alpha, beta);
       const RankPlan &rp = plan->executor->plan();
       if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
         throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
@@ -441,8 +497,11 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
     }
     long long agreed = 0;
     try {
+      const Operation *combine = op && !op->copies() ? &*op : nullptr;
       if (deferred) {
-        agreed = plan->executor->execute_checked(a, b, v[0]);
+        agreed = plan->executor->execute_checked(a, b, v[0], combine);
+      } else if (combine != nullptr) {
+        plan->executor->execute(a, b, *combine);
       } else {
         plan->executor->execute(a, b);
       }
@@ -454,6 +513,25 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
     plan->failed = plan->executor->left_unmatched();
     throw_if_invalid(agreed);
   });
+}
+
+} // namespace
+
+extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
+  return execute_plan("redist_plan_execute", plan, nullptr, a, nullptr, b, false);
+}
+
+extern "C" int redist_plan_execute_op(redist_plan plan, const void *alpha, const void *a,
+                                      const void *beta, void *b) {
+  return execute_plan("redist_plan_execute_op", plan, alpha, a, beta, b, true);
+}
+
+extern "C" int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n,
+                                     redist_type type, const redist_layout *a,
+                                     const redist_layout *b, redist_region region,
+                                     const redist_options *options, redist_plan *plan) {
+  return create_plan("redist_plan_create_op", comm, m, n, enum_value(type), a, b,
+                     enum_value(region), 0, options, nullptr, plan, enum_value(op));
 }
 
 extern "C" int redist_plan_destroy(redist_plan *plan) {

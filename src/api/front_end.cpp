@@ -293,6 +293,12 @@ Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &a
                   : call.fields.uplo == 'U' ? Region::Kind::upper
                                             : Region::Kind::lower;
   t.region.unit_diag = trapezoid && call.fields.diag == 'U';
+  if (call.fields.operation != kCopy) {
+    t.region.diagonal = Region::Diagonal::top_left; // PxTRADD's trapezoid
+  }
+  if (call.fields.operation == kOperationTransposed) {
+    t.perm = {1, 0};
+  }
   for (const auto &[name, s, offset, layout] : {std::tuple{'A', &f.a, std::size_t{0}, &t.src},
                                                 std::tuple{'B', &f.b, std::size_t{2}, &t.dst}}) {
     const int nprow = static_cast<int>(s->nprow.max);

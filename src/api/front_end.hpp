@@ -32,6 +32,7 @@ template <class V> struct SideFields {
 /// type, rank maps and cost model; 0 in the ScaLAPACK entries).
 template <class V> struct CallFields {
   V m{}, n{}, uplo{}, diag{};
+  V operation{}; ///< kCopy, or B := alpha op(A) + beta B with op N or transposed (T, C)
   SideFields<V> a, b;
   V strategy{}, max_concurrent{}, max_memory{};
   V digest{};
@@ -45,6 +46,7 @@ template <class F, class... T> void each_field(F &&f, T &...fields) {
   f(Arg::n, "N", fields.n...);
   f(Arg::uplo, "UPLO", fields.uplo...);
   f(Arg::diag, "DIAG", fields.diag...);
+  f(Arg::none, "TRANS", fields.operation...);
   const auto side = [&](Arg desc, Arg i, Arg j, auto &...s) {
     f(desc, "M_", s.m...);
     f(desc, "N_", s.n...);
@@ -64,6 +66,14 @@ template <class F, class... T> void each_field(F &&f, T &...fields) {
   f(Arg::environment, "max_memory", fields.max_memory...);
   f(Arg::none, "digest", fields.digest...);
 }
+
+/// CallFields::operation: a copy (PxGEMR2D, PxTRMR2D, redist_plan_create), or a plan for
+/// B := alpha op(A) + beta B (PxTRAN, PxGEADD, PxTRADD, redist_plan_create_op), whose
+/// executor sends every message (Executor::send_everything) and whose Transfer is transposed
+/// for op T or C (Transfer::perm).
+inline constexpr long long kCopy = 0;
+inline constexpr long long kOperationN = 1;
+inline constexpr long long kOperationTransposed = 2;
 
 /// The values of a ring call (redist_ring.h) that must agree everywhere; an entry without one
 /// of them leaves it 0 on every process. V is a value, or its agreed range.

@@ -41,10 +41,14 @@ std::atomic<long long> call_count{0};
 /// Argument positions of one routine (1-based, as PXERBLA counts them).
 struct Positions {
   int uplo = 0, diag = 0, m = 0, n = 0, a = 0, ia = 0, ja = 0, desca = 0, b = 0, ib = 0, jb = 0,
-      descb = 0, ictxt = 0;
+      descb = 0, ictxt = 0, trans = 0, alpha = 0, beta = 0;
 };
 constexpr Positions kGemr{0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 constexpr Positions kTrmr{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+// PBLAS: C is "B"; the context is DESCC(CTXT_)'s.
+constexpr Positions kTran{0, 0, 1, 2, 4, 5, 6, 7, 9, 10, 11, 12, 12, 0, 3, 8};
+constexpr Positions kGeadd{0, 0, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 13, 1, 4, 9};
+constexpr Positions kTradd{1, 0, 3, 4, 6, 7, 8, 9, 11, 12, 13, 14, 14, 2, 5, 10};
 
 /// One side (A or B) of a call as this process sees it.
 struct Side {
@@ -66,6 +70,10 @@ struct Call {
   Side a, b;
   void *destination = nullptr; // == b.data, writable
   Positions pos;
+  // PxTRAN, PxGEADD, PxTRADD: B := alpha op(A) + beta B (A's window is N x M for op T, C).
+  const Operation *operation = nullptr;
+  char trans = ' '; // 'N', 'T' or 'C' as given (' ': a copy)
+  [[nodiscard]] bool transposed() const { return operation != nullptr && trans != 'N'; }
 };
 
 struct ArgumentError {
@@ -132,19 +140,25 @@ void check_side(const Call &c, const Side &s) {
   if (d[LLD_] < std::max<Index>(1, local_rows))
     fail(c, s.pos_desc, field(LLD_), d[LLD_],
          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
-  const std::string i_name = s.name == 'A' ? "IA" : "IB";
-  const std::string j_name = s.name == 'A' ? "JA" : "JB";
+  const std::string i_name = std::string("I") + s.name;
+  const std::string j_name = std::string("J") + s.name;
   if (above_agreed(s.i)) fail(c, s.pos_i, i_name, s.i, kAgreedLimit);
   if (above_agreed(s.j)) fail(c, s.pos_j, j_name, s.j, kAgreedLimit);
+  // A transposed operation's A window is N x M.
+  const bool swap = s.name == 'A' && c.transposed();
+  const redist_int rows = swap ? c.n : c.m;
+  const redist_int cols = swap ? c.m : c.n;
+  const char *rows_name = swap ? "N" : "M";
+  const char *cols_name = swap ? "M" : "N";
   if (c.m > 0 && c.n > 0) {
-    if (s.i < 1 || s.i > d[M_] - c.m + 1)
+    if (s.i < 1 || s.i > d[M_] - rows + 1)
       fail(c, s.pos_i, i_name, s.i,
-           "rows " + i_name + ".." + i_name + "+M-1 (M = " + std::to_string(c.m) +
-               ") must lie in 1.." + std::to_string(d[M_]));
-    if (s.j < 1 || s.j > d[N_] - c.n + 1)
+           "rows " + i_name + ".." + i_name + "+" + rows_name + "-1 (" + rows_name + " = " +
+               std::to_string(rows) + ") must lie in 1.." + std::to_string(d[M_]));
+    if (s.j < 1 || s.j > d[N_] - cols + 1)
       fail(c, s.pos_j, j_name, s.j,
-           "columns " + j_name + ".." + j_name + "+N-1 (N = " + std::to_string(c.n) +
-               ") must lie in 1.." + std::to_string(d[N_]));
+           "columns " + j_name + ".." + j_name + "+" + cols_name + "-1 (" + cols_name + " = " +
+               std::to_string(cols) + ") must lie in 1.." + std::to_string(d[N_]));
     if (s.data == nullptr && local_rows > 0 && local_cols > 0)
       fail(c, s.pos_data, std::string(1, s.name), 0,
            "NULL local array on a process that holds part of the matrix");
@@ -152,6 +166,9 @@ void check_side(const Call &c, const Side &s) {
 }
 
 void check_local(const Call &c, const blacs::GridInfo &ictxt_grid) {
+  if (c.operation != nullptr && c.pos.trans > 0 && c.trans != 'N' && c.trans != 'T' &&
+      c.trans != 'C')
+    fail(c, c.pos.trans, "TRANS", quoted(c.trans), "must be 'N', 'T' or 'C'");
   if (c.trapezoid) {
     if (c.uplo != 'U' && c.uplo != 'L')
       fail(c, c.pos.uplo, "UPLO", quoted(c.uplo), "must be 'U' or 'L'");
@@ -246,6 +263,9 @@ front_end::CallArgs describe(const Call &c, const ScheduleOptions &options) {
   f.n = c.n;
   f.uplo = c.uplo;
   f.diag = c.diag;
+  f.operation = c.operation == nullptr ? front_end::kCopy
+                : c.transposed()       ? front_end::kOperationTransposed
+                                       : front_end::kOperationN;
   for (const auto &[s, fields, position] :
        {std::tuple{&c.a, &f.a, &args.a}, std::tuple{&c.b, &f.b, &args.b}}) {
     if (!s->grid.member()) continue;
@@ -293,7 +313,12 @@ int position_of(const Call &c, front_end::Arg arg) {
 /// Execute the call's plan, every process of ICTXT having agreed to.
 int execute(const Call &c, const front_end::CacheLookup &cache) {
   try {
-    cache.plan->executor->execute(c.a.data, c.destination);
+    if (c.operation != nullptr) {
+      cache.plan->executor->send_everything(); // the same on every process, before the first
+      cache.plan->executor->execute(c.a.data, c.destination, *c.operation);
+    } else {
+      cache.plan->executor->execute(c.a.data, c.destination);
+    }
   } catch (const Error &e) {
     // A plan whose execution failed is not reused, nor its communicator (a message of the
     // failed execution may still wait there to be matched): the next call misses here, so
@@ -474,6 +499,54 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
   }
 }
 
+char upper(const char *ch) {
+  return ch != nullptr ? static_cast<char>(std::toupper(static_cast<unsigned char>(*ch))) : '\0';
+}
+
+/// PBLAS PxTRAN, PxTRANU, PxTRANC (trans 'T' or 'C', no TRANS argument), PxGEADD (trans from
+/// its argument) and PxTRADD (uplo too): sub(C) := beta sub(C) + alpha op(sub(A)) on the
+/// processes of DESCC(CTXT_), through run_call as the copies.
+void operation_entry(const char *routine, Scalar type, const Positions &pos, char trans,
+                     const char *uplo, redist_int m, redist_int n, const void *alpha, const void *a,
+                     redist_int ia, redist_int ja, const redist_int *desca, const void *beta,
+                     void *c, redist_int ic, redist_int jc, const redist_int *descc) {
+  static const redist_int kNoGrid[DLEN_] = {1, -1, 0, 0, 1, 1, 0, 0, 1};
+  const bool trapezoid = pos.uplo > 0;
+  static const unsigned char kZero[16] = {};
+  // A NULL alpha or beta is reported as an argument (checked before any use).
+  const Operation op =
+      Operation::make(type, trans == 'C', alpha ? alpha : kZero, beta ? beta : kZero);
+  Call call{routine,
+            op.element_size(),
+            trapezoid,
+            trapezoid ? (uplo != nullptr ? upper(uplo) : '\0') : ' ',
+            trapezoid ? 'N' : ' ',
+            m,
+            n,
+            descc != nullptr ? descc[CTXT_] : -1,
+            Side{'A', desca ? desca : kNoGrid, ia, ja, a, {}, pos.desca, pos.ia, pos.ja, pos.a},
+            Side{'C', descc ? descc : kNoGrid, ic, jc, c, {}, pos.descb, pos.ib, pos.jb, pos.b},
+            c,
+            pos,
+            &op,
+            trans};
+  last_status = c_barrier(routine, [&] {
+    if (alpha == nullptr || beta == nullptr) {
+      const bool a_missing = alpha == nullptr;
+      report(std::string(routine) + ": argument " +
+             std::to_string(a_missing ? pos.alpha : pos.beta) + " (" +
+             (a_missing ? "ALPHA" : "BETA") + "): NULL pointer; nothing was computed");
+      throw Error(REDIST_ERR_ARGUMENT, "");
+    }
+    const int status = run_call(call);
+    if (status != REDIST_SUCCESS) throw Error(static_cast<redist_status>(status), "");
+  });
+  if ((last_status == REDIST_ERR_INTERNAL || last_status == REDIST_ERR_NO_MEMORY) &&
+      *redist_last_error() != '\0') {
+    report(redist_last_error());
+  }
+}
+
 /// A plan of the C API (redist.h) from ScaLAPACK descriptors: the descriptor checks and the
 /// agreement of the front end, then redist_plan_create_opt on ICTXT's communicator with the
 /// layouts every process now knows (its checks name the layout fields, "b->mb").
@@ -634,6 +707,43 @@ extern "C" int redist_plan_create_scalapack(redist_int m, redist_int n, int type
     entry("CP" #X "TRMR2D", SIZE, true, uplo, diag, m, n, a, ia, ja, desca, b, ib, jb, descb,      \
           ictxt);                                                                                  \
   }
+
+// PBLAS's names; TRANS of PxGEADD / PxTRADD passed as given (checked by run_call).
+#define REDIST_DEFINE_OPERATIONS(x, X, T, SCALAR)                                                  \
+  extern "C" void redist_p##x##geadd_(                                                             \
+      const char *trans, const redist_int *m, const redist_int *n, const T *alpha, const T *a,     \
+      const redist_int *ia, const redist_int *ja, const redist_int *desca, const T *beta, T *c,    \
+      const redist_int *ic, const redist_int *jc, const redist_int *descc) {                       \
+    redist::operation_entry("P" #X "GEADD", SCALAR, redist::kGeadd, redist::upper(trans), nullptr, \
+                            *m, *n, alpha, a, *ia, *ja, desca, beta, c, *ic, *jc, descc);          \
+  }                                                                                                \
+  extern "C" void redist_p##x##tradd_(                                                             \
+      const char *uplo, const char *trans, const redist_int *m, const redist_int *n,               \
+      const T *alpha, const T *a, const redist_int *ia, const redist_int *ja,                      \
+      const redist_int *desca, const T *beta, T *c, const redist_int *ic, const redist_int *jc,    \
+      const redist_int *descc) {                                                                   \
+    redist::operation_entry("P" #X "TRADD", SCALAR, redist::kTradd, redist::upper(trans), uplo,    \
+                            *m, *n, alpha, a, *ia, *ja, desca, beta, c, *ic, *jc, descc);          \
+  }
+#define REDIST_DEFINE_TRAN(name, NAME, T, SCALAR, TRANS)                                           \
+  extern "C" void redist_##name##_(                                                                \
+      const redist_int *m, const redist_int *n, const T *alpha, const T *a, const redist_int *ia,  \
+      const redist_int *ja, const redist_int *desca, const T *beta, T *c, const redist_int *ic,    \
+      const redist_int *jc, const redist_int *descc) {                                             \
+    redist::operation_entry(#NAME, SCALAR, redist::kTran, TRANS, nullptr, *m, *n, alpha, a, *ia,   \
+                            *ja, desca, beta, c, *ic, *jc, descc);                                 \
+  }
+
+REDIST_DEFINE_OPERATIONS(s, S, float, redist::Scalar::f32)
+REDIST_DEFINE_OPERATIONS(d, D, double, redist::Scalar::f64)
+REDIST_DEFINE_OPERATIONS(c, C, void, redist::Scalar::c32)
+REDIST_DEFINE_OPERATIONS(z, Z, void, redist::Scalar::c64)
+REDIST_DEFINE_TRAN(pstran, PSTRAN, float, redist::Scalar::f32, 'T')
+REDIST_DEFINE_TRAN(pdtran, PDTRAN, double, redist::Scalar::f64, 'T')
+REDIST_DEFINE_TRAN(pctranu, PCTRANU, void, redist::Scalar::c32, 'T')
+REDIST_DEFINE_TRAN(pztranu, PZTRANU, void, redist::Scalar::c64, 'T')
+REDIST_DEFINE_TRAN(pctranc, PCTRANC, void, redist::Scalar::c32, 'C')
+REDIST_DEFINE_TRAN(pztranc, PZTRANC, void, redist::Scalar::c64, 'C')
 
 REDIST_DEFINE_ENTRIES(s, S, float, 4)
 REDIST_DEFINE_ENTRIES(d, D, double, 8)

@@ -165,7 +165,7 @@ void Executor::execute(const void *a_void, void *b_void) {
     array_copy_.forget_copies();
     requests_.clear_marks();
     repaired_ = 0;
-    if (pieces_.plan().transposed()) {
+    if (pieces_.plan().transposed() || sent_only_) {
       // Every message of a transposed plan is sent: no single-copy way reads a transposed
       // sender's array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a
       // limit to lift. Every rank has the same Transfer, so both ends of each message skip
@@ -189,12 +189,17 @@ void Executor::execute(const void *a_void, void *b_void) {
   }
 }
 
-long long Executor::execute_checked(const void *a, void *b, long long error) {
+long long Executor::execute_checked(const void *a, void *b, long long error,
+                                     const Operation *op) {
   check_ = error;
   deferring_ = true;
   sent_.defer(true);
   try {
-    execute(a, b);
+    if (op != nullptr) {
+      execute(a, b, *op);
+    } else {
+      execute(a, b);
+    }
   } catch (...) {
     deferring_ = false;
     sent_.defer(false);
@@ -205,6 +210,28 @@ long long Executor::execute_checked(const void *a, void *b, long long error) {
   const long long agreed = check_;
   check_ = 0;
   return agreed;
+}
+
+void Executor::send_everything() {
+  sent_only_ = true;
+  for (const auto &phase : phases_) {
+    if (phase) {
+      phase->send_everything();
+    }
+  }
+}
+
+void Executor::execute(const void *a, void *b, const Operation &op) {
+  // A two-phase plan's first phase copies into the intermediate array; its second applies op.
+  Pieces &last = phases_[1] ? phases_[1]->pieces_ : pieces_;
+  last.set_operation(&op);
+  try {
+    execute(a, b);
+  } catch (...) {
+    last.set_operation(nullptr);
+    throw;
+  }
+  last.set_operation(nullptr);
 }
 
 namespace {

@@ -62,6 +62,14 @@ public:
   /// the first failure on the ranks where it failed; those messages' elements of b keep their
   /// values (or what a failed read wrote; two-phase plans: unspecified).
   void execute(const void *a, void *b);
+  /// B := alpha op(A) + beta B (operation.hpp) instead of the copy: unpacking and the local
+  /// copy apply `op` (a transposed plan's op is T or C); the message exchange is execute()'s.
+  /// Requires send_everything() (single-copy ways write b without the operation).
+  void execute(const void *a, void *b, const Operation &op);
+  /// Send every message through MPI from now on: no single-copy way (b is combined with
+  /// what arrives, and only unpacking does that). Call on every rank of the plan, before
+  /// the first execution (the negotiation of ways is then skipped everywhere).
+  void send_everything();
 
   /// Whether the next execution can carry the caller's argument check (execute_checked()),
   /// the same on every rank (agreed after the last exchange): every message of the plan, on
@@ -72,8 +80,9 @@ public:
   /// its agreement after the exchange; unpacking and the local copy wait for that agreement.
   /// Returns the maximum of the error words over the ranks; non-zero: no rank wrote to b (a
   /// rank whose a is NULL sends its buffers unfilled, one whose b is NULL unpacks nothing).
-  /// Only when defers().
-  long long execute_checked(const void *a, void *b, long long error);
+  /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
+  long long execute_checked(const void *a, void *b, long long error,
+                            const Operation *op = nullptr);
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   [[nodiscard]] std::size_t element_size() const { return pieces_.element_size(); }
@@ -171,6 +180,7 @@ private:
   bool deferring_ = false;   // this execution is execute_checked()'s
   long long check_ = 0;      // its error word, then the agreed maximum
   bool unrepaired_ = false;  // failed transfers left unrepaired (an argument error)
+  bool sent_only_ = false;   // send_everything()
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
 };

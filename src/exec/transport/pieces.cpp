@@ -271,6 +271,13 @@ void Pieces::copy_transposed(const RunPattern &rows, const RunPattern &cols, con
           if (packed) {
             copy_rectangle(to + static_cast<std::size_t>(tile.position + w0 * step + e0 - lo) * es,
                            1, step, from, tile.src_step, tile.src_width_step, e1 - e0, w1 - w0, es);
+          } else if (operation_ != nullptr) {
+            apply_operation(*operation_,
+                            to + static_cast<std::size_t>(tile.dst + e0 * tile.dst_step +
+                                                          w0 * tile.dst_width_step) *
+                                     es,
+                            tile.dst_step, tile.dst_width_step, from, tile.src_step,
+                            tile.src_width_step, e1 - e0, w1 - w0);
           } else {
             copy_rectangle(to + static_cast<std::size_t>(tile.dst + e0 * tile.dst_step +
                                                          w0 * tile.dst_width_step) *
@@ -320,7 +327,31 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
                plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier, lld_src_);
 }
 
+void Pieces::apply_pieces(const RunPattern &rows, const RunPattern &cols, const std::byte *from,
+                          bool packed, std::byte *b, Index lo, Index hi) const {
+  const std::size_t es = element_size_;
+  Index position = 0;
+  for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, lld_src_, lld_dst_,
+                 [&](Index src, Index dst, Index count) {
+                   const Index begin = std::max(position, lo);
+                   const Index end = std::min(position + count, hi);
+                   if (begin < end) {
+                     const Index skip = begin - position;
+                     apply_operation(
+                         *operation_, b + static_cast<std::size_t>(dst + skip) * es, 1,
+                         from + static_cast<std::size_t>(packed ? begin - lo : src + skip) * es, 1,
+                         end - begin);
+                   }
+                   position += count;
+                 });
+}
+
 void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo, Index hi) const {
+  if (operation_ != nullptr) {
+    apply_pieces(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], in, true, b, lo, hi);
+    return;
+  }
   Copier copier(in, b, element_size_, true, false, streams(peer), lo, hi);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.recv_rows[r], recv_groups_[r],
@@ -335,6 +366,12 @@ void Pieces::copy_local(const std::byte *a, std::byte *b) const {
     copy_transposed(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
                     plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], a, lld_src_, b,
                     false, 0, plan_.self.elements);
+    return;
+  }
+  if (operation_ != nullptr) {
+    apply_pieces(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
+                 plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], a, false, b, 0,
+                 plan_.self.elements);
     return;
   }
   Copier copier(a, b, element_size_, false, false, streams(plan_.self));

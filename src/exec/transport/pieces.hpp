@@ -4,6 +4,7 @@
 // message from a sender's array mapped here, and handing a message's pieces to a cross-memory
 // reader. Hot loops only; no MPI, no choice of way.
 
+#include "operation.hpp"
 #include "plan.hpp"
 #include "single_copy.hpp"
 
@@ -52,6 +53,14 @@ public:
   /// The pieces of a received message, estimated from its row pattern (for the choice of its
   /// way; O(row runs), not O(pieces)).
   [[nodiscard]] single_copy::PieceCounts estimate_pieces(const Peer &peer) const;
+  /// From now on unpack and copy_local combine into b as `op` says (B := alpha op(A) + beta
+  /// B, operation.hpp) instead of copying; null (or a plain copy): copy. Pack stays a copy
+  /// (of A's elements, transposed for a transposed plan); conjugation and alpha, beta are
+  /// applied where the elements reach b. copy_from_array and gather always copy: a plan
+  /// executed with an operation sends every message (Executor::send_everything).
+  void set_operation(const Operation *op) {
+    operation_ = op != nullptr && !op->copies() ? op : nullptr;
+  }
   /// Whether copying a message's elements streams past the cache (copy.hpp).
   [[nodiscard]] bool streams(const Peer &peer) const;
 
@@ -63,6 +72,10 @@ private:
   /// lo) when `packed`, else into B's local array.
   void copy_transposed(const RunPattern &rows, const RunPattern &cols, const std::byte *a,
                        Index src_lld, std::byte *to, bool packed, Index lo, Index hi) const;
+  /// unpack / copy_local with operation_: the pieces of (rows, cols) from `from` (packed
+  /// from message position lo when `packed`, else A's local array) combined into b.
+  void apply_pieces(const RunPattern &rows, const RunPattern &cols, const std::byte *from,
+                    bool packed, std::byte *b, Index lo, Index hi) const;
   [[nodiscard]] std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
                                                   const std::vector<Peer> &peers,
                                                   const Peer *self) const;
@@ -73,6 +86,7 @@ private:
   Index lld_dst_;
   std::vector<RowGroups> send_groups_; // by row slot (full regions only)
   std::vector<RowGroups> recv_groups_;
+  const Operation *operation_ = nullptr; // set for one execution
 };
 
 } // namespace redist

@@ -1,0 +1,185 @@
+// pblas_bench: PBLAS's PxTRAN / PxGEADD / PxTRANC / PxTRADD against redist's prefixed entries
+// (redist_pdtran_, ...), in the same process on the same input (issue 20). Each case checks
+// that both outputs are bitwise equal, then reports median times and the ratio PBLAS / redist.
+//
+//   mpirun -n 2 pblas_bench [--size N] [--reps R]
+//
+// Timing: MPI_Barrier, MPI_Wtime around one call, maximum over ranks; one warm-up call of each
+// (redist's builds its plan), then --reps repetitions alternating PBLAS and redist.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "redist_scalapack.h"
+#include "scalapack_decls.h"
+
+extern "C" {
+void pdtran_(const int *, const int *, const double *, const double *, const int *, const int *,
+             const int *, const double *, double *, const int *, const int *, const int *);
+void pztranc_(const int *, const int *, const void *, const void *, const int *, const int *,
+              const int *, const void *, void *, const int *, const int *, const int *);
+void pdgeadd_(const char *, const int *, const int *, const double *, const double *, const int *,
+              const int *, const int *, const double *, double *, const int *, const int *,
+              const int *);
+void pdtradd_(const char *, const char *, const int *, const int *, const double *, const double *,
+              const int *, const int *, const int *, const double *, double *, const int *,
+              const int *, const int *);
+}
+
+namespace {
+
+enum class Kind { tran, geadd_n, geadd_t, ztranc, tradd };
+
+struct Case {
+  std::string name;
+  Kind kind;
+  int nprow, npcol;
+  int mb_a, mb_c;
+  int offset = 0; // IA = JA = 1 + offset, IC = JC = 1 + 2 * offset, RSRC/CSRC of A: last
+  double alpha[2], beta[2];
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double timed(const std::function<void()> &f) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  f();
+  double t = MPI_Wtime() - t0;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int me = 0, np = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  int size = 4000;
+  int reps = 5;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--size") && i + 1 < argc)
+      size = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+  }
+  int gpr = 1;
+  for (int d = 1; d * d <= np; ++d)
+    if (np % d == 0) gpr = d;
+  const int gpc = np / gpr;
+  const std::vector<Case> cases = {
+      {"pdtran 1xP 64->100", Kind::tran, 1, np, 64, 100, 0, {1, 0}, {0, 0}},
+      {"pdtran grid 64->100", Kind::tran, gpr, gpc, 64, 100, 0, {1, 0}, {0, 0}},
+      {"pdtran grid 1->64", Kind::tran, gpr, gpc, 1, 64, 0, {1, 0}, {0, 0}},
+      {"pdtran window+src", Kind::tran, gpr, gpc, 64, 64, 3, {1, 0}, {0, 0}},
+      {"pdgeadd N 64->100 a=2 b=.5", Kind::geadd_n, 1, np, 64, 100, 0, {2, 0}, {0.5, 0}},
+      {"pdgeadd T 64->100 a=2 b=.5", Kind::geadd_t, 1, np, 64, 100, 0, {2, 0}, {0.5, 0}},
+      {"pztranc 64->100 (N/2)", Kind::ztranc, 1, np, 64, 100, 0, {1, 0.5}, {0.25, -1}},
+      {"pdtradd U N 64->100 b=1", Kind::tradd, 1, np, 64, 100, 0, {-1, 0}, {1, 0}},
+  };
+  if (me == 0) {
+    std::printf("pblas_bench: %d ranks, N = %d, median of %d (max over ranks)\n", np, size, reps);
+    std::printf("%-30s %12s %12s %12s %8s\n", "case", "pblas_s", "redist_s", "redist-1st", "ratio");
+  }
+  for (const Case &c : cases) {
+    int ctxt = 0;
+    Cblacs_get(0, 0, &ctxt);
+    Cblacs_gridinit(&ctxt, "R", c.nprow, c.npcol);
+    int nr = 0, nc = 0, myr = -1, myc = -1;
+    Cblacs_gridinfo(ctxt, &nr, &nc, &myr, &myc);
+    const bool member = myr >= 0 && myr < c.nprow;
+    const bool z = c.kind == Kind::ztranc;
+    const int n = z ? size / 2 : size;
+    const int es = z ? 2 : 1; // doubles per element
+    const int off = c.offset;
+    const int ia = 1 + off, ic = 1 + 2 * off;
+    const int extent = n + 2 * off;
+    const int m = n - off; // window
+    const int zero = 0;
+    const int src_r = off > 0 ? c.nprow - 1 : 0, src_c = off > 0 ? c.npcol - 1 : 0;
+    int desca[9] = {}, descc[9] = {}, info = 0;
+    double t_p = 0, t_r = 0, t_first = 0;
+    bool equal = true;
+    if (member) {
+      const int lra = numroc_(&extent, &c.mb_a, &myr, &src_r, &c.nprow);
+      const int lca = numroc_(&extent, &c.mb_a, &myc, &src_c, &c.npcol);
+      const int lrc = numroc_(&extent, &c.mb_c, &myr, &zero, &c.nprow);
+      const int lcc = numroc_(&extent, &c.mb_c, &myc, &zero, &c.npcol);
+      const int llda = std::max(1, lra), lldc = std::max(1, lrc);
+      descinit_(desca, &extent, &extent, &c.mb_a, &c.mb_a, &src_r, &src_c, &ctxt, &llda, &info);
+      descinit_(descc, &extent, &extent, &c.mb_c, &c.mb_c, &zero, &zero, &ctxt, &lldc, &info);
+      std::vector<double> a(static_cast<std::size_t>(llda) * std::max(1, lca) * es);
+      std::vector<double> c0(static_cast<std::size_t>(lldc) * std::max(1, lcc) * es);
+      std::mt19937_64 gen(static_cast<unsigned>(me) + 1);
+      std::uniform_real_distribution<double> u(-1, 1);
+      for (double &x : a)
+        x = u(gen);
+      for (double &x : c0)
+        x = u(gen);
+      std::vector<double> cp = c0, cr = c0;
+      const auto run = [&](bool pblas, std::vector<double> &out) {
+        const double *al = c.alpha;
+        const double *be = c.beta;
+        switch (c.kind) {
+        case Kind::tran:
+          (pblas ? pdtran_ : redist_pdtran_)(&m, &m, al, a.data(), &ia, &ia, desca, be, out.data(),
+                                             &ic, &ic, descc);
+          break;
+        case Kind::geadd_n:
+        case Kind::geadd_t:
+          (pblas ? pdgeadd_ : redist_pdgeadd_)(c.kind == Kind::geadd_n ? "N" : "T", &m, &m, al,
+                                               a.data(), &ia, &ia, desca, be, out.data(), &ic, &ic,
+                                               descc);
+          break;
+        case Kind::ztranc:
+          (pblas ? pztranc_ : redist_pztranc_)(&m, &m, al, a.data(), &ia, &ia, desca, be,
+                                               out.data(), &ic, &ic, descc);
+          break;
+        case Kind::tradd:
+          (pblas ? pdtradd_ : redist_pdtradd_)("U", "N", &m, &m, al, a.data(), &ia, &ia, desca, be,
+                                               out.data(), &ic, &ic, descc);
+          break;
+        }
+      };
+      // Correctness on one call from the same input, then timings (C accumulates: fine).
+      run(true, cp);
+      t_first = MPI_Wtime();
+      run(false, cr);
+      t_first = MPI_Wtime() - t_first;
+      equal = std::memcmp(cp.data(), cr.data(), cp.size() * sizeof(double)) == 0;
+      std::vector<double> tp, tr;
+      for (int r = 0; r < reps; ++r) {
+        tp.push_back(timed([&] { run(true, cp); }));
+        tr.push_back(timed([&] { run(false, cr); }));
+      }
+      t_p = median(tp);
+      t_r = median(tr);
+      Cblacs_gridexit(ctxt);
+    } else {
+      for (int r = 0; r < 2 * reps; ++r)
+        timed([] {}); // the members' barriers and reductions
+    }
+    int ok = equal ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &t_first, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (me == 0) {
+      std::printf("%-30s %12.5f %12.5f %12.5f %7.2fx%s\n", c.name.c_str(), t_p, t_r, t_first,
+                  t_r > 0 ? t_p / t_r : 0.0, ok ? "" : "  MISMATCH");
+      std::fflush(stdout);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
