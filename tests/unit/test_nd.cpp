@@ -369,6 +369,18 @@ TEST(NdPlan, PencilMovesMatchDefinitionAndMoveLongRuns) {
   c.t.src.dims = {dim(kBlock, n0, 2), dim(kBlock, n1, 2), dim(kNone, n2, 1)};
   c.t.dst.dims = {dim(kNone, n0, 1), dim(kBlock, n1, 2), dim(kBlock, n2, 2)};
   run_case(c, nullptr);
+  { // docs/nd.md's worked example: rank 0's message to rank 1 is 12 rows of 5
+    const NdRankPlan plan = make_nd_rank_plan(c.t, 0, 4);
+    ASSERT_EQ(plan.sends.size(), 1u);
+    ASSERT_EQ(plan.sends[0].rank, 1);
+    const std::vector<Index> a_local = {4, 3, 10};
+    const std::vector<Index> b_local = {8, 3, 5};
+    std::vector<Index> pieces;
+    for_each_piece_nd(plan.message(plan.sends[0], true), ref_strides(a_local, StorageOrder::c),
+                      ref_strides(b_local, StorageOrder::c),
+                      [&](Index, Index, Index count) { pieces.push_back(count); });
+    EXPECT_EQ(pieces, std::vector<Index>(12, 5));
+  }
   std::swap(c.t.src, c.t.dst);
   run_case(c, nullptr);
 
