@@ -106,8 +106,9 @@ struct GridView {
 /// This process's count of owned indices along each dimension (its dense local extents) at
 /// grid position c.
 [[nodiscard]] std::vector<Index> local_counts(const NdLayout &l, const Coords &c);
-/// Strides of the local array of the process at grid position c: local_extents when given
-/// (this process's), else its dense extents.
+/// Strides of this process's local array, c being its grid position: its local_extents when
+/// given, else its dense extents (local_counts). A peer's strides need the peer's extents
+/// (local_strides(ndims, extents, order)); its dense ones are local_counts at its position.
 [[nodiscard]] Strides local_strides(const NdLayout &l, const Coords &c);
 
 /// Empty when the layout is valid for a communicator of comm_size ranks, else the first

@@ -591,7 +591,8 @@ Case random_case(Random &rng, int max_dims) {
 
 std::size_t brute_force_size(const Case &c) {
   std::size_t n = 1;
-  for (int d = 0; d < c.t.ndims(); ++d) n *= static_cast<std::size_t>(c.t.dst.window(d));
+  for (int d = 0; d < c.t.ndims(); ++d)
+    n *= static_cast<std::size_t>(c.t.dst.window(d));
   return n;
 }
 
@@ -612,6 +613,40 @@ TEST(NdPlan, RandomLayoutsMatchDefinition) {
     elements += static_cast<Index>(brute_force_size(c));
   }
   std::cout << "[   INFO   ] " << cases << " cases, " << elements << " elements checked\n";
+}
+
+TEST(NdPlan, LongDimensionsSpanManyPeriods) {
+  // Windows of thousands of indices: the stored periods (and GEN_BLOCK intervals against
+  // block-cyclic dimensions) repeat many times.
+  Random rng(test_seed(1603));
+  for (int i = 0; i < 24; ++i) {
+    Case c;
+    const int n = rng.uniform_int(1, 2);
+    const Index length = n == 1 ? rng.uniform(2000, 6000) : rng.uniform(1500, 3000);
+    for (int d = 0; d < n; ++d) {
+      const Index size = d == 0 ? length : rng.uniform(1, 3);
+      const Index src_start = rng.uniform(0, 50);
+      const Index dst_start = rng.uniform(0, 50);
+      c.t.src.dims.push_back(random_dimension(rng, size + src_start + rng.uniform(0, 9), 4));
+      c.t.dst.dims.push_back(random_dimension(rng, size + dst_start + rng.uniform(0, 9), 4));
+      c.t.src.starts.push_back(src_start);
+      c.t.dst.starts.push_back(dst_start);
+      c.t.src.subsizes.push_back(size);
+      c.t.dst.subsizes.push_back(size);
+    }
+    c.comm_size = 16;
+    std::size_t src_positions = 1;
+    std::size_t dst_positions = 1;
+    for (int d = 0; d < n; ++d) {
+      src_positions *= static_cast<std::size_t>(c.t.src.dims[static_cast<std::size_t>(d)].nprocs);
+      dst_positions *= static_cast<std::size_t>(c.t.dst.dims[static_cast<std::size_t>(d)].nprocs);
+    }
+    c.t.src.ranks = random_ranks(rng, src_positions, c.comm_size);
+    c.t.dst.ranks = random_ranks(rng, dst_positions, c.comm_size);
+    SCOPED_TRACE("case " + std::to_string(i));
+    run_case(c, &rng);
+    if (HasFatalFailure()) return;
+  }
 }
 
 // ---- the layout description ---------------------------------------------------------------
@@ -713,7 +748,8 @@ TEST(NdLayout, ValidationNamesFieldAndDimension) {
     EXPECT_EQ(why.rfind(b.expect, 0), 0u) << "expected '" << b.expect << "', got '" << why << "'";
   }
   NdTransfer t{good, good, {0, 2, 1}};
-  EXPECT_EQ(check_nd_transfer(t, 18).rfind("b->subsizes[1]: 7 differs from a->subsizes[2] = 5", 0), 0u)
+  EXPECT_EQ(check_nd_transfer(t, 18).rfind("b->subsizes[1]: 7 differs from a->subsizes[2] = 5", 0),
+            0u)
       << check_nd_transfer(t, 18);
   t.perm = {0, 0, 1};
   EXPECT_EQ(check_nd_transfer(t, 18).rfind("perm[1]:", 0), 0u);
