@@ -1,5 +1,7 @@
 #include "plan.hpp"
 
+#include "nd_plan.hpp"
+
 #include <algorithm>
 #include <utility>
 
@@ -27,20 +29,14 @@ Index message_elements(const RunPattern &rows, const RunPattern &cols, const Reg
 
 namespace {
 
-// Splits per-peer runs into the patterns (kept in `patterns`) and their peers' grid indices.
-std::vector<int> take_patterns(std::vector<PeerRuns> runs, std::vector<RunPattern> &patterns) {
-  std::vector<int> peers;
-  peers.reserve(runs.size());
-  patterns.reserve(runs.size());
-  for (PeerRuns &r : runs) {
-    peers.push_back(r.peer);
-    patterns.push_back(std::move(r.runs));
-  }
-  return peers;
+Peer peer_2d(const NdPeer &p) {
+  return {p.rank, p.slots[0], p.slots[1], p.elements, p.grid[0], p.grid[1]};
 }
 
 } // namespace
 
+// The 2-D plan is the N-d plan with m = 2 (nd_plan.hpp's plan_rank): BLACS' column-major grids,
+// and for trapezoids a message count clipped to the region.
 RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   RankPlan plan;
   plan.rank = rank;
@@ -48,78 +44,40 @@ RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
   plan.n = t.n;
   plan.region = t.region;
   plan.perm = t.perm;
-  if (t.m == 0 || t.n == 0) {
-    return plan;
+  NdPlanInput in;
+  in.ndims = 2;
+  for (int d = 0; d < 2; ++d) {
+    const Transfer1D dim = t.dim(d);
+    in.dims[static_cast<std::size_t>(d)] = {resolve(dim.src), resolve(dim.dst), dim.src_start,
+                                            dim.dst_start, dim.length};
+    in.perm[static_cast<std::size_t>(d)] = t.perm[static_cast<std::size_t>(d)];
   }
-  int spr = 0;
-  int spc = 0;
-  int dpr = 0;
-  int dpc = 0;
-  plan.in_src = t.src.grid.find(rank, spr, spc);
-  plan.in_dst = t.dst.grid.find(rank, dpr, dpc);
-  const Transfer1D rows = t.rows();
-  const Transfer1D cols = t.cols();
-  const auto send_round = [&](int peer) {
-    return ((peer - rank) % comm_size + comm_size) % comm_size;
-  };
-  const auto recv_round = [&](int peer) {
-    return ((rank - peer) % comm_size + comm_size) % comm_size;
-  };
-
-  if (plan.in_src) {
-    // Transposed: B's rows are A's columns, so the row patterns start at A's grid column.
-    const std::vector<int> qrs =
-        take_patterns(peer_runs_from_source(rows, t.src_coordinate(0, spr, spc)), plan.send_rows);
-    const std::vector<int> qcs =
-        take_patterns(peer_runs_from_source(cols, t.src_coordinate(1, spr, spc)), plan.send_cols);
-    for (std::size_t c = 0; c < qcs.size(); ++c) {
-      for (std::size_t r = 0; r < qrs.size(); ++r) {
-        const Index count =
-            message_elements(plan.send_rows[r], plan.send_cols[c], t.region, t.m, t.n);
-        if (count == 0) {
-          continue;
-        }
-        const Peer peer{t.dst.grid.rank_at(qrs[r], qcs[c]),
-                        static_cast<int>(r),
-                        static_cast<int>(c),
-                        count,
-                        qrs[r],
-                        qcs[c]};
-        if (peer.rank == rank) {
-          plan.self = peer;
-        } else {
-          plan.sends.push_back(peer);
-        }
-      }
-    }
-    std::sort(plan.sends.begin(), plan.sends.end(), [&](const Peer &a, const Peer &b) {
-      return send_round(a.rank) < send_round(b.rank);
-    });
+  in.src_grid = grid_of(t.src.grid);
+  in.dst_grid = grid_of(t.dst.grid);
+  in.order = StorageOrder::fortran;
+  MessageCount count;
+  if (t.region.kind != Region::Kind::full) {
+    count = [&](const std::array<const RunPattern *, kMaxDims> &message) {
+      return message_elements(*message[0], *message[1], t.region, t.m, t.n);
+    };
   }
-  if (plan.in_dst) {
-    const std::vector<int> prs = take_patterns(peer_runs_to_destination(rows, dpr), plan.recv_rows);
-    const std::vector<int> pcs = take_patterns(peer_runs_to_destination(cols, dpc), plan.recv_cols);
-    for (std::size_t c = 0; c < pcs.size(); ++c) {
-      for (std::size_t r = 0; r < prs.size(); ++r) {
-        // prs / pcs are A's grid positions along A's dimensions perm[0] / perm[1].
-        const int peer_row = t.transposed() ? pcs[c] : prs[r];
-        const int peer_col = t.transposed() ? prs[r] : pcs[c];
-        const int peer_rank = t.src.grid.rank_at(peer_row, peer_col);
-        if (peer_rank == rank) {
-          continue; // the local copy is planned from the sending side
-        }
-        const Index count =
-            message_elements(plan.recv_rows[r], plan.recv_cols[c], t.region, t.m, t.n);
-        if (count > 0) {
-          plan.recvs.push_back(
-              {peer_rank, static_cast<int>(r), static_cast<int>(c), count, peer_row, peer_col});
-        }
-      }
-    }
-    // Receive first from the peers that send to this rank first.
-    std::sort(plan.recvs.begin(), plan.recvs.end(), [&](const Peer &a, const Peer &b) {
-      return recv_round(a.rank) < recv_round(b.rank);
-    });
+  NdRankPlan nd = plan_rank(in, rank, comm_size, count);
+  plan.in_src = nd.in_src;
+  plan.in_dst = nd.in_dst;
+  plan.send_rows = std::move(nd.send_patterns[0]);
+  plan.send_cols = std::move(nd.send_patterns[1]);
+  plan.recv_rows = std::move(nd.recv_patterns[0]);
+  plan.recv_cols = std::move(nd.recv_patterns[1]);
+  plan.sends.reserve(nd.sends.size());
+  for (const NdPeer &p : nd.sends) {
+    plan.sends.push_back(peer_2d(p));
+  }
+  plan.recvs.reserve(nd.recvs.size());
+  for (const NdPeer &p : nd.recvs) {
+    plan.recvs.push_back(peer_2d(p));
+  }
+  if (nd.self.elements > 0) {
+    plan.self = peer_2d(nd.self);
   }
   return plan;
 }
