@@ -23,10 +23,15 @@
 // Resources, after every call: no live group, datatype, op or info beyond the start, no
 // request of the executor's tags alive, communicators within what the caches may hold; at the
 // end, after redist_scalapack_clear_cache(), every count back to the start. Memory: RSS
-// (/proc/self/statm) and heap in use recorded every cases/50 calls; "flat" means heap growth
-// from the warm-up point (call cases/10) to the end below kHeapGrowthBound, and RSS growth
-// below kRssGrowthBound (not under ASan, whose quarantine and shadow make RSS grow by design).
+// (/proc/self/statm) and heap in use at the start and every tenth of the calls (the first
+// checkpoint is the warm-up point), each time also right after redist_scalapack_clear_cache();
+// "flat" means, on every process, from the warm-up to the end: heap growth below
+// kHeapGrowthBound, heap growth with the caches emptied below kClearedHeapGrowthBound, and RSS
+// growth below kRssGrowthBound (not under ASan, whose quarantine and shadow memory make RSS grow
+// by design).
 // Hangs: every call runs under the harness's watchdog (--case-timeout, default 60 s).
+// --verbose prints every faulted call. To narrow a failure down: REDIST_SOAK_ENTRY=0..3 and
+// REDIST_SOAK_WAY=0..6 force the entry point and the REDIST_SINGLE_COPY way of every call.
 // Rank 0 prints a summary (calls per entry, type, schedule, single-copy way, cap; faults armed
 // and fired; refusals; wrong elements; RSS, heap and MPI objects at start, warm-up and end;
 // wall time).
@@ -83,10 +88,16 @@ using mpitest::world_rank;
 using mpitest::world_size;
 namespace sc = redist::single_copy;
 
-constexpr long long kHeapGrowthBound = 8LL << 20; // bytes, warm-up to end
-constexpr long long kRssGrowthBound = 16LL << 20; // bytes, warm-up to end (not under ASan)
-constexpr long long kCommCache = 8;               // defaults of REDIST_COMM_CACHE_SIZE and
-constexpr long long kPlanCache = 16;              // REDIST_PLAN_CACHE_SIZE
+constexpr long long kHeapGrowthBound = 8LL << 20;        // bytes, warm-up to end
+constexpr long long kClearedHeapGrowthBound = 2LL << 20; // the same, caches emptied
+constexpr long long kRssGrowthBound = 16LL << 20;        // bytes, warm-up to end (not under ASan)
+#ifdef REDIST_TEST_ASAN
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+constexpr long long kCommCache = 8;  // defaults of REDIST_COMM_CACHE_SIZE and
+constexpr long long kPlanCache = 16; // REDIST_PLAN_CACHE_SIZE
 
 long long heap_in_use() {
 #ifdef REDIST_TEST_ASAN
@@ -113,9 +124,9 @@ enum class Entry { capi, by_reference, by_value, plan_scalapack };
 constexpr std::array<const char *, 4> kEntryNames = {
     "C API (create_opt/execute/destroy)", "ScaLAPACK entry by reference (redist_pxgemr2d_)",
     "ScaLAPACK entry by value (redist_Cpxgemr2d)", "redist_plan_create_scalapack + execute"};
-constexpr std::array<const char *, 6> kTypeNames = {"float",  "double", "complex float",
-                                                    "complex double", "int32", "int64"};
-constexpr std::array<const char *, 7> kWays = {"auto",   "never",       "always", "direct",
+constexpr std::array<const char *, 6> kTypeNames = {"float",          "double", "complex float",
+                                                    "complex double", "int32",  "int64"};
+constexpr std::array<const char *, 7> kWays = {"auto",    "never",       "always", "direct",
                                                "bounced", "read-packed", "mapped"};
 constexpr std::array<const char *, 4> kCapNames = {"none", "tight (2-64 elements each way)",
                                                    "moderate (1-64 KiB)", "huge (2^40)"};
@@ -125,22 +136,24 @@ struct FaultPlan {
   int rank = 0;
   bool mpi = true;
   faults::Fault fault;
+  const char *tag_kind = "";
   sc::Injected what = sc::Injected::read;
   long long skip = 0;
-  std::string describe() const {
-    std::string s = "process " + std::to_string(rank) + ": ";
-    if (mpi) {
-      static const std::map<unsigned, const char *> calls = {{faults::isend, "MPI_Isend"},
-                                                            {faults::irecv, "MPI_Irecv"},
-                                                            {faults::wait_send, "wait of a send"},
-                                                            {faults::wait_recv, "wait of a recv"}};
-      s += calls.at(fault.calls) + std::string(" on tag ") + std::to_string(fault.tags.front()) +
-           "..";
-    } else {
-      static const std::array<const char *, 4> names = {"probe", "read", "map", "mapped copy"};
-      s += std::string("single-copy ") + names[static_cast<std::size_t>(what)];
+  /// What fails, without where: "MPI_Irecv, data tags", "single-copy read", ...
+  [[nodiscard]] std::string kind() const {
+    if (!mpi) {
+      static constexpr std::array<const char *, 4> names = {"probe", "read", "map", "mapped copy"};
+      return std::string("single-copy ") + names[static_cast<std::size_t>(what)];
     }
-    return s + ", occurrence " + std::to_string(fault.skip + skip + 1);
+    static const std::map<unsigned, const char *> calls = {{faults::isend, "MPI_Isend"},
+                                                           {faults::irecv, "MPI_Irecv"},
+                                                           {faults::wait_send, "wait of a send"},
+                                                           {faults::wait_recv, "wait of a recv"}};
+    return calls.at(fault.calls) + std::string(", ") + tag_kind;
+  }
+  [[nodiscard]] std::string describe() const {
+    return "process " + std::to_string(rank) + ": " + kind() + ", occurrence " +
+           std::to_string(fault.skip + skip + 1);
   }
 };
 
@@ -174,10 +187,10 @@ struct Draw {
                     (unit_diag ? " unit" : "") + ", " + std::to_string(m) + " x " +
                     std::to_string(n) + ", schedule " + redist_schedule_name(schedule) +
                     ", max_concurrent " + std::to_string(max_concurrent) + ", max_memory " +
-                    std::to_string(max_memory) + ", REDIST_SINGLE_COPY=" +
-                    kWays[static_cast<std::size_t>(way)] + (shared_a ? ", A shared" : "") +
-                    ", executions " + std::to_string(executions) + "\n    A: " + a.describe() +
-                    "\n    B: " + b.describe();
+                    std::to_string(max_memory) +
+                    ", REDIST_SINGLE_COPY=" + kWays[static_cast<std::size_t>(way)] +
+                    (shared_a ? ", A shared" : "") + ", executions " + std::to_string(executions) +
+                    "\n    A: " + a.describe() + "\n    B: " + b.describe();
     for (const FaultPlan &f : faults)
       s += "\n    fault (execution " + std::to_string(fault_execution + 1) + "): " + f.describe();
     return s;
@@ -222,34 +235,57 @@ std::vector<int> executor_tags(int offset) {
   return {tag + offset, tag + 1 + offset, tag + 2 + offset};
 }
 
-FaultPlan draw_fault(mpitest::Rng &rng, int rank) {
+/// A fault on process `rank`; single-copy operations only where they may happen.
+FaultPlan draw_fault(mpitest::Rng &rng, int rank, bool single_copy) {
   FaultPlan f;
   f.rank = rank;
-  f.mpi = rng.coin(0.8);
+  f.mpi = !single_copy || rng.coin(0.75);
   if (f.mpi) {
     static constexpr std::array<unsigned, 4> calls = {faults::isend, faults::irecv,
                                                       faults::wait_send, faults::wait_recv};
     f.fault.calls = calls[static_cast<std::size_t>(rng.uniform(0, 3))];
-    if (rng.coin(0.6)) {
-      f.fault.tags = executor_tags(0);
-    } else {
-      f.fault.tags = executor_tags(redist::kAddressTag);
-      for (const int t : executor_tags(redist::kReplyTag))
-        f.fault.tags.push_back(t);
+    // Data (and repair) tags, control tags (single-copy addresses, identities, replies,
+    // answers), or both: the first matching call fails, whichever it is.
+    const std::int64_t r = rng.uniform(0, 3);
+    const std::int64_t tags = !single_copy ? 0 : r < 2 ? 2 : r - 2;
+    f.tag_kind = tags == 0 ? "data tags" : tags == 1 ? "control tags" : "any tag";
+    if (tags != 1) f.fault.tags = executor_tags(0);
+    if (tags != 0) {
+      for (const int offset : {redist::kAddressTag, redist::kReplyTag})
+        for (const int t : executor_tags(offset))
+          f.fault.tags.push_back(t);
     }
-    f.fault.skip = rng.uniform(0, 3);
+    f.fault.skip = tags == 1 ? 0 : rng.uniform(0, 1);
     f.fault.count = 1;
   } else {
     f.what = static_cast<sc::Injected>(rng.uniform(0, 3));
-    f.skip = rng.uniform(0, 2);
+    f.skip = rng.uniform(0, 1);
   }
   return f;
+}
+
+/// The processes holding part of the m x n window of s.
+std::vector<int> window_holders(const MatSpec &s, std::int64_t m, std::int64_t n) {
+  std::vector<bool> rows(static_cast<std::size_t>(s.grid.nprow));
+  std::vector<bool> cols(static_cast<std::size_t>(s.grid.npcol));
+  for (std::int64_t i = 0; i < m; ++i)
+    rows[static_cast<std::size_t>(((s.ia - 1 + i) / s.mb + s.rsrc) % s.grid.nprow)] = true;
+  for (std::int64_t j = 0; j < n; ++j)
+    cols[static_cast<std::size_t>(((s.ja - 1 + j) / s.nb + s.csrc) % s.grid.npcol)] = true;
+  std::vector<int> holders;
+  for (int pr = 0; pr < s.grid.nprow; ++pr)
+    for (int pc = 0; pc < s.grid.npcol; ++pc)
+      if (rows[static_cast<std::size_t>(pr)] && cols[static_cast<std::size_t>(pc)])
+        holders.push_back(s.grid.ranks[static_cast<std::size_t>(pr + pc * s.grid.nprow)]);
+  return holders;
 }
 
 Draw draw_call(mpitest::Rng &rng, const ContextPool &pool) {
   Draw d;
   const int p = world_size();
   d.entry = static_cast<Entry>(rng.uniform(0, 3));
+  if (const char *only = std::getenv("REDIST_SOAK_ENTRY"))
+    d.entry = static_cast<Entry>(std::atoi(only));
   const bool scalapack_entry = d.entry == Entry::by_reference || d.entry == Entry::by_value;
   d.type = static_cast<int>(rng.uniform(0, scalapack_entry ? 4 : 5));
   if (rng.coin(0.35)) {
@@ -280,9 +316,10 @@ Draw draw_call(mpitest::Rng &rng, const ContextPool &pool) {
     d.ictxt = pool.ictxts[static_cast<std::size_t>(
         rng.uniform(0, static_cast<std::int64_t>(pool.ictxts.size()) - 1))];
   }
-  d.schedule = rng.coin(0.4) ? REDIST_SCHEDULE_AUTO
-                             : static_cast<int>(rng.uniform(REDIST_SCHEDULE_ALL_AT_ONCE,
-                                                            REDIST_SCHEDULE_MULTIPHASE));
+  d.schedule =
+      rng.coin(0.4)
+          ? REDIST_SCHEDULE_AUTO
+          : static_cast<int>(rng.uniform(REDIST_SCHEDULE_ALL_AT_ONCE, REDIST_SCHEDULE_MULTIPHASE));
   if (d.schedule != REDIST_SCHEDULE_ALL_AT_ONCE && rng.coin(0.1))
     d.max_concurrent = static_cast<int>(rng.uniform(1, 3));
   static constexpr std::array<std::int64_t, 6> element_bytes = {4, 8, 8, 16, 4, 8};
@@ -291,21 +328,25 @@ Draw draw_call(mpitest::Rng &rng, const ContextPool &pool) {
   d.cap_class = r < 55 ? 0 : r < 75 ? 1 : r < 92 ? 2 : 3;
   d.max_memory = d.cap_class == 0   ? 0
                  : d.cap_class == 1 ? 2 * es * rng.uniform(1, 64)
-                 : d.cap_class == 2 ? rng.uniform(1024, 65536)
+                 : d.cap_class == 2 ? 1024 * rng.uniform(1, 64) + 8
                                     : std::int64_t{1} << 40;
   d.way = rng.coin(0.3) ? 0 : static_cast<int>(rng.uniform(1, 6));
+  if (const char *only = std::getenv("REDIST_SOAK_WAY")) d.way = std::atoi(only);
   d.shared_a = rng.coin(0.25);
   d.executions = d.entry == Entry::capi || d.entry == Entry::plan_scalapack
                      ? static_cast<int>(rng.uniform(1, 3))
                      : 1;
   if (rng.coin(0.01)) {
+    // On processes that hold part of A's or B's window (the others move nothing).
+    std::vector<int> movers = window_holders(d.a, d.m, d.n);
+    for (const int rank : window_holders(d.b, d.m, d.n))
+      if (std::find(movers.begin(), movers.end(), rank) == movers.end()) movers.push_back(rank);
+    if (movers.empty()) movers.push_back(0);
+    rng.shuffle(movers);
     d.fault_execution = static_cast<int>(rng.uniform(0, d.executions - 1));
-    const int first = static_cast<int>(rng.uniform(0, p - 1));
-    d.faults.push_back(draw_fault(rng, first));
-    if (p > 1 && rng.coin(0.2)) {
-      const int second = (first + static_cast<int>(rng.uniform(1, p - 1))) % p;
-      d.faults.push_back(draw_fault(rng, second));
-    }
+    d.faults.push_back(draw_fault(rng, movers[0], d.way != 1));
+    if (movers.size() > 1 && rng.coin(0.2))
+      d.faults.push_back(draw_fault(rng, movers[1], d.way != 1));
   }
   return d;
 }
@@ -320,24 +361,23 @@ struct Args {
 };
 
 template <class T> struct Entries;
-#define SOAK_ENTRIES(x, T, P)                                                                  \
-  template <> struct Entries<T> {                                                              \
-    static void call(bool by_value, bool trapezoid, Args &c, const T *a, T *b) {               \
-      auto *pa = reinterpret_cast<P *>(const_cast<T *>(a));                                    \
-      auto *pb = reinterpret_cast<P *>(b);                                                     \
-      if (by_value && trapezoid)                                                               \
-        redist_Cp##x##trmr2d(&c.uplo, &c.diag, c.m, c.n, pa, c.ia, c.ja, c.desca, pb, c.ib,    \
-                             c.jb, c.descb, c.ictxt);                                          \
-      else if (by_value)                                                                       \
-        redist_Cp##x##gemr2d(c.m, c.n, pa, c.ia, c.ja, c.desca, pb, c.ib, c.jb, c.descb,       \
-                             c.ictxt);                                                         \
-      else if (trapezoid)                                                                      \
-        redist_p##x##trmr2d_(&c.uplo, &c.diag, &c.m, &c.n, pa, &c.ia, &c.ja, c.desca, pb,      \
-                             &c.ib, &c.jb, c.descb, &c.ictxt);                                 \
-      else                                                                                     \
-        redist_p##x##gemr2d_(&c.m, &c.n, pa, &c.ia, &c.ja, c.desca, pb, &c.ib, &c.jb, c.descb, \
-                             &c.ictxt);                                                        \
-    }                                                                                          \
+#define SOAK_ENTRIES(x, T, P)                                                                      \
+  template <> struct Entries<T> {                                                                  \
+    static void call(bool by_value, bool trapezoid, Args &c, const T *a, T *b) {                   \
+      auto *pa = reinterpret_cast<P *>(const_cast<T *>(a));                                        \
+      auto *pb = reinterpret_cast<P *>(b);                                                         \
+      if (by_value && trapezoid)                                                                   \
+        redist_Cp##x##trmr2d(&c.uplo, &c.diag, c.m, c.n, pa, c.ia, c.ja, c.desca, pb, c.ib, c.jb,  \
+                             c.descb, c.ictxt);                                                    \
+      else if (by_value)                                                                           \
+        redist_Cp##x##gemr2d(c.m, c.n, pa, c.ia, c.ja, c.desca, pb, c.ib, c.jb, c.descb, c.ictxt); \
+      else if (trapezoid)                                                                          \
+        redist_p##x##trmr2d_(&c.uplo, &c.diag, &c.m, &c.n, pa, &c.ia, &c.ja, c.desca, pb, &c.ib,   \
+                             &c.jb, c.descb, &c.ictxt);                                            \
+      else                                                                                         \
+        redist_p##x##gemr2d_(&c.m, &c.n, pa, &c.ia, &c.ja, c.desca, pb, &c.ib, &c.jb, c.descb,     \
+                             &c.ictxt);                                                            \
+    }                                                                                              \
   };
 SOAK_ENTRIES(s, float, float)
 SOAK_ENTRIES(d, double, double)
@@ -362,11 +402,14 @@ struct Tally {
   long long calls = 0, executions = 0, wrong = 0, failures = 0;
   long long refused = 0, faulted_calls = 0, faults_fired = 0, errors_returned = 0;
   long long repaired_ok = 0, shared_arrays = 0;
+  std::map<std::string, std::array<long long, 2>> faults_by_kind; ///< armed, fired (all ranks)
   std::map<std::string, long long> by_entry, by_type, by_schedule, by_way, by_cap, refused_by;
   std::string report; ///< this process's failures (first few)
 };
 
-/// Set (or, with nullptr, unset) an environment variable on this process.
+/// Set (or, with nullptr, unset) an environment variable on this process. glibc's setenv keeps
+/// every distinct NAME=VALUE string it was given until exit (getenv's results must stay
+/// valid), so the values drawn come from small sets: otherwise the heap grows with the calls.
 void set_env(const char *name, const char *value) {
   if (value == nullptr)
     unsetenv(name);
@@ -444,17 +487,29 @@ public:
   void run(long long k) {
     mpitest::Rng rng(seed_ + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(k + 1));
     const Draw d = draw_call(rng, pool_);
-    const std::string what = "soak call " + std::to_string(k) + " (--seed=" +
-                             std::to_string(seed_) + " --case=" + std::to_string(k) + "): " +
-                             d.describe();
+    const std::string what = "soak call " + std::to_string(k) +
+                             " (--seed=" + std::to_string(seed_) + " --case=" + std::to_string(k) +
+                             "): " + d.describe();
     mpitest::watchdog_arm(what);
     switch (d.type) {
-    case 0: run_typed<float>(d, what); break;
-    case 1: run_typed<double>(d, what); break;
-    case 2: run_typed<std::complex<float>>(d, what); break;
-    case 3: run_typed<std::complex<double>>(d, what); break;
-    case 4: run_typed<std::int32_t>(d, what); break;
-    default: run_typed<std::int64_t>(d, what); break;
+    case 0:
+      run_typed<float>(d, what);
+      break;
+    case 1:
+      run_typed<double>(d, what);
+      break;
+    case 2:
+      run_typed<std::complex<float>>(d, what);
+      break;
+    case 3:
+      run_typed<std::complex<double>>(d, what);
+      break;
+    case 4:
+      run_typed<std::int32_t>(d, what);
+      break;
+    default:
+      run_typed<std::int64_t>(d, what);
+      break;
     }
     mpitest::watchdog_disarm();
     ++t_.calls;
@@ -464,6 +519,10 @@ public:
     ++t_.by_way[kWays[static_cast<std::size_t>(d.way)]];
     ++t_.by_cap[kCapNames[static_cast<std::size_t>(d.cap_class)]];
     if (!d.faults.empty()) ++t_.faulted_calls;
+    if (!d.faults.empty() && mpitest::options().verbose && world_rank() == 0) {
+      std::printf("[ FAULTED  ] %s\n", what.c_str());
+      std::fflush(stdout);
+    }
     if (d.shared_a) ++t_.shared_arrays;
   }
 
@@ -535,8 +594,7 @@ private:
       // A refused call prints its reason on every process: kept, not shown.
       errtest::StderrCapture capture;
       arm(d);
-      Entries<T>::call(d.entry == Entry::by_value, d.region != Region::Full, c, a.data(),
-                       b.data());
+      Entries<T>::call(d.entry == Entry::by_value, d.region != Region::Full, c, a.data(), b.data());
       disarm();
       said = capture.finish();
     }
@@ -560,20 +618,19 @@ private:
     if (d.entry == Entry::capi) {
       const redist_layout ca = mpitest::c_layout(d.a, d.a.grid.ranks.data(), la.lld);
       const redist_layout cb = mpitest::c_layout(d.b, d.b.grid.ranks.data(), lb.lld);
-      status = redist_plan_create_opt(
-          MPI_COMM_WORLD, d.m, d.n, type_of<T>(), &ca, &cb,
-          d.region == Region::Full    ? REDIST_REGION_FULL
-          : d.region == Region::Upper ? REDIST_REGION_UPPER
-                                      : REDIST_REGION_LOWER,
-          d.unit_diag ? 1 : 0, &o, &plan);
+      status = redist_plan_create_opt(MPI_COMM_WORLD, d.m, d.n, type_of<T>(), &ca, &cb,
+                                      d.region == Region::Full    ? REDIST_REGION_FULL
+                                      : d.region == Region::Upper ? REDIST_REGION_UPPER
+                                                                  : REDIST_REGION_LOWER,
+                                      d.unit_diag ? 1 : 0, &o, &plan);
     } else {
       Args c = scalapack_args(d, la, lb);
-      status = redist_plan_create_scalapack(
-          c.m, c.n, type_of<T>(), c.desca, c.ia, c.ja, c.descb, c.ib, c.jb, c.ictxt,
-          d.region == Region::Full    ? REDIST_REGION_FULL
-          : d.region == Region::Upper ? REDIST_REGION_UPPER
-                                      : REDIST_REGION_LOWER,
-          d.unit_diag ? 1 : 0, &o, &plan);
+      status = redist_plan_create_scalapack(c.m, c.n, type_of<T>(), c.desca, c.ia, c.ja, c.descb,
+                                            c.ib, c.jb, c.ictxt,
+                                            d.region == Region::Full    ? REDIST_REGION_FULL
+                                            : d.region == Region::Upper ? REDIST_REGION_UPPER
+                                                                        : REDIST_REGION_LOWER,
+                                            d.unit_diag ? 1 : 0, &o, &plan);
     }
     const std::string said = status == REDIST_SUCCESS ? "" : redist_last_error();
     const Verdict created = agree(status == REDIST_SUCCESS, 0, 0);
@@ -620,7 +677,12 @@ private:
     }
     const Verdict v = agree(status == REDIST_SUCCESS, wrong, fired);
     t_.wrong += wrong;
-    if (faulted) t_.faults_fired += fired;
+    if (faulted) {
+      t_.faults_fired += fired;
+      auto &counts = t_.faults_by_kind[d.faults.size() > 1 ? "two faults" : d.faults[0].kind()];
+      ++counts[0];
+      counts[1] += v.fired > 0 ? 1 : 0;
+    }
     if (status != REDIST_SUCCESS) ++t_.errors_returned;
     if (wrong != 0) fail(what, "wrong elements here: " + std::to_string(wrong) + "\n" + report);
     if (v.successes == world_size()) {
@@ -642,8 +704,7 @@ private:
     }
     fail(what, "status " + std::string(redist_status_name(status)) + " here, " +
                    std::to_string(v.successes) + " of " + std::to_string(world_size()) +
-                   " processes succeeded, " + std::to_string(v.fired) +
-                   " faults fired: " + said);
+                   " processes succeeded, " + std::to_string(v.fired) + " faults fired: " + said);
   }
 
   std::uint64_t seed_;
@@ -712,9 +773,10 @@ TEST(Soak, RandomCallsUnderFaults) {
 
   redist_scalapack_clear_cache();
   const Sample start = sample(0);
-  const long long interval = std::max(1LL, calls / 50);
-  const long long warm_up = calls / 10;
-  Sample warm = start;
+  // Checkpoints every tenth of the calls; the first is the warm-up point.
+  const long long checkpoint_every = std::max(1LL, calls / 10);
+  std::vector<Sample> checkpoints;
+  std::vector<Sample> cleared_checkpoints; ///< right after redist_scalapack_clear_cache()
   long long max_comms = start.objects.comms;
   long long max_requests = 0;
   long long leaks = 0;
@@ -736,19 +798,21 @@ TEST(Soak, RandomCallsUnderFaults) {
         leak_report += "after call " + std::to_string(k) + ": " + now.describe() +
                        ", executor requests " + std::to_string(requests) + "\n";
     }
-    if (k == warm_up) warm = sample(k);
-    if ((k + 1) % interval == 0 && world_rank() == 0 && mpitest::options().verbose) {
-      const Sample s = sample(k + 1);
-      std::printf("[ SOAK     ] %lld calls: RSS %s, heap %s, %s\n", k + 1, mib(s.rss).c_str(),
-                  mib(s.heap).c_str(), s.objects.describe().c_str());
-      std::fflush(stdout);
+    if ((k + 1) % checkpoint_every == 0 && k + 1 < calls) {
+      checkpoints.push_back(sample(k + 1));
+      redist_scalapack_clear_cache(); // the heap without cached plans, compared below
+      cleared_checkpoints.push_back(sample(k + 1));
     }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const Sample end = sample(calls);
+  checkpoints.push_back(sample(calls));
   redist_scalapack_clear_cache();
-  const Sample cleared = sample(calls);
+  cleared_checkpoints.push_back(sample(calls));
+  const Sample &warm = checkpoints.front();
+  const Sample &warm_cleared = cleared_checkpoints.front();
+  const Sample &end = checkpoints.back();
+  const Sample &cleared = cleared_checkpoints.back();
 
   const Tally &t = soak.tally();
   const long long wrong = sum_everywhere(t.wrong);
@@ -757,6 +821,7 @@ TEST(Soak, RandomCallsUnderFaults) {
   const long long errors = sum_everywhere(t.errors_returned);
   const long long all_leaks = sum_everywhere(leaks);
   const long long heap_growth = max_everywhere(end.heap - warm.heap);
+  const long long cleared_growth = max_everywhere(cleared.heap - warm_cleared.heap);
   const long long rss_growth = max_everywhere(end.rss - warm.rss);
   const long long rss_end = max_everywhere(end.rss);
   const long long comms_above = max_everywhere(max_comms - start.objects.comms);
@@ -765,23 +830,25 @@ TEST(Soak, RandomCallsUnderFaults) {
   EXPECT_EQ(failures, 0) << t.report;
   EXPECT_EQ(all_leaks, 0) << leak_report;
   EXPECT_EQ(cleared.objects, start.objects)
-      << "after redist_scalapack_clear_cache(): " << cleared.objects.describe()
-      << "; at the start " << start.objects.describe();
+      << "after redist_scalapack_clear_cache(): " << cleared.objects.describe() << "; at the start "
+      << start.objects.describe();
   EXPECT_EQ(cleared.requests, 0);
   if (only < 0 && calls >= 200) {
     EXPECT_GT(counters::communicators_created(), 0) << "the MPI interposition is not active";
     EXPECT_LT(heap_growth, kHeapGrowthBound) << "heap grew after the warm-up";
-#ifndef REDIST_TEST_ASAN
-    EXPECT_LT(rss_growth, kRssGrowthBound) << "RSS grew after the warm-up";
-#endif
+    EXPECT_LT(cleared_growth, kClearedHeapGrowthBound)
+        << "heap without cached plans grew after the warm-up";
+    if (!kAsan) {
+      EXPECT_LT(rss_growth, kRssGrowthBound) << "RSS grew after the warm-up";
+    }
   }
 
   if (world_rank() == 0) {
-    std::string out = "[ SOAK     ] " + std::to_string(t.calls) + " calls (" +
-                      std::to_string(t.executions) + " executions) at " +
-                      std::to_string(world_size()) + " ranks in " + std::to_string(seconds) +
-                      " s (" + std::to_string(static_cast<long long>(static_cast<double>(t.calls) / seconds)) +
-                      " calls/s), seed " + std::to_string(seed) + "\n";
+    std::string out =
+        "[ SOAK     ] " + std::to_string(t.calls) + " calls (" + std::to_string(t.executions) +
+        " executions) at " + std::to_string(world_size()) + " ranks in " + std::to_string(seconds) +
+        " s (" + std::to_string(static_cast<long long>(static_cast<double>(t.calls) / seconds)) +
+        " calls/s), seed " + std::to_string(seed) + "\n";
     print_counts(out, "entry points", t.by_entry);
     print_counts(out, "types", t.by_type);
     print_counts(out, "schedules", t.by_schedule);
@@ -791,6 +858,10 @@ TEST(Soak, RandomCallsUnderFaults) {
     out += "  faulted calls " + std::to_string(t.faulted_calls) + ", faults fired (all ranks) " +
            std::to_string(fired) + ", faulted executions repaired with success everywhere " +
            std::to_string(t.repaired_ok) + "\n";
+    out += "  faulted executions by kind (armed / fired somewhere):";
+    for (const auto &[kind, counts] : t.faults_by_kind)
+      out += " " + kind + " " + std::to_string(counts[0]) + "/" + std::to_string(counts[1]) + ";";
+    out += "\n";
     out += "  refused on every process (explicit schedule or limits the plan cannot honour) " +
            std::to_string(t.refused) + "\n";
     print_counts(out, "refused by", t.refused_by);
@@ -800,17 +871,26 @@ TEST(Soak, RandomCallsUnderFaults) {
            "; wrong elements " + std::to_string(wrong) + "; failed checks " +
            std::to_string(failures) + "; resource checks failed " + std::to_string(all_leaks) +
            "\n";
-    out += "  rank 0 RSS: start " + mib(start.rss) + ", warm-up (call " + std::to_string(warm_up) +
-           ") " + mib(warm.rss) + ", end " + mib(end.rss) + "; largest growth after warm-up on "
-           "any rank " + mib(rss_growth) + ", largest RSS " + mib(rss_end) + "\n";
-    out += "  rank 0 heap in use: start " + mib(start.heap) + ", warm-up " + mib(warm.heap) +
-           ", end " + mib(end.heap) + "; largest growth after warm-up on any rank " +
+    const auto series = [](const std::vector<Sample> &v, long long Sample::*field) {
+      std::string text;
+      for (const Sample &x : v)
+        text += " " + std::to_string(x.call) + ": " + mib(x.*field) + ";";
+      return text;
+    };
+    out += "  rank 0 RSS: start " + mib(start.rss) + ";" + series(checkpoints, &Sample::rss) +
+           " largest growth from the warm-up (first checkpoint) to the end on any rank " +
+           mib(rss_growth) + ", largest RSS " + mib(rss_end) + "\n";
+    out += "  rank 0 heap in use: start " + mib(start.heap) + ";" +
+           series(checkpoints, &Sample::heap) + " largest growth after warm-up on any rank " +
            std::to_string(heap_growth) + " bytes\n";
+    out += "  rank 0 heap in use with the caches emptied:" +
+           series(cleared_checkpoints, &Sample::heap) + " largest growth on any rank " +
+           std::to_string(cleared_growth) + " bytes\n";
     out += "  rank 0 MPI objects: start " + start.objects.describe() + "; warm-up " +
            warm.objects.describe() + "; end " + end.objects.describe() + "; after clear_cache " +
            cleared.objects.describe() + "; executor requests alive at most " +
-           std::to_string(max_requests) + "; communicators at most " +
-           std::to_string(comms_above) + " above the start on any rank\n";
+           std::to_string(max_requests) + "; communicators at most " + std::to_string(comms_above) +
+           " above the start on any rank\n";
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
   }
