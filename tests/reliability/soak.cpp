@@ -20,7 +20,8 @@
 //     (success everywhere, B right), and the call after it succeeds;
 //   - a call refused on every process (an explicit schedule or a limit the plan cannot honour;
 //     never the automatic schedule without limits): B bytewise unchanged;
-//   - anything else (a mix of statuses, an error without a reason) fails the soak.
+//   - anything else fails the soak: statuses that differ between processes, an error without
+//     an explicit schedule or limit, an error on a faulted call.
 // Resources, after every call: no live group, datatype, op or info beyond the start, no
 // request of the executor's tags alive, communicators within what the caches may hold; at the
 // end, after redist_scalapack_clear_cache(), every count back to the start. Memory: RSS
