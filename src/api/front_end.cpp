@@ -1,4 +1,5 @@
 #include "front_end.hpp"
+#include "single_copy.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -169,6 +170,9 @@ CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
   k.push(static_cast<long long>(call.options.strategy));
   k.push(call.options.max_concurrent);
   k.push(call.options.max_memory);
+  // A plan keeps the REDIST_SINGLE_COPY mode it was made under: a call under another mode
+  // must not reuse it (this process's key; a mismatch between processes misses everywhere).
+  k.push(static_cast<long long>(single_copy::mode_from_environment()));
   CallFields<long long> fields = call.fields;
   each_field([&](Arg, const char *, long long x) { k.push(x); }, fields);
   for (const Position *p : {&call.a, &call.b}) {

@@ -15,6 +15,7 @@
 #include "../errors/capi_support.hpp"
 #include "api_internal.hpp"
 #include "mpi_faults.hpp"
+#include "single_copy.hpp"
 
 #include <redist.h>
 #include <redist_scalapack.h>
@@ -237,6 +238,65 @@ TEST(Hardening, SingleCopyNeverSetLaterTakesEffect) {
   w = plan_and_execute("never", "[never set after the plan was made] ");
   EXPECT_GT(sum_everywhere(static_cast<long long>(w.reads)), 0) << "the plan made under always";
   unsetenv("REDIST_SINGLE_COPY");
+}
+
+// The ScaLAPACK entries read REDIST_SINGLE_COPY at each call: a plan cached under `direct`
+// must not serve a call made under `never` (nor the other way). Reads are detected by making
+// every single-copy read of process 0 fail (injected; the executor repairs them, so B stays
+// right): under `never` none may be attempted. Before, the cache key left the mode out and the
+// plan made under `direct` kept reading.
+TEST(Hardening, ScalapackCacheKeepsNoPlanOfAnotherSingleCopyMode) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  setenv("REDIST_SINGLE_COPY", "direct", 1);
+  if (sum_everywhere(static_cast<long long>(plan_and_execute("direct", "[direct] ").reads)) == 0) {
+    unsetenv("REDIST_SINGLE_COPY");
+    GTEST_SKIP() << "no process can read another's memory here (process_vm_readv)";
+  }
+  namespace sc = redist::single_copy;
+  const Scenario s = last_to_first();
+  std::string error;
+  const int ctxt_a = mpitest::create_context(s.a.grid, error);
+  const int ctxt_b = mpitest::create_context(s.b.grid, error);
+  const int ictxt = mpitest::create_context(s.ictxt, error);
+  ASSERT_EQ(error, "");
+  const int m = static_cast<int>(s.m);
+  const int n = static_cast<int>(s.n);
+  const auto ia = static_cast<int>(s.a.ia);
+  const auto ja = static_cast<int>(s.a.ja);
+  const auto ib = static_cast<int>(s.b.ia);
+  const auto jb = static_cast<int>(s.b.ja);
+  redist_scalapack_clear_cache();
+  // Twice under `direct` (the second a cache hit), then under `never`, then `direct` again.
+  const char *modes[] = {"direct", "direct", "never", "direct"};
+  int salt = 21;
+  for (const char *mode : modes) {
+    salt += 2;
+    const std::string where = std::string("[PDGEMR2D under ") + mode + "] ";
+    setenv("REDIST_SINGLE_COPY", mode, 1);
+    const bool never = std::strcmp(mode, "never") == 0;
+    if (never && world_rank() == 0) sc::inject_failures(sc::Injected::read, 0, -1);
+    const long long failed_reads = sc::injected_failures(sc::Injected::read);
+    Data<double> d(s, salt, salt + 1);
+    const std::array<int, 9> desca = mpitest::descriptor(s.a, ctxt_a, d.la);
+    const std::array<int, 9> descb = mpitest::descriptor(s.b, ctxt_b, d.lb);
+    mpitest::watchdog_arm(where);
+    redist_pdgemr2d_(&m, &n, d.a.data(), &ia, &ja, desca.data(), d.b.data(), &ib, &jb, descb.data(),
+                     &ictxt);
+    mpitest::watchdog_disarm();
+    sc::inject_failures(sc::Injected::read, 0, 0);
+    EXPECT_EQ(redist_scalapack_last_status(), REDIST_SUCCESS) << where;
+    std::string report;
+    EXPECT_EQ(wrong_elements(s, d, salt, salt + 1, report), 0) << where << "B:\n" << report;
+    if (never) {
+      EXPECT_EQ(sc::injected_failures(sc::Injected::read) - failed_reads, 0)
+          << where << "process 0 read although REDIST_SINGLE_COPY=never at this call";
+    }
+  }
+  unsetenv("REDIST_SINGLE_COPY");
+  redist_scalapack_clear_cache();
+  mpitest::free_context(ctxt_a);
+  mpitest::free_context(ctxt_b);
+  mpitest::free_context(ictxt);
 }
 
 // ---- shared arrays stay mapped by their receivers for the plan's lifetime ----------------------
