@@ -4,9 +4,11 @@
 // with the blocking redist_plan_execute; a second begin, an execute, and an end with nothing in
 // flight are errors on every process that leave the plan working; A changed only after the end
 // takes effect in the next execution; the operation's begin equals redist_plan_execute_op;
-// redist_plan_destroy completes an execution in flight.
+// redist_plan_destroy completes an execution in flight; a failed completion injected in the
+// end is repaired there, and the plan keeps working.
 
 #include "harness.hpp"
+#include "mpi_faults.hpp"
 
 #include <redist.h>
 
@@ -202,6 +204,69 @@ TEST(Split, OperationBeginEqualsBlocking) {
     failed += run_everywhere(what, fail);
     watchdog_disarm();
   }
+  EXPECT_EQ(failed, 0);
+}
+
+// The executor's message tags (redist::Executor::kTag; a two-phase plan's phases add 1 and 2).
+constexpr int kExecutorTag = 7411;
+
+// A receive whose completion fails on rank 0 between begin and end: the end repairs it (the
+// message is sent again), B is the oracle's on every process, the plan keeps working.
+TEST(Split, FailedCompletionRepairedInEnd) {
+  const int np = world_size();
+  const std::uint64_t seed =
+      shared_seed("Split.FailedCompletionRepairedInEnd", 2007000ULL + static_cast<unsigned>(np));
+  Rng rng(seed);
+  int failed = 0;
+  long long injected = 0;
+  for (int index = 0; index < options().cases / 4; ++index) {
+    const SplitCase c = draw_case(rng, np, index);
+    const std::string what =
+        "seed " + std::to_string(seed) + " case " + std::to_string(index) + ", " + c.describe();
+    watchdog_arm(what);
+    std::string fail;
+    const int rank = world_rank();
+    const LocalBuf la = local_buf(c.a, rank), lb = local_buf(c.b, rank);
+    const redist_layout lay_a = c_layout(c.a, c.a.grid.ranks.data(), la.member ? la.lld : 1);
+    const redist_layout lay_b = c_layout(c.b, c.b.grid.ranks.data(), lb.member ? lb.lld : 1);
+    redist_plan plan = nullptr;
+    int st = redist_plan_create_opt(MPI_COMM_WORLD, c.m, c.n, REDIST_DOUBLE, &lay_a, &lay_b,
+                                    REDIST_REGION_FULL, 0, &c.options, &plan);
+    if (st != REDIST_SUCCESS) fail += "  redist_plan_create_opt: " + status(st) + "\n";
+    const CopySpec cs{Region::Full, false, c.m, c.n};
+    std::vector<double> a, b;
+    for (int salt = 1; plan != nullptr && salt <= 2; ++salt) {
+      fill_a(c.a, la, salt, a);
+      fill_sentinel(lb, 4, b);
+      st = redist_plan_execute_begin(plan, a.data(), b.data());
+      if (st != REDIST_SUCCESS) fail += "  begin: " + status(st) + "\n";
+      const long long before = faults::injected();
+      if (salt == 1 && rank == 0) {
+        faults::Fault f;
+        f.calls = faults::wait_recv;
+        f.tags = {kExecutorTag, kExecutorTag + 1, kExecutorTag + 2};
+        f.count = 1;
+        faults::arm(f);
+      }
+      st = redist_plan_execute_end(plan);
+      faults::disarm();
+      injected += faults::injected() - before;
+      if (st != REDIST_SUCCESS)
+        fail += "  end (salt " + std::to_string(salt) + "): " + status(st) + "\n";
+      std::string rep;
+      const std::int64_t bad = check_b(cs, c.a, c.b, lb, b.data(), salt, 4, rep);
+      if (bad > 0)
+        fail += "  salt " + std::to_string(salt) + ": " + std::to_string(bad) +
+                " elements of B differ from the oracle, e.g.\n" + rep;
+    }
+    redist_plan_destroy(&plan);
+    failed += run_everywhere(what, fail);
+    watchdog_disarm();
+  }
+  long long total = 0;
+  MPI_Allreduce(&injected, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  print0("[  FAULTS  ] " + std::to_string(total) + " failed completions injected\n");
+  EXPECT_GT(total, 0);
   EXPECT_EQ(failed, 0);
 }
 
