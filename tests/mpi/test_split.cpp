@@ -3,9 +3,9 @@
 // result is checked; B compared element by element with the harness's oracle and byte for byte
 // with the blocking redist_plan_execute; a second begin, an execute, and an end with nothing in
 // flight are errors on every process that leave the plan working; A changed only after the end
-// takes effect in the next execution; the operation's begin equals redist_plan_execute_op;
-// redist_plan_destroy completes an execution in flight; a failed completion injected in the
-// end is repaired there, and the plan keeps working.
+// takes effect in the next execution; argument errors appear at the begin, B untouched; the
+// operation's begin equals redist_plan_execute_op; redist_plan_destroy completes an execution in
+// flight; a failed completion injected in the end is repaired there, and the plan keeps working.
 
 #include "harness.hpp"
 #include "mpi_faults.hpp"
@@ -201,6 +201,68 @@ TEST(Split, OperationBeginEqualsBlocking) {
         fail += "  op begin/end and execute_op differ\n";
       redist_plan_destroy(&plan);
     }
+    failed += run_everywhere(what, fail);
+    watchdog_disarm();
+  }
+  EXPECT_EQ(failed, 0);
+}
+
+// Argument errors are reported by the begin on every process (ARGUMENT where the argument is
+// bad, REMOTE elsewhere), B untouched, nothing in flight; the plan works afterwards.
+TEST(Split, ArgumentErrorsAtBegin) {
+  const int np = world_size();
+  const std::uint64_t seed =
+      shared_seed("Split.ArgumentErrorsAtBegin", 2008000ULL + static_cast<unsigned>(np));
+  Rng rng(seed);
+  EXPECT_EQ(redist_plan_execute_begin(nullptr, nullptr, nullptr), REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(redist_plan_execute_end(nullptr), REDIST_ERR_ARGUMENT);
+  int failed = 0;
+  for (int index = 0; index < options().cases / 4; ++index) {
+    const SplitCase c = draw_case(rng, np, index);
+    const std::string what =
+        "seed " + std::to_string(seed) + " case " + std::to_string(index) + ", " + c.describe();
+    watchdog_arm(what);
+    std::string fail;
+    const int rank = world_rank();
+    const LocalBuf la = local_buf(c.a, rank), lb = local_buf(c.b, rank);
+    const redist_layout lay_a = c_layout(c.a, c.a.grid.ranks.data(), la.member ? la.lld : 1);
+    const redist_layout lay_b = c_layout(c.b, c.b.grid.ranks.data(), lb.member ? lb.lld : 1);
+    redist_plan plan = nullptr;
+    int st = redist_plan_create_opt(MPI_COMM_WORLD, c.m, c.n, REDIST_DOUBLE, &lay_a, &lay_b,
+                                    REDIST_REGION_FULL, 0, &c.options, &plan);
+    const CopySpec cs{Region::Full, false, c.m, c.n};
+    // The lowest rank that owns source elements passes a NULL A.
+    const int owns = owned_region_count(cs, c.a, la) > 0 ? rank : np;
+    int bad_rank = np;
+    MPI_Allreduce(&owns, &bad_rank, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (st != REDIST_SUCCESS || bad_rank == np) {
+      if (st != REDIST_SUCCESS) fail += "  redist_plan_create_opt: " + status(st) + "\n";
+      redist_plan_destroy(&plan);
+      failed += run_everywhere(what, fail);
+      watchdog_disarm();
+      continue;
+    }
+    std::vector<double> a, b, b_orig;
+    fill_a(c.a, la, 1, a);
+    fill_sentinel(lb, 4, b);
+    b_orig = b;
+    st = redist_plan_execute_begin(plan, rank == bad_rank ? nullptr : a.data(), b.data());
+    const int expected = rank == bad_rank ? REDIST_ERR_ARGUMENT : REDIST_ERR_REMOTE;
+    if (st != expected)
+      fail +=
+          "  begin with a NULL A on rank " + std::to_string(bad_rank) + ": " + status(st) + "\n";
+    if (b != b_orig) fail += "  B was written by a failed begin\n";
+    st = redist_plan_execute_end(plan);
+    if (st != REDIST_ERR_ARGUMENT) fail += "  end after a failed begin: " + status(st) + "\n";
+    st = redist_plan_execute_begin(plan, a.data(), b.data());
+    if (st == REDIST_SUCCESS) st = redist_plan_execute_end(plan);
+    if (st != REDIST_SUCCESS) fail += "  begin/end after the error: " + status(st) + "\n";
+    std::string rep;
+    const std::int64_t wrong = check_b(cs, c.a, c.b, lb, b.data(), 1, 4, rep);
+    if (wrong > 0)
+      fail += "  after the error: " + std::to_string(wrong) +
+              " elements of B differ from the oracle, e.g.\n" + rep;
+    redist_plan_destroy(&plan);
     failed += run_everywhere(what, fail);
     watchdog_disarm();
   }
