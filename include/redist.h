@@ -163,8 +163,8 @@ int redist_calibrate_nodes(MPI_Comm comm, redist_calibration *out);
 int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
                                   const redist_layout *a, const redist_layout *b,
                                   redist_region region, int unit_diag,
-                                  const redist_options *options,
-                                  const redist_calibration *levels, redist_plan *plan);
+                                  const redist_options *options, const redist_calibration *levels,
+                                  redist_plan *plan);
 
 /** The REDIST_SCHEDULE name of a schedule ("auto", "stepwise", ...), or NULL if unknown. */
 const char *redist_schedule_name(int schedule);
@@ -213,7 +213,28 @@ int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n, red
 int redist_plan_execute_op(redist_plan plan, const void *alpha, const void *a, const void *beta,
                            void *b);
 
-/** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. */
+/**
+ * Split execution (docs/guide.md, "Split execution"): redist_plan_execute_begin starts
+ * redist_plan_execute(plan, a, b), redist_plan_execute_end completes it, and between them the
+ * caller may compute on other data. Until the end returns, @p a must not change and @p b must
+ * not be read or written. Both are collective, in the same order on every process. Argument
+ * errors are reported by the begin (on every process, nothing posted, b untouched); transfer
+ * failures by the end, as redist_plan_execute reports them. All-at-once plans post every
+ * message and copy the process-local part in the begin; stepwise and two-phase plans only
+ * check in the begin and move everything in the end. A plan has at most one execution in
+ * flight: a begin, redist_plan_execute or redist_plan_execute_op while one is in flight, or an
+ * end with none, is REDIST_ERR_ARGUMENT (on every process, without a collective) and leaves
+ * the execution in flight as it was. redist_plan_destroy completes an execution in flight.
+ */
+int redist_plan_execute_begin(redist_plan plan, const void *a, void *b);
+/** The begin of redist_plan_execute_op (alpha and beta are read in the begin). */
+int redist_plan_execute_op_begin(redist_plan plan, const void *alpha, const void *a,
+                                 const void *beta, void *b);
+/** Complete the execution begun by redist_plan_execute_begin / _op_begin. */
+int redist_plan_execute_end(redist_plan plan);
+
+/** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. If an execution
+ * is in flight, it is completed first (its failure is not reported). */
 int redist_plan_destroy(redist_plan *plan);
 
 /**

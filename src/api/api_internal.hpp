@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace redist {
@@ -86,4 +87,6 @@ struct redist_plan_s {
   // redist_plan_create_op: op (a redist_op) and element type; -1: a copy plan.
   int op = -1;
   int type = 0;
+  // redist_plan_execute_op_begin's alpha and beta, read by the executor until the end.
+  std::optional<redist::Operation> flight_op;
 };

@@ -257,8 +257,8 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
 // op: -1 for a copy, else the redist_op of redist_plan_create_op (any int the caller passed).
 int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int unit_diag,
-                const redist_options *options, const redist_calibration *levels,
-                redist_plan *plan, int op = -1) {
+                const redist_options *options, const redist_calibration *levels, redist_plan *plan,
+                int op = -1) {
   const bool transposed = op == REDIST_OP_T || op == REDIST_OP_C;
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
@@ -454,11 +454,18 @@ Operation operation_of(const char *call, const redist_plan_s &plan, const void *
   return Operation::make(scalar, plan.op == REDIST_OP_C, alpha, beta);
 }
 
-/// redist_plan_execute (operation null) and redist_plan_execute_op.
+/// redist_plan_execute (operation null) and redist_plan_execute_op; with `split`, their
+/// _begin forms (the execution is left in flight for redist_plan_execute_end).
 int execute_plan(const char *call, redist_plan plan, const void *alpha, const void *a,
-                 const void *beta, void *b, bool operation) {
+                 const void *beta, void *b, bool operation, bool split = false) {
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
+    // In flight on every process alike when every process calls in the same order: an
+    // error everywhere, no collective.
+    if (plan->executor->in_flight())
+      throw_argument(call, "plan", 0,
+                     "an execution begun by redist_plan_execute_begin is in flight "
+                     "(call redist_plan_execute_end first)");
     std::optional<Error> local;
     std::optional<Operation> op;
     try {
@@ -487,7 +494,8 @@ int execute_plan(const char *call, redist_plan plan, const void *alpha, const vo
     // agreement after the exchange, before anything is written to b. Otherwise one reduction
     // first: the arguments of every process, and whether the last execution failed anywhere
     // (then the plan is made anew everywhere before any data moves).
-    const bool deferred = plan->executor->defers();
+    // A split execution checks first: its errors appear at the begin.
+    const bool deferred = !split && plan->executor->defers();
     if (!deferred) {
       if (front_end::reduce(plan->comm, v, 2) != MPI_SUCCESS)
         throw Error(REDIST_ERR_MPI,
@@ -498,6 +506,11 @@ int execute_plan(const char *call, redist_plan plan, const void *alpha, const vo
     long long agreed = 0;
     try {
       const Operation *combine = op && !op->copies() ? &*op : nullptr;
+      if (split) {
+        if (combine != nullptr) plan->flight_op = *combine;
+        plan->executor->begin(a, b, combine != nullptr ? &*plan->flight_op : nullptr);
+        return;
+      }
       if (deferred) {
         agreed = plan->executor->execute_checked(a, b, v[0], combine);
       } else if (combine != nullptr) {
@@ -507,6 +520,7 @@ int execute_plan(const char *call, redist_plan plan, const void *alpha, const vo
       }
     } catch (...) {
       plan->failed = true;
+      plan->flight_op.reset();
       throw;
     }
     // Repaired, but a message may still wait on the communicator: made anew next time.
@@ -526,6 +540,36 @@ extern "C" int redist_plan_execute_op(redist_plan plan, const void *alpha, const
   return execute_plan("redist_plan_execute_op", plan, alpha, a, beta, b, true);
 }
 
+extern "C" int redist_plan_execute_begin(redist_plan plan, const void *a, void *b) {
+  return execute_plan("redist_plan_execute_begin", plan, nullptr, a, nullptr, b, false, true);
+}
+
+extern "C" int redist_plan_execute_op_begin(redist_plan plan, const void *alpha, const void *a,
+                                            const void *beta, void *b) {
+  return execute_plan("redist_plan_execute_op_begin", plan, alpha, a, beta, b, true, true);
+}
+
+extern "C" int redist_plan_execute_end(redist_plan plan) {
+  static const char *call = "redist_plan_execute_end";
+  return c_barrier(call, [&] {
+    if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
+    if (!plan->executor->in_flight())
+      throw_argument(call, "plan", 0,
+                     "no execution in flight (redist_plan_execute_begin was not called, or "
+                     "failed)");
+    try {
+      plan->executor->end();
+    } catch (...) {
+      plan->failed = true;
+      plan->flight_op.reset();
+      throw;
+    }
+    plan->flight_op.reset();
+    // Repaired, but a message may still wait on the communicator: made anew next time.
+    plan->failed = plan->executor->left_unmatched();
+  });
+}
+
 extern "C" int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n,
                                      redist_type type, const redist_layout *a,
                                      const redist_layout *b, redist_region region,
@@ -538,6 +582,14 @@ extern "C" int redist_plan_destroy(redist_plan *plan) {
   return c_barrier("redist_plan_destroy", [&] {
     if (plan == nullptr || *plan == nullptr) {
       return;
+    }
+    if ((*plan)->executor && (*plan)->executor->in_flight()) {
+      // Completed, as redist_plan_execute_end would (collective as destroy is); its failure
+      // does not matter: the plan goes.
+      try {
+        (*plan)->executor->end();
+      } catch (...) {
+      }
     }
     (*plan)->executor.reset();
     MPI_Comm_free(&(*plan)->comm);

@@ -153,35 +153,90 @@ void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const 
       });
 }
 
-void Executor::execute(const void *a_void, void *b_void) {
-  const auto *a = static_cast<const std::byte *>(a_void);
-  auto *b = static_cast<std::byte *>(b_void);
+void Executor::execute(const void *a, void *b) {
+  begin(a, b);
+  end();
+}
+
+Pieces &Executor::operation_pieces() {
+  // A two-phase plan's first phase copies into the intermediate array; its second applies op.
+  return phases_[1] ? phases_[1]->pieces_ : pieces_;
+}
+
+void Executor::prepare(const std::byte *a) {
+  array_copy_.forget_copies();
+  requests_.clear_marks();
+  repaired_ = 0;
+  if (pieces_.plan().transposed() || sent_only_) {
+    // Every message of a transposed plan is sent: no single-copy way reads a transposed
+    // sender's array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a
+    // limit to lift. Every rank has the same Transfer, so both ends of each message skip
+    // the negotiation and keep Way::sent.
+  } else if (!negotiation_.done()) {
+    negotiation_.run(requests_, a, segment_);
+    segment_.release_fd(); // every receiver has mapped it or chosen otherwise
+  } else if (!negotiation_.later_in_use()) {
+    use_later_ways();
+  }
+}
+
+void Executor::begin(const void *a_void, void *b_void, const Operation *op) {
+  if (in_flight_) {
+    throw Error(REDIST_ERR_ARGUMENT,
+                "redist: an execution of this plan is in flight (begun and not ended)");
+  }
+  flight_ = {};
+  flight_.a = static_cast<const std::byte *>(a_void);
+  flight_.b = static_cast<std::byte *>(b_void);
   requests_.forget_failure();
   requests_.forget_unposted();
   unrepaired_ = false;
+  if (op != nullptr) {
+    operation_pieces().set_operation(op);
+    flight_.operation = true;
+  }
+  try {
+    if (!phases_[0]) {
+      prepare(flight_.a);
+      if (schedule_.strategy == Strategy::all_at_once) {
+        post_all_at_once(flight_.a, flight_.b);
+        flight_.posted = true;
+      }
+    }
+  } catch (...) {
+    if (flight_.operation) {
+      operation_pieces().set_operation(nullptr);
+    }
+    throw;
+  }
+  in_flight_ = true;
+}
+
+void Executor::end() {
+  if (!in_flight_) {
+    throw Error(REDIST_ERR_ARGUMENT, "redist: no execution of this plan is in flight");
+  }
+  in_flight_ = false;
+  const Flight flight = flight_;
+  struct Reset { // the operation is begin()'s, whatever happens here
+    Executor &executor;
+    bool operation;
+    ~Reset() {
+      if (operation) {
+        executor.operation_pieces().set_operation(nullptr);
+      }
+    }
+  } reset{*this, flight.operation};
   if (phases_[0]) {
-    execute_two_phases(a, b);
+    execute_two_phases(flight.a, flight.b);
   } else {
-    array_copy_.forget_copies();
-    requests_.clear_marks();
-    repaired_ = 0;
-    if (pieces_.plan().transposed() || sent_only_) {
-      // Every message of a transposed plan is sent: no single-copy way reads a transposed
-      // sender's array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a
-      // limit to lift. Every rank has the same Transfer, so both ends of each message skip
-      // the negotiation and keep Way::sent.
-    } else if (!negotiation_.done()) {
-      negotiation_.run(requests_, a, segment_);
-      segment_.release_fd(); // every receiver has mapped it or chosen otherwise
-    } else if (!negotiation_.later_in_use()) {
-      use_later_ways();
-    }
-    if (schedule_.strategy == Strategy::all_at_once) {
-      execute_all_at_once(a, b);
+    if (flight.posted) {
+      complete(0, flight.receives, flight.b, "MPI_Waitany (receive)");
+      complete(flight.receives, requests_.size(), flight.b, "MPI_Waitany (send)");
     } else {
-      execute_steps(a, b);
+      execute_steps(flight.a, flight.b);
     }
-    settle(a, b);
+    settle(flight.a, flight.b);
   }
   streaming_fence();
   if (!requests_.failure().empty()) {
@@ -189,8 +244,7 @@ void Executor::execute(const void *a_void, void *b_void) {
   }
 }
 
-long long Executor::execute_checked(const void *a, void *b, long long error,
-                                     const Operation *op) {
+long long Executor::execute_checked(const void *a, void *b, long long error, const Operation *op) {
   check_ = error;
   deferring_ = true;
   sent_.defer(true);
@@ -393,21 +447,19 @@ void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
   }
 }
 
-void Executor::execute_all_at_once(const std::byte *a, std::byte *b) {
+void Executor::post_all_at_once(const std::byte *a, std::byte *b) {
   const RankPlan &plan = pieces_.plan();
   requests_.clear();
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
     post_receive(i, 0, plan.recvs[i].elements, recv_buffer_.get() + recv_offsets_[i]);
   }
-  const std::size_t receives = requests_.size();
+  flight_.receives = requests_.size();
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
     post_send(i, 0, plan.sends[i].elements, a, send_offsets_[i]);
   }
   if (!deferring_) { // else after the agreement (settle())
     pieces_.copy_local(a, b);
   }
-  complete(0, receives, b, "MPI_Waitany (receive)");
-  complete(receives, requests_.size(), b, "MPI_Waitany (send)");
 }
 
 // Stepwise execution: in each step this rank exchanges only with that step's partners (no

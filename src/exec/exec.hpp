@@ -66,6 +66,18 @@ public:
   /// copy apply `op` (a transposed plan's op is T or C); the message exchange is execute()'s.
   /// Requires send_everything() (single-copy ways write b without the operation).
   void execute(const void *a, void *b, const Operation &op);
+  /// Split execution: begin() then end() is execute(a, b) (with `op`: execute(a, b, *op)),
+  /// and between them this rank may compute on other data. a must not change and b must not
+  /// be read until end(); `op` must live until end(). All at once: begin() posts every
+  /// receive and send (packing the sends) and copies the rank-local part; end() waits,
+  /// unpacks, agrees and repairs. Stepwise and two-phase plans: begin() only records the
+  /// call (their steps reuse one buffer and wait on each other) and the whole exchange runs
+  /// inside end(). Each is collective as execute() is. begin() while an execution is in
+  /// flight, or end() with none, throws Error (REDIST_ERR_ARGUMENT) and changes nothing.
+  void begin(const void *a, void *b, const Operation *op = nullptr);
+  void end();
+  /// Whether begin() was called and end() not yet.
+  [[nodiscard]] bool in_flight() const { return in_flight_; }
   /// Send every message through MPI from now on: no single-copy way (b is combined with
   /// what arrives, and only unpacking does that). Call on every rank of the plan, before
   /// the first execution (the negotiation of ways is then skipped everywhere).
@@ -81,8 +93,7 @@ public:
   /// Returns the maximum of the error words over the ranks; non-zero: no rank wrote to b (a
   /// rank whose a is NULL sends its buffers unfilled, one whose b is NULL unpacks nothing).
   /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
-  long long execute_checked(const void *a, void *b, long long error,
-                            const Operation *op = nullptr);
+  long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   [[nodiscard]] std::size_t element_size() const { return pieces_.element_size(); }
@@ -129,7 +140,14 @@ public:
 
 private:
   void execute_two_phases(const std::byte *a, std::byte *b);
-  void execute_all_at_once(const std::byte *a, std::byte *b);
+  /// Everything before the first message: forget the last execution, negotiate the ways
+  /// (first execution) or take the later ones.
+  void prepare(const std::byte *a);
+  /// Post every receive and send and copy the local part; the receives are requests
+  /// [0, flight_.receives).
+  void post_all_at_once(const std::byte *a, std::byte *b);
+  /// The Pieces that apply an operation (a two-phase plan's second phase's).
+  Pieces &operation_pieces();
   void execute_steps(const std::byte *a, std::byte *b);
   /// The transport of messages going `way`.
   Transport &transport(single_copy::Way way);
@@ -181,6 +199,15 @@ private:
   long long check_ = 0;      // its error word, then the agreed maximum
   bool unrepaired_ = false;  // failed transfers left unrepaired (an argument error)
   bool sent_only_ = false;   // send_everything()
+  struct Flight {            // the execution begin() started
+    const std::byte *a = nullptr;
+    std::byte *b = nullptr;
+    bool operation = false;   // begin() set an operation on operation_pieces()
+    bool posted = false;      // all at once: begin() posted the exchange
+    std::size_t receives = 0; // then: its receive requests
+  };
+  Flight flight_;
+  bool in_flight_ = false;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
 };
