@@ -86,4 +86,6 @@ struct redist_plan_s {
   // redist_plan_create_op: op (a redist_op) and element type; -1: a copy plan.
   int op = -1;
   int type = 0;
+  // redist_nd_plan_create: the N-d transfer (then `transfer` is unused).
+  std::shared_ptr<const redist::NdTransfer> nd;
 };
