@@ -234,6 +234,248 @@ TEST(NdPlan, RandomLayoutsAgainstDarray) {
   }
 }
 
+// The element-by-element oracle, written apart from src/: one dimension's owner coordinate
+// and local index of global index i.
+struct Dim {
+  int kind = MPI_DISTRIBUTE_NONE;
+  int64_t extent = 1, darg = MPI_DISTRIBUTE_DFLT_DARG;
+  int nprocs = 1;
+  std::vector<int64_t> gen_block;
+
+  [[nodiscard]] std::pair<int, int64_t> place(int64_t i) const {
+    if (kind == REDIST_DISTRIBUTE_GEN_BLOCK) {
+      int64_t first = 0;
+      for (int c = 0;; ++c) {
+        if (i < first + gen_block[static_cast<std::size_t>(c)]) return {c, i - first};
+        first += gen_block[static_cast<std::size_t>(c)];
+      }
+    }
+    if (kind == MPI_DISTRIBUTE_NONE) return {0, i};
+    if (kind == MPI_DISTRIBUTE_BLOCK) {
+      const int64_t b = darg > 0 ? darg : (extent + nprocs - 1) / nprocs;
+      return {static_cast<int>(i / b), i % b};
+    }
+    const int64_t k = darg > 0 ? darg : 1;
+    return {static_cast<int>((i / k) % nprocs), (i / (k * nprocs)) * k + i % k};
+  }
+  [[nodiscard]] int64_t count(int c) const {
+    int64_t n = 0;
+    for (int64_t i = 0; i < extent; ++i)
+      n += place(i).first == c ? 1 : 0;
+    return n;
+  }
+};
+
+struct Layout {
+  std::vector<Dim> dims;
+  std::vector<int> ranks; // rank of each grid position, row-major
+  int order = MPI_ORDER_C;
+  std::vector<int64_t> starts, subsizes, local_extents;
+  // Storage behind view().
+  std::vector<int64_t> gsizes, dargs;
+  std::vector<int> distribs, psizes;
+  std::vector<const int64_t *> gen_blocks;
+  int64_t pad = 0;
+
+  [[nodiscard]] int ndims() const { return static_cast<int>(dims.size()); }
+  // This rank's grid coordinates, or empty when it is not in the grid.
+  [[nodiscard]] std::vector<int> coords(int rank) const {
+    for (std::size_t p = 0; p < ranks.size(); ++p) {
+      if (ranks[p] != rank) continue;
+      std::vector<int> c(dims.size());
+      auto q = static_cast<int>(p);
+      for (int d = ndims() - 1; d >= 0; --d) {
+        c[static_cast<std::size_t>(d)] = q % dims[static_cast<std::size_t>(d)].nprocs;
+        q /= dims[static_cast<std::size_t>(d)].nprocs;
+      }
+      return c;
+    }
+    return {};
+  }
+  // Local extents (padded by `pad` along every dimension) and strides of `rank`.
+  void storage(int rank, std::vector<int64_t> &extents, std::vector<int64_t> &strides) const {
+    const std::vector<int> c = coords(rank);
+    extents.assign(dims.size(), 0);
+    strides.assign(dims.size(), 0);
+    if (c.empty()) return;
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      extents[d] = dims[d].count(c[d]) + pad;
+    int64_t s = 1;
+    for (int k = 0; k < ndims(); ++k) {
+      const auto d = static_cast<std::size_t>(order == MPI_ORDER_C ? ndims() - 1 - k : k);
+      strides[d] = s;
+      s *= extents[d];
+    }
+  }
+  [[nodiscard]] int64_t local_size(int rank) const {
+    std::vector<int64_t> e, st;
+    storage(rank, e, st);
+    if (coords(rank).empty()) return 0;
+    return std::accumulate(e.begin(), e.end(), int64_t{1}, std::multiplies<>());
+  }
+  redist_darray view(int rank) {
+    gsizes.clear();
+    dargs.clear();
+    distribs.clear();
+    psizes.clear();
+    gen_blocks.clear();
+    for (const Dim &d : dims) {
+      gsizes.push_back(d.extent);
+      dargs.push_back(d.darg);
+      distribs.push_back(d.kind);
+      psizes.push_back(d.nprocs);
+      gen_blocks.push_back(d.gen_block.empty() ? nullptr : d.gen_block.data());
+    }
+    std::vector<int64_t> e, st;
+    storage(rank, e, st);
+    local_extents = e;
+    redist_darray v{};
+    v.ndims = ndims();
+    v.gsizes = gsizes.data();
+    v.distribs = distribs.data();
+    v.dargs = dargs.data();
+    v.gen_blocks = gen_blocks.data();
+    v.psizes = psizes.data();
+    v.order = order;
+    v.ranks = ranks.data();
+    v.starts = starts.data();
+    v.subsizes = subsizes.data();
+    v.local_extents = coords(rank).empty() ? nullptr : local_extents.data();
+    return v;
+  }
+  // Visit every global index this rank owns with its offset in the local array.
+  template <class F> void for_each_owned(int rank, F &&f) const {
+    const std::vector<int> c = coords(rank);
+    if (c.empty()) return;
+    std::vector<int64_t> e, st;
+    storage(rank, e, st);
+    std::vector<int64_t> g(dims.size(), 0);
+    int64_t total = 1;
+    for (const Dim &d : dims)
+      total *= d.extent;
+    for (int64_t n = 0; n < total; ++n) {
+      int64_t q = n;
+      for (int d = ndims() - 1; d >= 0; --d) {
+        g[static_cast<std::size_t>(d)] = q % dims[static_cast<std::size_t>(d)].extent;
+        q /= dims[static_cast<std::size_t>(d)].extent;
+      }
+      int64_t offset = 0;
+      bool mine = true;
+      for (std::size_t d = 0; d < dims.size() && mine; ++d) {
+        const auto [owner, local] = dims[d].place(g[d]);
+        mine = owner == c[d];
+        offset += local * st[d];
+      }
+      if (mine) f(g, offset);
+    }
+  }
+};
+
+// A random layout of extents `gsizes` on a random subset of the ranks, in random order.
+Layout random_oracle_layout(std::mt19937 &rng, const std::vector<int64_t> &gsizes, int size) {
+  Layout l;
+  l.order = draw(rng, 2) == 0 ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
+  l.pad = draw(rng, 3) == 0 ? 1 : 0;
+  const int procs = 1 + draw(rng, static_cast<std::size_t>(size));
+  std::vector<int> all(static_cast<std::size_t>(size));
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), rng);
+  l.ranks.assign(all.begin(), all.begin() + procs);
+  l.dims.resize(gsizes.size());
+  for (std::size_t d = 0; d < gsizes.size(); ++d) {
+    l.dims[d].extent = gsizes[d];
+    const int kind = draw(rng, 4);
+    l.dims[d].kind = kind == 0   ? MPI_DISTRIBUTE_NONE
+                     : kind == 1 ? MPI_DISTRIBUTE_BLOCK
+                     : kind == 2 ? MPI_DISTRIBUTE_CYCLIC
+                                 : REDIST_DISTRIBUTE_GEN_BLOCK;
+  }
+  std::vector<std::size_t> distributed;
+  for (std::size_t d = 0; d < gsizes.size(); ++d) {
+    if (l.dims[d].kind != MPI_DISTRIBUTE_NONE) distributed.push_back(d);
+  }
+  if (distributed.empty()) {
+    distributed.push_back(0);
+    l.dims[0].kind = MPI_DISTRIBUTE_CYCLIC;
+  }
+  int rest = procs;
+  for (int f = 2; rest > 1; ++f) {
+    while (rest % f == 0) {
+      l.dims[distributed[static_cast<std::size_t>(draw(rng, distributed.size()))]].nprocs *= f;
+      rest /= f;
+    }
+  }
+  for (Dim &d : l.dims) {
+    if (d.kind == MPI_DISTRIBUTE_CYCLIC && draw(rng, 2) == 0) d.darg = 1 + draw(rng, 3);
+    if (d.kind == MPI_DISTRIBUTE_BLOCK && draw(rng, 2) == 0)
+      d.darg = std::max<int64_t>(1, (d.extent + d.nprocs - 1) / d.nprocs) + draw(rng, 2);
+    if (d.kind == REDIST_DISTRIBUTE_GEN_BLOCK) {
+      d.gen_block.assign(static_cast<std::size_t>(d.nprocs), 0);
+      for (int64_t i = 0; i < d.extent; ++i)
+        d.gen_block[static_cast<std::size_t>(draw(rng, static_cast<std::size_t>(d.nprocs)))]++;
+    }
+  }
+  return l;
+}
+
+// GEN_BLOCK, windows, padding, process subsets in any order, against the element oracle.
+TEST(NdPlan, WindowsGenBlockPaddingAgainstElementOracle) {
+  std::mt19937 rng(seed() + 1);
+  const int size = comm_size();
+  const int rank = comm_rank();
+  for (int c = 0; c < 150; ++c) {
+    const int ndims = 1 + draw(rng, 4);
+    std::vector<int64_t> ga(static_cast<std::size_t>(ndims)), gb(ga.size()), window(ga.size());
+    for (std::size_t d = 0; d < ga.size(); ++d) {
+      window[d] = draw(rng, ndims <= 2 ? 9 : 5);
+      ga[d] = window[d] + draw(rng, 3);
+      gb[d] = window[d] + draw(rng, 3);
+    }
+    Layout a = random_oracle_layout(rng, ga, size);
+    Layout b = random_oracle_layout(rng, gb, size);
+    a.subsizes = window;
+    b.subsizes = window;
+    for (std::size_t d = 0; d < ga.size(); ++d) {
+      a.starts.push_back(draw(rng, static_cast<std::size_t>(ga[d] - window[d] + 1)));
+      b.starts.push_back(draw(rng, static_cast<std::size_t>(gb[d] - window[d] + 1)));
+    }
+    const auto linear = [&](const std::vector<int64_t> &g) {
+      int64_t x = 0;
+      for (std::size_t d = 0; d < g.size(); ++d)
+        x = x * ga[d] + g[d];
+      return static_cast<double>(x);
+    };
+    std::vector<double> a_local(static_cast<std::size_t>(a.local_size(rank)), -7.0);
+    a.for_each_owned(rank, [&](const std::vector<int64_t> &g, int64_t off) {
+      a_local[static_cast<std::size_t>(off)] = linear(g);
+    });
+    std::vector<double> b_local(static_cast<std::size_t>(b.local_size(rank)), -1.0);
+    const redist_darray av = a.view(rank);
+    const redist_darray bv = b.view(rank);
+    redist_plan plan = nullptr;
+    const int rc = redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, nullptr, &plan);
+    EXPECT_EQ(rc, REDIST_SUCCESS) << "case " << c << ": " << redist_last_error();
+    if (rc != REDIST_SUCCESS) continue; // the same on every rank
+    EXPECT_EQ(redist_plan_execute(plan, a_local.data(), b_local.data()), REDIST_SUCCESS);
+    redist_plan_destroy(&plan);
+    std::vector<double> expected(b_local.size(), -1.0);
+    b.for_each_owned(rank, [&](const std::vector<int64_t> &g, int64_t off) {
+      std::vector<int64_t> src(g.size());
+      bool inside = true;
+      for (std::size_t d = 0; d < g.size(); ++d) {
+        inside = inside && g[d] >= b.starts[d] && g[d] < b.starts[d] + window[d];
+        src[d] = g[d] - b.starts[d] + a.starts[d];
+      }
+      if (inside) expected[static_cast<std::size_t>(off)] = linear(src);
+    });
+    long long wrong = 0;
+    for (std::size_t i = 0; i < b_local.size(); ++i)
+      wrong += b_local[i] == expected[i] ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(wrong, 0) << "case " << c;
+  }
+}
+
 // Each bad argument: an error on every rank, no plan, B untouched.
 TEST(NdPlan, ErrorsOnEveryRank) {
   const int size = comm_size();
