@@ -547,8 +547,9 @@ extern "C" int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int
 namespace {
 
 // A redist_darray as an NdLayout; the pointers read are checked here, the values by
-// check_nd_transfer. `arg`: "a" or "b".
-NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d) {
+// check_nd_transfer (but the grid's size, bounding what `ranks` is read for). `arg`: "a" or
+// "b".
+NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d, int comm_size) {
   const auto field = [&](const char *name) { return std::string(arg) + "->" + name; };
   if (d.ndims < 1 || d.ndims > kMaxDims)
     throw_argument(call, field("ndims").c_str(), d.ndims, "must be 1..7");
@@ -595,6 +596,10 @@ NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d)
                      "not MPI_DISTRIBUTE_BLOCK, _CYCLIC, _NONE or REDIST_DISTRIBUTE_GEN_BLOCK");
     }
     if (dim.nprocs >= 1) positions *= static_cast<std::size_t>(dim.nprocs);
+    if (positions > static_cast<std::size_t>(comm_size))
+      throw_argument(call, field("psizes").c_str(), dim.nprocs,
+                     "the grid has more positions than the communicator's " +
+                         std::to_string(comm_size) + " ranks");
   }
   if (d.order == MPI_ORDER_C) {
     l.order = StorageOrder::c;
@@ -669,8 +674,8 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
           throw_argument(call, "options->alpha", 0,
                          "N-d plans use no cost model yet (alpha and beta 0)");
       }
-      t->src = to_nd_layout(call, "a", *a);
-      t->dst = to_nd_layout(call, "b", *b);
+      t->src = to_nd_layout(call, "a", *a, position.size);
+      t->dst = to_nd_layout(call, "b", *b, position.size);
       if (perm != nullptr) {
         if (t->dst.ndims() != t->src.ndims())
           throw_argument(call, "b->ndims", t->dst.ndims(), "differs from a->ndims");

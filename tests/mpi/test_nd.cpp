@@ -506,6 +506,9 @@ TEST(NdPlan, ErrorsOnEveryRank) {
   d.gsizes = {6, 4};
   cases.push_back({"extents differ", d});
   d = good;
+  d.psizes = {2 * size, 1}; // more grid positions than ranks
+  cases.push_back({"grid too large", d});
+  d = good;
   d.order = 77;
   cases.push_back({"bad order", d});
   const redist_darray av = good.view();
