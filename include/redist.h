@@ -202,6 +202,51 @@ int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n, red
                           const redist_layout *a, const redist_layout *b, redist_region region,
                           const redist_options *options, redist_plan *plan);
 
+/** HPF's GEN_BLOCK in redist_darray::distribs: an explicit extent per process. */
+#define REDIST_DISTRIBUTE_GEN_BLOCK 4101
+
+/**
+ * An N-dimensional distributed array (docs/nd.md), in MPI_Type_create_darray's terms: the
+ * same elements on the same processes in the same local order as MPI's darray type.
+ */
+typedef struct redist_darray {
+  int ndims;                        /**< 1..7 */
+  const int64_t *gsizes;            /**< global extents */
+  const int *distribs;              /**< MPI_DISTRIBUTE_BLOCK / _CYCLIC / _NONE, or
+                                         REDIST_DISTRIBUTE_GEN_BLOCK */
+  const int64_t *dargs;             /**< block per dimension, or MPI_DISTRIBUTE_DFLT_DARG */
+  const int64_t *const *gen_blocks; /**< GEN_BLOCK dimensions: psizes[d] extents; may be NULL
+                                         otherwise */
+  const int *psizes;                /**< process grid extents */
+  int order;                        /**< MPI_ORDER_C or MPI_ORDER_FORTRAN: local storage order */
+  const int *ranks;                 /**< rank of each grid position (row-major over the grid,
+                                         as in MPI_Type_create_darray); NULL = position p is
+                                         rank p */
+  const int64_t *starts, *subsizes; /**< the window; NULL = the whole array */
+  const int64_t *local_extents;     /**< this process's allocated extents (>= its local
+                                         counts); NULL = dense */
+} redist_darray;
+
+/**
+ * A plan copying the window of N-d array @p a onto the window of @p b (same extents).
+ * Collective over @p comm; executed by redist_plan_execute, reported by redist_plan_get_info,
+ * destroyed by redist_plan_destroy. Every field is checked on every process (an error names
+ * the field and dimension, on every process; *plan is then NULL). @p options may be NULL; for
+ * now only the all-at-once schedule runs (REDIST_SCHEDULE_AUTO or _ALL_AT_ONCE, no limits, no
+ * cost model): other options are REDIST_ERR_ARGUMENT. Every message is sent through MPI (no
+ * single-copy way yet).
+ */
+int redist_nd_plan_create(MPI_Comm comm, redist_type type, const redist_darray *a,
+                          const redist_darray *b, const redist_options *options, redist_plan *plan);
+/**
+ * redist_nd_plan_create with an axis permutation: B's dimension d holds A's dimension
+ * perm[d] (a permutation of 0..ndims-1; NULL = the identity). A's window extent along
+ * perm[d] must equal B's along d.
+ */
+int redist_nd_plan_create_perm(MPI_Comm comm, redist_type type, const redist_darray *a,
+                               const redist_darray *b, const int *perm,
+                               const redist_options *options, redist_plan *plan);
+
 /**
  * Execute a plan of redist_plan_create_op: B := alpha op(A) + beta B, bit for bit as PBLAS
  * (docs/guide.md). @p alpha and @p beta point to one value of the plan's element type

@@ -89,4 +89,6 @@ struct redist_plan_s {
   int type = 0;
   // redist_plan_execute_op_begin's alpha and beta, read by the executor until the end.
   std::optional<redist::Operation> flight_op;
+  // redist_nd_plan_create: the N-d transfer (then `transfer` is unused).
+  std::shared_ptr<const redist::NdTransfer> nd;
 };

@@ -390,6 +390,9 @@ extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n
 
 namespace {
 
+std::unique_ptr<Executor> nd_executor(MPI_Comm comm, const NdTransfer &t, int rank, int size,
+                                      std::size_t element_size);
+
 /// After an execution failed on some process: the plan made anew on every process, on a
 /// fresh duplicate of its communicator (messages of the failed execution may still wait on
 /// the old one; its executor's state may be half-way). Collective; every process calls it
@@ -400,6 +403,13 @@ void make_anew(const char *call, redist_plan_s &plan) {
   std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)> guard(&fresh,
                                                         [](MPI_Comm *c) { MPI_Comm_free(c); });
   check_mpi(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), call, "MPI_Comm_set_errhandler");
+  if (plan.nd) {
+    plan.executor =
+        nd_executor(fresh, *plan.nd, plan.rank, plan.size, plan.executor->element_size());
+    std::swap(plan.comm, fresh);
+    plan.failed = false;
+    return;
+  }
   front_end::Planned planned =
       front_end::plan_everywhere(fresh, plan.rank, plan.size, fresh, plan.transfer, plan.options,
                                  plan.executor->element_size(), plan.lld_a, plan.lld_b, true);
@@ -576,6 +586,199 @@ extern "C" int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int
                                      const redist_options *options, redist_plan *plan) {
   return create_plan("redist_plan_create_op", comm, m, n, enum_value(type), a, b,
                      enum_value(region), 0, options, nullptr, plan, enum_value(op));
+}
+
+namespace {
+
+// A redist_darray as an NdLayout; the pointers read are checked here, the values by
+// check_nd_transfer (but the grid's size, bounding what `ranks` is read for). `arg`: "a" or
+// "b".
+NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d, int comm_size) {
+  const auto field = [&](const char *name) { return std::string(arg) + "->" + name; };
+  if (d.ndims < 1 || d.ndims > kMaxDims)
+    throw_argument(call, field("ndims").c_str(), d.ndims, "must be 1..7");
+  if (d.gsizes == nullptr) throw_argument(call, field("gsizes").c_str(), 0, "NULL pointer");
+  if (d.distribs == nullptr) throw_argument(call, field("distribs").c_str(), 0, "NULL pointer");
+  if (d.psizes == nullptr) throw_argument(call, field("psizes").c_str(), 0, "NULL pointer");
+  if ((d.starts == nullptr) != (d.subsizes == nullptr))
+    throw_argument(call, field("starts").c_str(), 0,
+                   "starts and subsizes must both be given or both be NULL");
+  NdLayout l;
+  const auto n = static_cast<std::size_t>(d.ndims);
+  l.dims.resize(n);
+  std::size_t positions = 1;
+  for (std::size_t k = 0; k < n; ++k) {
+    NdDimension &dim = l.dims[k];
+    dim.extent = d.gsizes[k];
+    dim.nprocs = d.psizes[k];
+    dim.darg =
+        d.dargs == nullptr || d.dargs[k] == MPI_DISTRIBUTE_DFLT_DARG ? kDefaultDistArg : d.dargs[k];
+    const std::string name = field("distribs") + "[" + std::to_string(k) + "]";
+    switch (d.distribs[k]) {
+    case MPI_DISTRIBUTE_BLOCK:
+      dim.kind = Distribution::block;
+      break;
+    case MPI_DISTRIBUTE_CYCLIC:
+      dim.kind = Distribution::cyclic;
+      break;
+    case MPI_DISTRIBUTE_NONE:
+      dim.kind = Distribution::none;
+      break;
+    case REDIST_DISTRIBUTE_GEN_BLOCK: {
+      dim.kind = Distribution::gen_block;
+      const std::string blocks = field("gen_blocks") + "[" + std::to_string(k) + "]";
+      if (d.gen_blocks == nullptr || d.gen_blocks[k] == nullptr)
+        throw_argument(call, blocks.c_str(), 0, "NULL for a GEN_BLOCK dimension");
+      if (dim.nprocs < 1)
+        throw_argument(call, (field("psizes") + "[" + std::to_string(k) + "]").c_str(), dim.nprocs,
+                       "must be >= 1");
+      dim.gen_block.assign(d.gen_blocks[k], d.gen_blocks[k] + dim.nprocs);
+      break;
+    }
+    default:
+      throw_argument(call, name.c_str(), d.distribs[k],
+                     "not MPI_DISTRIBUTE_BLOCK, _CYCLIC, _NONE or REDIST_DISTRIBUTE_GEN_BLOCK");
+    }
+    if (dim.nprocs >= 1) positions *= static_cast<std::size_t>(dim.nprocs);
+    if (positions > static_cast<std::size_t>(comm_size))
+      throw_argument(call, field("psizes").c_str(), dim.nprocs,
+                     "the grid has more positions than the communicator's " +
+                         std::to_string(comm_size) + " ranks");
+  }
+  if (d.order == MPI_ORDER_C) {
+    l.order = StorageOrder::c;
+  } else if (d.order == MPI_ORDER_FORTRAN) {
+    l.order = StorageOrder::fortran;
+  } else {
+    throw_argument(call, field("order").c_str(), d.order, "not MPI_ORDER_C or MPI_ORDER_FORTRAN");
+  }
+  if (d.ranks != nullptr) l.ranks.assign(d.ranks, d.ranks + positions);
+  if (d.starts != nullptr) {
+    l.starts.assign(d.starts, d.starts + n);
+    l.subsizes.assign(d.subsizes, d.subsizes + n);
+  }
+  if (d.local_extents != nullptr) l.local_extents.assign(d.local_extents, d.local_extents + n);
+  return l;
+}
+
+// Everything of a layout every process must agree on (all but local_extents).
+void add_nd_layout(Fingerprint &f, const NdLayout &l) {
+  f.add(l.ndims()).add(static_cast<std::int64_t>(l.order));
+  for (const NdDimension &d : l.dims) {
+    f.add(static_cast<std::int64_t>(d.kind)).add(d.extent).add(d.darg).add(d.nprocs);
+    for (const Index g : d.gen_block)
+      f.add(g);
+  }
+  f.add(static_cast<std::int64_t>(l.ranks.size()));
+  for (const int r : l.ranks)
+    f.add(r);
+  for (const Index x : l.starts)
+    f.add(x);
+  for (const Index x : l.subsizes)
+    f.add(x);
+}
+
+// The executor of an N-d transfer on `comm` (this process's part).
+std::unique_ptr<Executor> nd_executor(MPI_Comm comm, const NdTransfer &t, int rank, int size,
+                                      std::size_t element_size) {
+  Strides src{};
+  Strides dst{};
+  Coords c{};
+  if (grid_of(t.src).find(rank, c)) src = local_strides(t.src, c);
+  if (grid_of(t.dst).find(rank, c)) dst = local_strides(t.dst, c);
+  return std::make_unique<Executor>(comm, make_nd_rank_plan(t, rank, size), element_size, src, dst);
+}
+
+int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darray *a,
+                   const redist_darray *b, const int *perm, const redist_options *options,
+                   redist_plan *plan) {
+  return c_barrier(call, [&] {
+    if (plan != nullptr) *plan = nullptr;
+    const CommPosition position = comm_position(call, comm);
+    auto t = std::make_shared<NdTransfer>();
+    agree(comm, call, "type, options, perm or layouts (all but local_extents must agree)", [&] {
+      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+      if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
+      if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
+      if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
+      if (options != nullptr) {
+        // Only the all-at-once schedule runs N-d plans yet: no option is ignored silently.
+        if (options->schedule != REDIST_SCHEDULE_AUTO &&
+            options->schedule != REDIST_SCHEDULE_ALL_AT_ONCE)
+          throw_argument(call, "options->schedule", options->schedule,
+                         "N-d plans run all at once only (REDIST_SCHEDULE_AUTO or "
+                         "REDIST_SCHEDULE_ALL_AT_ONCE) for now");
+        if (options->max_concurrent != 0)
+          throw_argument(call, "options->max_concurrent", options->max_concurrent,
+                         "N-d plans take no limit yet (0)");
+        if (options->max_memory != 0)
+          throw_argument(call, "options->max_memory", options->max_memory,
+                         "N-d plans take no memory cap yet (0)");
+        if (options->alpha != 0.0 || options->beta != 0.0)
+          throw_argument(call, "options->alpha", 0,
+                         "N-d plans use no cost model yet (alpha and beta 0)");
+      }
+      t->src = to_nd_layout(call, "a", *a, position.size);
+      t->dst = to_nd_layout(call, "b", *b, position.size);
+      if (perm != nullptr) {
+        if (t->dst.ndims() != t->src.ndims())
+          throw_argument(call, "b->ndims", t->dst.ndims(), "differs from a->ndims");
+        t->perm.assign(perm, perm + t->dst.ndims());
+      }
+      if (const std::string why = check_nd_transfer(*t, position.size, position.rank); !why.empty())
+        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
+      Fingerprint f;
+      f.add(type);
+      add_nd_layout(f, t->src);
+      add_nd_layout(f, t->dst);
+      for (const int p : t->perm)
+        f.add(p);
+      if (options != nullptr) {
+        f.add(options->schedule).add(options->max_concurrent).add(options->max_memory);
+      }
+      return f.value();
+    });
+    auto result = std::make_unique<redist_plan_s>();
+    check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
+    std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
+        result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
+    check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
+              "MPI_Comm_set_errhandler");
+    // Out of memory while planning, agreed: every process returns the same status.
+    std::optional<Error> local;
+    try {
+      result->executor =
+          nd_executor(result->comm, *t, position.rank, position.size, type_size(type));
+    } catch (const std::bad_alloc &) {
+      local = Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+    }
+    agree(result->comm, call, "", [&] {
+      if (local) throw *local;
+      return std::uint64_t{0};
+    });
+    result->type = type;
+    result->nd = std::move(t);
+    result->rank = position.rank;
+    result->size = position.size;
+    static_cast<void>(guard.release()); // the plan owns the communicator now
+    *plan = result.release();
+  });
+}
+
+} // namespace
+
+extern "C" int redist_nd_plan_create(MPI_Comm comm, redist_type type, const redist_darray *a,
+                                     const redist_darray *b, const redist_options *options,
+                                     redist_plan *plan) {
+  return create_nd_plan("redist_nd_plan_create", comm, enum_value(type), a, b, nullptr, options,
+                        plan);
+}
+
+extern "C" int redist_nd_plan_create_perm(MPI_Comm comm, redist_type type, const redist_darray *a,
+                                          const redist_darray *b, const int *perm,
+                                          const redist_options *options, redist_plan *plan) {
+  return create_nd_plan("redist_nd_plan_create_perm", comm, enum_value(type), a, b, perm, options,
+                        plan);
 }
 
 extern "C" int redist_plan_destroy(redist_plan *plan) {

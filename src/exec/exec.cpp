@@ -36,8 +36,21 @@ Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan,
                    std::size_t element_size, Index lld_src, Index lld_dst, ScheduleChoice schedule,
                    int tag)
-    : schedule_(std::move(schedule)),
-      pieces_(std::move(plan), element_size, lld_src, lld_dst, !schedule_.phases),
+    : Executor(comm, node_ids,
+               Pieces(std::move(plan), element_size, lld_src, lld_dst, !schedule.phases), lld_src,
+               lld_dst, std::move(schedule), tag) {}
+
+Executor::Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size,
+                   const Strides &src_strides, const Strides &dst_strides, int tag)
+    : Executor(comm, node_ids(comm),
+               Pieces(std::move(plan), element_size, src_strides, dst_strides), 0, 0,
+               ScheduleChoice{}, tag) {
+  send_everything();
+}
+
+Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
+                   Index lld_dst, ScheduleChoice &&schedule, int tag)
+    : schedule_(std::move(schedule)), pieces_(std::move(pieces)),
       nodes_(node_ids, rank_in(comm), pieces_.plan()),
       requests_(comm, 2 * (pieces_.plan().sends.size() + pieces_.plan().recvs.size()) + 4),
       array_copy_(pieces_), direct_read_(pieces_, scratch_, array_copy_, false),
@@ -51,6 +64,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan pla
       mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()),
       repair_(pieces_, tag + kRepairTag) {
   requests_.set_messages(pieces_.plan().sends.size(), pieces_.plan().recvs.size());
+  const std::size_t element_size = pieces_.element_size();
   if (const TwoPhase *two = schedule_.phases.get()) {
     // Each phase tags its messages apart, so a fast rank's second phase never meets a slow
     // rank's first.
@@ -87,7 +101,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan pla
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
   // Transposed plans are sent (execute()): no memory file to share.
-  const bool shareable = negotiation_.mode() != single_copy::Mode::never && !p.transposed();
+  const bool shareable = negotiation_.mode() != single_copy::Mode::never && !pieces_.sent_only();
   if (!all_at_once) { // one step's buffer, reused by every step: its pages fault in once
     segment_ = single_copy::SharedBuffer(step_send_bytes_, shareable);
   } else if (!p.sends.empty()) {
@@ -167,8 +181,8 @@ void Executor::prepare(const std::byte *a) {
   array_copy_.forget_copies();
   requests_.clear_marks();
   repaired_ = 0;
-  if (pieces_.plan().transposed() || sent_only_) {
-    // Every message of a transposed plan is sent: no single-copy way reads a transposed
+  if (pieces_.sent_only() || sent_only_) {
+    // Every message of a transposed or N-d plan is sent: no single-copy way reads such a
     // sender's array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a
     // limit to lift. Every rank has the same Transfer, so both ends of each message skip
     // the negotiation and keep Way::sent.
@@ -322,7 +336,7 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   // In the same reduction: the caller's argument check (execute_checked()), and whether the
   // next execution can take it (defers()).
   const bool next_defers = !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
-                           (pieces_.plan().transposed() || negotiation_.later_all_sent());
+                           (pieces_.sent_only() || negotiation_.later_all_sent());
   long long agreed[3] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
                          next_defers ? 0 : 1};
   defers_ = false;

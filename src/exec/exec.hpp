@@ -47,6 +47,10 @@ public:
   /// Single copy is used only between ranks of one node (and that can read each other).
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan, std::size_t element_size,
            Index lld_src, Index lld_dst, ScheduleChoice schedule = {}, int tag = kTag);
+  /// An N-d plan (issue 16), all at once, every message sent through MPI (no single copy yet):
+  /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
+  Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
+           const Strides &dst_strides, int tag = kTag);
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
   ~Executor();
@@ -139,6 +143,8 @@ public:
   static constexpr int kTag = 7411;
 
 private:
+  Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
+           Index lld_dst, ScheduleChoice &&schedule, int tag);
   void execute_two_phases(const std::byte *a, std::byte *b);
   /// Everything before the first message: forget the last execution, negotiate the ways
   /// (first execution) or take the later ones.

@@ -195,6 +195,63 @@ Pieces::Pieces(RankPlan plan, std::size_t element_size, Index lld_src, Index lld
   }
 }
 
+RankPlan nd_skeleton(const NdRankPlan &plan) {
+  RankPlan out;
+  out.rank = plan.rank;
+  out.in_src = plan.in_src;
+  out.in_dst = plan.in_dst;
+  const auto skeleton = [](const NdPeer &p, int slot) {
+    Peer q;
+    q.rank = p.rank;
+    q.row_slot = slot;
+    q.elements = p.elements;
+    return q;
+  };
+  for (std::size_t i = 0; i < plan.sends.size(); ++i) {
+    out.sends.push_back(skeleton(plan.sends[i], static_cast<int>(i)));
+  }
+  for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
+    out.recvs.push_back(skeleton(plan.recvs[i], static_cast<int>(i)));
+  }
+  out.self = skeleton(plan.self, -1);
+  return out;
+}
+
+Pieces::Pieces(NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
+               const Strides &dst_strides)
+    : plan_(nd_skeleton(plan)), element_size_(element_size), lld_src_(0), lld_dst_(0),
+      nd_(std::make_shared<const NdRankPlan>(std::move(plan))), nd_src_strides_(src_strides),
+      nd_dst_strides_(dst_strides) {}
+
+void Pieces::copy_nd(const NdPeer &peer, bool sending, PieceSide side, const std::byte *from,
+                     std::byte *to, Index lo, Index hi) const {
+  const std::size_t es = element_size_;
+  for_each_nd_piece(
+      nd_->message(peer, sending), side, nd_src_strides_, nd_dst_strides_, [&](const NdPiece &p) {
+        const Index begin = std::max(p.position, lo);
+        const Index end = std::min(p.position + p.count, hi);
+        if (begin >= end) {
+          return;
+        }
+        const Index skip = begin - p.position;
+        // Packed side: message positions from lo; array side: the piece's strided elements.
+        const bool from_packed = side == PieceSide::destination;
+        const bool to_packed = side == PieceSide::source;
+        const Index from_step = from_packed ? 1 : p.src_step;
+        const Index to_step = to_packed ? 1 : p.dst_step;
+        const std::byte *f =
+            from +
+            static_cast<std::size_t>(from_packed ? begin - lo : p.src + skip * from_step) * es;
+        std::byte *t =
+            to + static_cast<std::size_t>(to_packed ? begin - lo : p.dst + skip * to_step) * es;
+        if (from_step == 1 && to_step == 1) {
+          std::memmove(t, f, static_cast<std::size_t>(end - begin) * es);
+        } else {
+          copy_rectangle(t, to_step, 0, f, from_step, 0, end - begin, 1, es);
+        }
+      });
+}
+
 std::vector<RowGroups> Pieces::group_rows(const std::vector<RunPattern> &patterns,
                                           const std::vector<Peer> &peers, const Peer *self) const {
   std::vector<RowGroups> groups(patterns.size());
@@ -315,6 +372,11 @@ bool Pieces::streams(const Peer &peer) const {
 }
 
 void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo, Index hi) const {
+  if (nd_) {
+    copy_nd(nd_->sends[static_cast<std::size_t>(peer.row_slot)], true, PieceSide::source, a, out,
+            lo, hi);
+    return;
+  }
   if (plan_.transposed()) {
     copy_transposed(plan_.send_rows[static_cast<std::size_t>(peer.row_slot)],
                     plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], a, lld_src_, out,
@@ -347,6 +409,11 @@ void Pieces::apply_pieces(const RunPattern &rows, const RunPattern &cols, const 
 }
 
 void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo, Index hi) const {
+  if (nd_) {
+    copy_nd(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false, PieceSide::destination, in,
+            b, lo, hi);
+    return;
+  }
   if (operation_ != nullptr) {
     apply_pieces(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                  plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], in, true, b, lo, hi);
@@ -360,6 +427,10 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
 
 void Pieces::copy_local(const std::byte *a, std::byte *b) const {
   if (plan_.self.elements == 0) {
+    return;
+  }
+  if (nd_) {
+    copy_nd(nd_->self, true, PieceSide::both, a, b, 0, INT64_MAX);
     return;
   }
   if (plan_.transposed()) {

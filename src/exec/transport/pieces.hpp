@@ -4,12 +4,14 @@
 // message from a sender's array mapped here, and handing a message's pieces to a cross-memory
 // reader. Hot loops only; no MPI, no choice of way.
 
+#include "nd_plan.hpp"
 #include "operation.hpp"
 #include "plan.hpp"
 #include "single_copy.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace redist {
@@ -21,6 +23,17 @@ public:
   /// lld_src / lld_dst: this rank's leading dimensions. `copies` false: the plan is only
   /// described (a two-phase plan's whole transfer), nothing is copied.
   Pieces(RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst, bool copies = true);
+
+  /// An N-d plan (issue 16): plan() is then its skeleton (nd_skeleton: peers' ranks and
+  /// element counts, row_slot = the peer's index in the N-d plan's sends / recvs), and pack,
+  /// unpack and copy_local walk the N-d messages (for_each_nd_piece). Only pack, unpack and
+  /// copy_local serve it: its executor sends every message (sent_only()), all at once.
+  Pieces(NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
+         const Strides &dst_strides);
+  /// Every message of the plan goes through MPI: a transposed 2-D plan or an N-d plan (no
+  /// single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D copies').
+  [[nodiscard]] bool sent_only() const { return plan_.transposed() || nd_ != nullptr; }
+  [[nodiscard]] const NdRankPlan *nd_plan() const { return nd_.get(); }
 
   [[nodiscard]] const RankPlan &plan() const { return plan_; }
   [[nodiscard]] std::size_t element_size() const { return element_size_; }
@@ -80,6 +93,10 @@ private:
                                                   const std::vector<Peer> &peers,
                                                   const Peer *self) const;
 
+  /// The N-d plan's message `peer` (a skeleton peer) from [lo, hi) of its positions.
+  void copy_nd(const NdPeer &peer, bool sending, PieceSide side, const std::byte *from,
+               std::byte *to, Index lo, Index hi) const;
+
   RankPlan plan_;
   std::size_t element_size_;
   Index lld_src_;
@@ -87,6 +104,13 @@ private:
   std::vector<RowGroups> send_groups_; // by row slot (full regions only)
   std::vector<RowGroups> recv_groups_;
   const Operation *operation_ = nullptr; // set for one execution
+  std::shared_ptr<const NdRankPlan> nd_; // an N-d plan; plan_ is then its skeleton
+  Strides nd_src_strides_{};
+  Strides nd_dst_strides_{};
 };
+
+/// The 2-D view of an N-d plan the executor sequences: its peers' ranks and element counts,
+/// row_slot the index in the N-d plan's sends / recvs (-1: self).
+[[nodiscard]] RankPlan nd_skeleton(const NdRankPlan &plan);
 
 } // namespace redist
