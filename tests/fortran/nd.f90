@@ -159,30 +159,33 @@ contains
     end if
   end function offset
 
-  !> Visits every global element held by this rank: f(global, local offset).
-  subroutine for_each_held(l, coords, extents, f)
+  !> Every global element held by this rank (0-based, one per column of `globals`) and its
+  !> 0-based offset in local storage of extents `extents`.
+  subroutine held_elements(l, coords, extents, globals, offsets)
     type(redist_nd_layout), intent(in) :: l
     integer, intent(in) :: coords(:)
     integer(int64), intent(in) :: extents(:)
-    interface
-      subroutine f(global, at)
-        import :: int64
-        integer(int64), intent(in) :: global(:), at
-      end subroutine f
-    end interface
-    integer(int64) :: g(size(coords)), local(size(coords))
+    integer(int64), allocatable, intent(out) :: globals(:, :), offsets(:)
+    integer(int64) :: g(size(coords)), local(size(coords)), count
     integer :: n, d, c
-    logical :: done
+    logical :: mine
     n = size(coords)
+    count = product(local_counts(l, coords))
+    allocate (globals(n, count), offsets(count))
     g = 0
+    count = 0
     if (any(l%gsizes == 0)) return
     do
-      done = .true.
+      mine = .true.
       do d = 1, n
         call owner(l, d, g(d), c, local(d))
-        if (c /= coords(d)) done = .false.
+        if (c /= coords(d)) mine = .false.
       end do
-      if (done) call f(g, offset(local, extents, l%order))
+      if (mine) then
+        count = count + 1
+        globals(:, count) = g
+        offsets(count) = offset(local, extents, l%order)
+      end if
       ! next global index, first dimension fastest
       d = 1
       do while (d <= n)
@@ -193,7 +196,7 @@ contains
       end do
       if (d > n) exit
     end do
-  end subroutine for_each_held
+  end subroutine held_elements
 
   !> A random distribution of extent n over p coordinates.
   function random_distribution(n, p) result(dist)
@@ -266,7 +269,9 @@ contains
     logical :: in_a, in_b, use_perm, windowed, split
     real(real64), allocatable, target :: a(:), b(:), expected(:), result(:)
     character(len=80) :: what
-    integer :: upper, pad
+    integer :: upper, pad, e
+    integer(int64) :: inside(ndims)
+    integer(int64), allocatable :: globals(:, :), offsets(:)
 
     upper = merge(3, 7, ndims == 7)
     do d = 1, ndims
@@ -323,10 +328,25 @@ contains
     allocate (a(max(1_int64, product(extents_a))), b(max(1_int64, product(extents_b))))
     a = padding
     b = untouched
-    if (in_a) call for_each_held(la, coords_a, extents_a, fill_a)
+    if (in_a) then
+      call held_elements(la, coords_a, extents_a, globals, offsets)
+      do e = 1, size(offsets)
+        a(offsets(e) + 1) = real(linear(globals(:, e), la%gsizes), real64)
+      end do
+    end if
     allocate (expected(size(b)))
     expected = b
-    if (in_b) call for_each_held(lb, coords_b, extents_b, expect_b)
+    if (in_b) then
+      ! B's element `global` holds A's element in A's dimension perm(d) at A's window start
+      ! plus its offset in B's window along d.
+      call held_elements(lb, coords_b, extents_b, globals, offsets)
+      do e = 1, size(offsets)
+        inside = globals(:, e) - (starts_b - 1)
+        if (any(inside < 0 .or. inside >= window_b)) cycle
+        expected_global(perm) = inside + (starts_a(perm) - 1)
+        expected(offsets(e) + 1) = real(linear(expected_global, la%gsizes), real64)
+      end do
+    end if
 
     if (use_perm) then
       call redist_nd_plan_create(plan, MPI_COMM_WORLD, type, la, lb, status, perm=perm)
@@ -346,22 +366,6 @@ contains
     call check(status == REDIST_SUCCESS, trim(what)//': destroy')
 
   contains
-
-    subroutine fill_a(global, at)
-      integer(int64), intent(in) :: global(:), at
-      a(at + 1) = real(linear(global, la%gsizes), real64)
-    end subroutine fill_a
-
-    !> B's element `global` holds A's element in A's dimension perm(d) at A's window start plus
-    !> its offset in B's window along d.
-    subroutine expect_b(global, at)
-      integer(int64), intent(in) :: global(:), at
-      integer(int64) :: inside(ndims)
-      inside = global - (starts_b - 1)
-      if (any(inside < 0 .or. inside >= window_b)) return
-      expected_global(perm) = inside + (starts_a(perm) - 1)
-      expected(at + 1) = real(linear(expected_global, la%gsizes), real64)
-    end subroutine expect_b
 
     !> Executes the plan on arrays of the case's type; `out` is B as real(real64).
     subroutine run(out)
