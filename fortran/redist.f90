@@ -56,13 +56,16 @@ module redist
   end type redist_plan
 
   !> How one dimension of an N-d array is distributed, in HPF's terms: made by redist_block(),
-  !> redist_cyclic(k), redist_gen_block(extents) or redist_star() ('*', not distributed).
+  !> redist_cyclic(k), redist_gen_block(extents) or redist_star() ('*', not distributed), or
+  !> from HPF's text: redist_distribution('CYCLIC(4)'), redist_distribution('GEN_BLOCK', extents).
   type, public :: redist_distribution
     integer :: kind = REDIST_DIST_NONE
     !> BLOCK(k) / CYCLIC(k): the block k; 0 = the default (BLOCK: ceiling(n / p), CYCLIC: 1)
     integer(int64) :: block = 0
     !> GEN_BLOCK: the extent held by each grid coordinate along this dimension (zeros allowed)
     integer(int64), allocatable :: extents(:)
+    !> kind -1: the text redist_distribution did not recognise (for the message)
+    character(len=:), allocatable :: text
   end type redist_distribution
 
   !> An N-d array (rank 1..7) distributed over a process grid: MPI_Type_create_darray's model
@@ -87,6 +90,10 @@ module redist
   interface redist_nd_layout
     module procedure make_nd_layout
   end interface redist_nd_layout
+
+  interface redist_distribution
+    module procedure distribution_from_text
+  end interface redist_distribution
 
   !> One block-cyclic layout and the window copied from or to it. Every process passes the same
   !> values, except `lld`, its own local leading dimension (ignored outside the grid).
@@ -567,6 +574,53 @@ contains
     d%kind = REDIST_DIST_NONE
   end function redist_star
 
+  !> A distribution from HPF's spelling, in any case: 'BLOCK', 'BLOCK(k)', 'CYCLIC',
+  !> 'CYCLIC(k)', '*', or 'GEN_BLOCK' with `extents`. Anything else gives a distribution of kind
+  !> -1, which plan creation reports (on every process) quoting the text.
+  function distribution_from_text(text, extents) result(d)
+    character(len=*), intent(in) :: text
+    integer, intent(in), optional :: extents(:)
+    type(redist_distribution) :: d
+    character(len=len(text)) :: upper
+    integer :: k, open, io
+
+    upper = adjustl(text)
+    do k = 1, len(upper)
+      if (upper(k:k) >= 'a' .and. upper(k:k) <= 'z') &
+        upper(k:k) = achar(iachar(upper(k:k)) - iachar('a') + iachar('A'))
+    end do
+    d%kind = -1
+    open = index(upper, '(')
+    if (open == 0) then
+      select case (trim(upper))
+      case ('BLOCK')
+        d%kind = REDIST_DIST_BLOCK
+      case ('CYCLIC')
+        d%kind = REDIST_DIST_CYCLIC
+      case ('*')
+        d%kind = REDIST_DIST_NONE
+      case ('GEN_BLOCK')
+        if (present(extents)) d = redist_gen_block(extents)
+      end select
+    else if (upper(len_trim(upper):len_trim(upper)) == ')' .and. &
+             verify(upper(open + 1:len_trim(upper) - 1), ' 0123456789') == 0 .and. &
+             len_trim(upper(open + 1:len_trim(upper) - 1)) > 0) then
+      read (upper(open + 1:len_trim(upper) - 1), *, iostat=io) d%block
+      if (io == 0 .and. d%block > 0) then
+        select case (trim(upper(1:open - 1)))
+        case ('BLOCK')
+          d%kind = REDIST_DIST_BLOCK
+        case ('CYCLIC')
+          d%kind = REDIST_DIST_CYCLIC
+        end select
+      end if
+    end if
+    if (d%kind == -1) then
+      d%block = 0
+      d%text = trim(text)
+    end if
+  end function distribution_from_text
+
   function make_nd_layout(gsizes, dist, psizes, ranks, starts, subsizes, local_extents, &
                           order) result(layout)
     integer, intent(in) :: gsizes(:)
@@ -663,6 +717,11 @@ contains
     allocate (arrays%kinds(ndims), arrays%blocks(ndims))
     allocate (arrays%gen_block_extents(0))
     do d = 1, ndims
+      if (allocated(layout%dist(d)%text)) then
+        call note(name//'%dist('//decimal(int(d, int64))//'): "'//layout%dist(d)%text// &
+                  '" is not BLOCK, BLOCK(k), CYCLIC, CYCLIC(k), * or GEN_BLOCK with extents')
+        return
+      end if
       arrays%kinds(d) = int(layout%dist(d)%kind, c_int)
       arrays%blocks(d) = int(layout%dist(d)%block, c_int64_t)
       if (layout%dist(d)%kind /= REDIST_DIST_GEN_BLOCK) cycle

@@ -203,13 +203,19 @@ contains
     integer, intent(in) :: n, p
     type(redist_distribution) :: dist
     integer :: extents(p), c, left
-    select case (draw(merge(5, 4, p == 1)))
+    character(len=12) :: text
+    select case (draw(merge(7, 6, p == 1)))
     case (0)
       dist = redist_block()
     case (1)
       dist = redist_block((n + p - 1) / p + draw(3))
     case (2)
       dist = redist_cyclic(1 + draw(3))
+    case (4) ! HPF's text
+      write (text, '(a, i0, a)') 'cyclic(', 1 + draw(3), ')'
+      dist = redist_distribution(text)
+    case (5)
+      dist = redist_distribution(' Block ')
     case (3)
       left = n
       do c = 1, p - 1
@@ -219,7 +225,7 @@ contains
       extents(p) = left
       dist = redist_gen_block(extents)
     case default
-      dist = redist_star()
+      dist = redist_distribution('*')
     end select
   end function random_distribution
 
@@ -812,6 +818,12 @@ contains
     end if
     call redist_nd_plan_create(plan, MPI_COMM_WORLD, REDIST_DOUBLE, bad, good, status)
     call expect_error('GEN_BLOCK extents not summing to the extent on rank 0', 'gen_blocks[0]')
+
+    ! A misspelt distribution on rank 0 only.
+    bad = good
+    if (me == 0) bad%dist(2) = redist_distribution('CYCLIC(x)')
+    call redist_nd_plan_create(plan, MPI_COMM_WORLD, REDIST_DOUBLE, bad, good, status)
+    call expect_error('CYCLIC(x) on rank 0', 'a%dist(2): "CYCLIC(x)"')
 
     ! Sizes only the Fortran layer sees: dist shorter than gsizes on the last rank.
     bad = good
