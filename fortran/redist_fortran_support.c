@@ -95,7 +95,7 @@ static redist_darray to_darray(const redist_f_nd_layout *in, int distribs[max_di
     gen_blocks[d] = NULL;
     if (in->kinds[d] == REDIST_F_DIST_GEN_BLOCK) {
       gen_blocks[d] = next_extents;
-      next_extents += in->psizes[d];
+      next_extents += in->psizes[d] > 1 ? in->psizes[d] : 1; /* as the module lays them out */
     }
   }
   return out;
