@@ -1,4 +1,6 @@
-!> redist for Fortran: plans that copy a (sub)matrix between two 2-D block-cyclic layouts.
+!> redist for Fortran: plans that copy a (sub)matrix between two 2-D block-cyclic layouts, or an
+!> N-d array (rank 1 to 7) between two HPF-style distributions (docs/nd.md, section Fortran), and
+!> plans for B := alpha op(A) + beta B; blocking or split (begin, then end) execution.
 !>
 !> A plan is created collectively (from ScaLAPACK descriptors and a BLACS context, or from
 !> explicit layouts and an MPI communicator), executed collectively any number of times on
@@ -36,12 +38,62 @@ module redist
                                 REDIST_SCHEDULE_GGP = 6, REDIST_SCHEDULE_OGGP = 7, &
                                 REDIST_SCHEDULE_MULTIPHASE = 8
 
+  !> op(A) of redist_plan_create_op: A, A transposed, A conjugated and transposed.
+  integer, parameter, public :: REDIST_OP_N = 0, REDIST_OP_T = 1, REDIST_OP_C = 2
+
+  !> Distribution kinds of one dimension of an N-d array (type(redist_distribution)).
+  integer, parameter, public :: REDIST_DIST_NONE = 0, REDIST_DIST_BLOCK = 1, &
+                                REDIST_DIST_CYCLIC = 2, REDIST_DIST_GEN_BLOCK = 3
+  !> Local storage order of an N-d array: Fortran's (first index fastest) or C's.
+  integer, parameter, public :: REDIST_ORDER_FORTRAN = 0, REDIST_ORDER_C = 1
+
   !> A plan. Default-initialized to "no plan"; redist_plan_destroy returns it to that state.
   type, public :: redist_plan
     private
     type(c_ptr) :: handle = c_null_ptr
     integer :: element_bytes = 0
+    integer :: type = -1
   end type redist_plan
+
+  !> How one dimension of an N-d array is distributed, in HPF's terms: made by redist_block(),
+  !> redist_cyclic(k), redist_gen_block(extents) or redist_star() ('*', not distributed), or
+  !> from HPF's text: redist_distribution('CYCLIC(4)'), redist_distribution('GEN_BLOCK', extents).
+  type, public :: redist_distribution
+    integer :: kind = REDIST_DIST_NONE
+    !> BLOCK(k) / CYCLIC(k): the block k; 0 = the default (BLOCK: ceiling(n / p), CYCLIC: 1)
+    integer(int64) :: block = 0
+    !> GEN_BLOCK: the extent held by each grid coordinate along this dimension (zeros allowed)
+    integer(int64), allocatable :: extents(:)
+    !> kind -1: the text redist_distribution did not recognise (for the message)
+    character(len=:), allocatable :: text
+  end type redist_distribution
+
+  !> An N-d array (rank 1..7) distributed over a process grid: MPI_Type_create_darray's model
+  !> plus GEN_BLOCK (docs/nd.md). Every process passes the same values except local_extents.
+  !> Made with the structure constructor or redist_nd_layout(gsizes, dist, psizes [, ranks,
+  !> starts, subsizes, local_extents, order]) taking default integers.
+  type, public :: redist_nd_layout
+    integer(int64), allocatable :: gsizes(:)              !< global extents
+    type(redist_distribution), allocatable :: dist(:)     !< one per dimension
+    integer, allocatable :: psizes(:)                     !< process grid extents
+    !> rank of each grid position, positions numbered row-major (the LAST grid dimension
+    !> fastest, as MPI_Type_create_darray and MPI_Cart_create number them); unallocated:
+    !> position p is rank p
+    integer, allocatable :: ranks(:)
+    !> the window: first global index per dimension (1-based) and extents; unallocated: all
+    integer(int64), allocatable :: starts(:), subsizes(:)
+    !> this process's allocated local extents (>= its local counts); unallocated: dense
+    integer(int64), allocatable :: local_extents(:)
+    integer :: order = REDIST_ORDER_FORTRAN               !< REDIST_ORDER_FORTRAN or _C
+  end type redist_nd_layout
+
+  interface redist_nd_layout
+    module procedure make_nd_layout
+  end interface redist_nd_layout
+
+  interface redist_distribution
+    module procedure distribution_from_text
+  end interface redist_distribution
 
   !> One block-cyclic layout and the window copied from or to it. Every process passes the same
   !> values, except `lld`, its own local leading dimension (ignored outside the grid).
@@ -98,6 +150,52 @@ module redist
                      execute_int32, execute_int64
   end interface redist_plan_execute
 
+  !> redist_nd_plan_create(plan, comm, type, a, b, status [, perm, options]): a plan copying
+  !>   the window of N-d array a (type(redist_nd_layout)) onto the window of b; comm an integer
+  !>   handle or a type(MPI_Comm). perm (1-based): b's dimension d holds a's dimension perm(d).
+  !>   Executed by redist_plan_execute on the local arrays themselves (any rank), or split.
+  !>   Collective over comm.
+  public :: redist_nd_plan_create
+  interface redist_nd_plan_create
+    module procedure nd_create, nd_create_f08
+  end interface redist_nd_plan_create
+
+  !> redist_plan_create_op(plan, comm, op, m, n, type, a, b, status [, region, options]):
+  !>   B := alpha op(A) + beta B on the m x n window of layout b (op = REDIST_OP_N, _T or _C;
+  !>   for _T and _C A's window is n x m); region: the whole window, or its upper / lower
+  !>   trapezoid through the window's top-left corner (PxTRADD). Collective over comm.
+  public :: redist_plan_create_op
+  interface redist_plan_create_op
+    module procedure create_op, create_op_f08
+  end interface redist_plan_create_op
+
+  !> redist_plan_execute_op(plan, alpha, a, beta, b, status): B := alpha op(A) + beta B;
+  !>   alpha and beta scalars of the arrays' type (that of the plan), the same on every process.
+  public :: redist_plan_execute_op
+  interface redist_plan_execute_op
+    module procedure execute_op_real32, execute_op_real64, execute_op_complex32, &
+                     execute_op_complex64, execute_op_int32, execute_op_int64
+  end interface redist_plan_execute_op
+
+  !> redist_plan_execute_begin(plan, a, b, status) / redist_plan_execute_op_begin(plan, alpha,
+  !>   a, beta, b, status), then redist_plan_execute_end(plan, status): split execution.
+  !>   a and b must be contiguous (they are used after the begin returns; a section is refused)
+  !>   and, in the caller, TARGET or ASYNCHRONOUS; until the end, a must not change and b must not
+  !>   be read or written.
+  public :: redist_plan_execute_begin, redist_plan_execute_op_begin, redist_plan_execute_end
+  interface redist_plan_execute_begin
+    module procedure begin_real32, begin_real64, begin_complex32, begin_complex64, &
+                     begin_int32, begin_int64
+  end interface redist_plan_execute_begin
+  interface redist_plan_execute_op_begin
+    module procedure op_begin_real32, op_begin_real64, op_begin_complex32, op_begin_complex64, &
+                     op_begin_int32, op_begin_int64
+  end interface redist_plan_execute_op_begin
+
+  integer, parameter :: CALL_OP = 1, CALL_BEGIN = 2, CALL_OP_BEGIN = 3
+
+  public :: redist_block, redist_cyclic, redist_gen_block, redist_star
+
   !> redist_calibrate(comm, alpha, beta, status): measure the cost model's seconds per message
   !> and per byte (collective).
   public :: redist_calibrate
@@ -115,7 +213,69 @@ module redist
     integer(c_int64_t) :: i, j, lld
   end type c_layout
 
+  type, bind(c) :: c_nd_layout
+    integer(c_int) :: ndims, order
+    type(c_ptr) :: gsizes, kinds, blocks, gen_block_extents, psizes, ranks, starts, subsizes, &
+                   local_extents
+  end type c_nd_layout
+
+  !> The C arrays behind one c_nd_layout, kept while the C call runs.
+  type :: nd_arrays
+    integer(c_int64_t), allocatable :: gsizes(:), blocks(:), gen_block_extents(:), starts(:), &
+                                       subsizes(:), local_extents(:)
+    integer(c_int), allocatable :: kinds(:), psizes(:), ranks(:)
+  end type nd_arrays
+
   interface
+    function c_nd_plan_create(comm, type, a, b, perm, options, plan) &
+        bind(c, name='redist_f_nd_plan_create') result(status)
+      import :: c_int, c_nd_layout, c_ptr
+      integer(c_int), value :: comm, type
+      type(c_nd_layout), intent(in) :: a, b
+      type(c_ptr), value :: perm, options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_nd_plan_create
+
+    function c_plan_create_op(comm, op, m, n, type, a, b, region, options, plan) &
+        bind(c, name='redist_f_plan_create_op') result(status)
+      import :: c_int, c_int64_t, c_layout, c_ptr
+      integer(c_int), value :: comm, op
+      integer(c_int64_t), value :: m, n
+      integer(c_int), value :: type, region
+      type(c_layout), intent(in) :: a, b
+      type(c_ptr), value :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_plan_create_op
+
+    function c_plan_execute_op(plan, alpha, a, beta, b) bind(c, name='redist_plan_execute_op') &
+        result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan, alpha, a, beta, b
+      integer(c_int) :: status
+    end function c_plan_execute_op
+
+    function c_plan_execute_begin(plan, a, b) bind(c, name='redist_plan_execute_begin') &
+        result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan, a, b
+      integer(c_int) :: status
+    end function c_plan_execute_begin
+
+    function c_plan_execute_op_begin(plan, alpha, a, beta, b) &
+        bind(c, name='redist_plan_execute_op_begin') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan, alpha, a, beta, b
+      integer(c_int) :: status
+    end function c_plan_execute_op_begin
+
+    function c_plan_execute_end(plan) bind(c, name='redist_plan_execute_end') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int) :: status
+    end function c_plan_execute_end
+
     function c_plan_create(comm, m, n, type, a, b, region, unit_diag, options, plan) &
         bind(c, name='redist_f_plan_create') result(status)
       import :: c_int, c_int64_t, c_layout, c_ptr
@@ -232,7 +392,7 @@ contains
     status = c_plan_create(int(comm, c_int), int(m, c_int64_t), int(n, c_int64_t), int(type, c_int), &
                            to_c_layout(a, ranks_a), to_c_layout(b, ranks_b), &
                            region_code(region), diag_code(unit_diag), options_ptr, plan%handle)
-    if (status == REDIST_SUCCESS) plan%element_bytes = c_type_size(int(type, c_int))
+    call set_plan_type(plan, status, type)
   end subroutine create_from_layouts
 
   subroutine create_from_layouts_f08(plan, comm, m, n, type, a, b, status, region, unit_diag, &
@@ -268,8 +428,16 @@ contains
                                 int(descb, c_int), int(ib, c_int), int(jb, c_int), &
                                 int(ictxt, c_int), region_code(region), diag_code(unit_diag), &
                                 options_ptr, plan%handle)
-    if (status == REDIST_SUCCESS) plan%element_bytes = c_type_size(int(type, c_int))
+    call set_plan_type(plan, status, type)
   end subroutine create_from_descriptors
+
+  subroutine set_plan_type(plan, status, type)
+    type(redist_plan), intent(inout) :: plan
+    integer, intent(in) :: status, type
+    if (status /= REDIST_SUCCESS) return
+    plan%element_bytes = c_type_size(int(type, c_int))
+    plan%type = type
+  end subroutine set_plan_type
 
   !> The C description of `layout`; `ranks` holds the rank map while the C layout is in use.
   function to_c_layout(layout, ranks) result(c)
@@ -375,6 +543,569 @@ contains
     call execute_addresses(plan, c_loc(a), c_loc(b), storage_size(a) / 8, status)
   end subroutine execute_int64
 
+
+  !> HPF's BLOCK, or BLOCK(k) with k given (k * p >= the extent).
+  function redist_block(k) result(d)
+    integer, intent(in), optional :: k
+    type(redist_distribution) :: d
+    d%kind = REDIST_DIST_BLOCK
+    if (present(k)) d%block = k
+  end function redist_block
+
+  !> HPF's CYCLIC (k = 1) or CYCLIC(k).
+  function redist_cyclic(k) result(d)
+    integer, intent(in), optional :: k
+    type(redist_distribution) :: d
+    d%kind = REDIST_DIST_CYCLIC
+    if (present(k)) d%block = k
+  end function redist_cyclic
+
+  !> HPF's GEN_BLOCK(extents): grid coordinate c holds extents(c + 1) consecutive indices.
+  function redist_gen_block(extents) result(d)
+    integer, intent(in) :: extents(:)
+    type(redist_distribution) :: d
+    d%kind = REDIST_DIST_GEN_BLOCK
+    allocate (d%extents, source=int(extents, int64))
+  end function redist_gen_block
+
+  !> HPF's '*': the dimension is not distributed (its grid extent must be 1).
+  function redist_star() result(d)
+    type(redist_distribution) :: d
+    d%kind = REDIST_DIST_NONE
+  end function redist_star
+
+  !> A distribution from HPF's spelling, in any case: 'BLOCK', 'BLOCK(k)', 'CYCLIC',
+  !> 'CYCLIC(k)', '*', or 'GEN_BLOCK' with `extents`. Anything else gives a distribution of kind
+  !> -1, which plan creation reports (on every process) quoting the text.
+  function distribution_from_text(text, extents) result(d)
+    character(len=*), intent(in) :: text
+    integer, intent(in), optional :: extents(:)
+    type(redist_distribution) :: d
+    character(len=len(text)) :: upper
+    integer :: k, open, io
+
+    upper = adjustl(text)
+    do k = 1, len(upper)
+      if (upper(k:k) >= 'a' .and. upper(k:k) <= 'z') &
+        upper(k:k) = achar(iachar(upper(k:k)) - iachar('a') + iachar('A'))
+    end do
+    d%kind = -1
+    open = index(upper, '(')
+    if (open == 0) then
+      select case (trim(upper))
+      case ('BLOCK')
+        d%kind = REDIST_DIST_BLOCK
+      case ('CYCLIC')
+        d%kind = REDIST_DIST_CYCLIC
+      case ('*')
+        d%kind = REDIST_DIST_NONE
+      case ('GEN_BLOCK')
+        if (present(extents)) d = redist_gen_block(extents)
+      end select
+    else if (upper(len_trim(upper):len_trim(upper)) == ')' .and. &
+             verify(upper(open + 1:len_trim(upper) - 1), ' 0123456789') == 0 .and. &
+             len_trim(upper(open + 1:len_trim(upper) - 1)) > 0) then
+      read (upper(open + 1:len_trim(upper) - 1), *, iostat=io) d%block
+      if (io == 0 .and. d%block > 0) then
+        select case (trim(upper(1:open - 1)))
+        case ('BLOCK')
+          d%kind = REDIST_DIST_BLOCK
+        case ('CYCLIC')
+          d%kind = REDIST_DIST_CYCLIC
+        end select
+      end if
+    end if
+    if (d%kind == -1) then
+      d%block = 0
+      d%text = trim(text)
+    end if
+  end function distribution_from_text
+
+  function make_nd_layout(gsizes, dist, psizes, ranks, starts, subsizes, local_extents, &
+                          order) result(layout)
+    integer, intent(in) :: gsizes(:)
+    type(redist_distribution), intent(in) :: dist(:)
+    integer, intent(in) :: psizes(:)
+    integer, intent(in), optional :: ranks(:), starts(:), subsizes(:), local_extents(:), order
+    type(redist_nd_layout) :: layout
+    allocate (layout%gsizes, source=int(gsizes, int64))
+    allocate (layout%dist, source=dist)
+    allocate (layout%psizes, source=psizes)
+    if (present(ranks)) allocate (layout%ranks, source=ranks)
+    if (present(starts)) allocate (layout%starts, source=int(starts, int64))
+    if (present(subsizes)) allocate (layout%subsizes, source=int(subsizes, int64))
+    if (present(local_extents)) allocate (layout%local_extents, source=int(local_extents, int64))
+    if (present(order)) layout%order = order
+  end function make_nd_layout
+
+  subroutine nd_create(plan, comm, type, a, b, status, perm, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm, type
+    type(redist_nd_layout), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: perm(:)
+    type(redist_options), intent(in), optional, target :: options
+    type(nd_arrays), target :: arrays_a, arrays_b
+    integer(c_int), allocatable, target :: perm0(:)
+    type(c_nd_layout) :: c_a, c_b
+    type(c_ptr) :: options_ptr, perm_ptr
+    character(len=:), allocatable :: problem
+
+    call c_set_message(c_null_char)
+    problem = ''
+    call to_c_nd_layout(a, 'a', arrays_a, c_a, problem)
+    call to_c_nd_layout(b, 'b', arrays_b, c_b, problem)
+    perm_ptr = c_null_ptr
+    if (present(perm)) then
+      if (c_b%ndims /= size(perm) .and. len(problem) == 0) &
+        problem = 'perm: has '//decimal(size(perm, kind=int64))//' entries, b has '// &
+                  decimal(int(c_b%ndims, int64))//' dimensions'
+      allocate (perm0, source=int(perm - 1, c_int))
+      if (size(perm0) > 0) perm_ptr = c_loc(perm0)
+    end if
+    ! A problem seen here makes the C call fail here (ndims 0) and on the other processes.
+    if (len(problem) > 0) c_a%ndims = 0
+    options_ptr = c_null_ptr
+    if (present(options)) options_ptr = c_loc(options)
+    status = c_nd_plan_create(int(comm, c_int), int(type, c_int), c_a, c_b, perm_ptr, &
+                              options_ptr, plan%handle)
+    if (len(problem) > 0 .and. status == REDIST_ERR_ARGUMENT) &
+      call c_set_message('redist_nd_plan_create: '//problem//c_null_char)
+    call set_plan_type(plan, status, type)
+  end subroutine nd_create
+
+  subroutine nd_create_f08(plan, comm, type, a, b, status, perm, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: type
+    type(redist_nd_layout), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: perm(:)
+    type(redist_options), intent(in), optional :: options
+    call nd_create(plan, comm%MPI_VAL, type, a, b, status, perm, options)
+  end subroutine nd_create_f08
+
+  !> The C description of `layout` (argument `name`), its arrays in `arrays`. The first
+  !> inconsistency of the arrays' sizes (what the C side cannot see) goes to `problem` if that
+  !> is empty.
+  subroutine to_c_nd_layout(layout, name, arrays, c, problem)
+    type(redist_nd_layout), intent(in) :: layout
+    character(len=*), intent(in) :: name
+    type(nd_arrays), intent(inout), target :: arrays
+    type(c_nd_layout), intent(out) :: c
+    character(len=:), allocatable, intent(inout) :: problem
+    integer :: ndims, d, positions
+
+    c = c_nd_layout(ndims=0, order=int(layout%order, c_int), gsizes=c_null_ptr, &
+                    kinds=c_null_ptr, blocks=c_null_ptr, gen_block_extents=c_null_ptr, &
+                    psizes=c_null_ptr, ranks=c_null_ptr, starts=c_null_ptr, &
+                    subsizes=c_null_ptr, local_extents=c_null_ptr)
+    if (.not. allocated(layout%gsizes)) then
+      call note(name//'%gsizes: not allocated')
+      return
+    end if
+    ndims = size(layout%gsizes)
+    if (ndims < 1 .or. ndims > 7) then
+      call note(name//'%gsizes: '//decimal(int(ndims, int64))//' dimensions, not 1..7')
+      return
+    end if
+    if (.not. has_size(allocated(layout%dist), size(layout%dist, kind=int64), 'dist')) return
+    if (.not. has_size(allocated(layout%psizes), size(layout%psizes, kind=int64), 'psizes')) &
+      return
+    allocate (arrays%gsizes, source=int(layout%gsizes, c_int64_t))
+    allocate (arrays%psizes, source=int(layout%psizes, c_int))
+    allocate (arrays%kinds(ndims), arrays%blocks(ndims))
+    allocate (arrays%gen_block_extents(0))
+    do d = 1, ndims
+      if (allocated(layout%dist(d)%text)) then
+        call note(name//'%dist('//decimal(int(d, int64))//'): "'//layout%dist(d)%text// &
+                  '" is not BLOCK, BLOCK(k), CYCLIC, CYCLIC(k), * or GEN_BLOCK with extents')
+        return
+      end if
+      arrays%kinds(d) = int(layout%dist(d)%kind, c_int)
+      arrays%blocks(d) = int(layout%dist(d)%block, c_int64_t)
+      if (layout%dist(d)%kind /= REDIST_DIST_GEN_BLOCK) cycle
+      if (.not. allocated(layout%dist(d)%extents)) then
+        call note(name//'%dist('//decimal(int(d, int64))//')%extents: not allocated')
+        return
+      end if
+      if (size(layout%dist(d)%extents) /= max(1, layout%psizes(d))) then
+        call note(name//'%dist('//decimal(int(d, int64))//')%extents: '// &
+                  decimal(size(layout%dist(d)%extents, kind=int64))// &
+                  ' entries, not psizes('//decimal(int(d, int64))//')')
+        return
+      end if
+      arrays%gen_block_extents = [arrays%gen_block_extents, &
+                                  int(layout%dist(d)%extents, c_int64_t)]
+    end do
+    if (allocated(layout%ranks)) then
+      positions = product(max(1, layout%psizes))
+      if (size(layout%ranks) /= positions) then
+        call note(name//'%ranks: '//decimal(size(layout%ranks, kind=int64))// &
+                  ' entries, the grid has '//decimal(int(positions, int64))//' positions')
+        return
+      end if
+      allocate (arrays%ranks, source=int(layout%ranks, c_int))
+    end if
+    if (allocated(layout%starts) .neqv. allocated(layout%subsizes)) then
+      call note(name//'%starts, '//name//'%subsizes: give both or neither')
+      return
+    end if
+    if (allocated(layout%starts)) then
+      if (.not. has_size(.true., size(layout%starts, kind=int64), 'starts')) return
+      if (.not. has_size(.true., size(layout%subsizes, kind=int64), 'subsizes')) return
+      allocate (arrays%starts, source=int(layout%starts - 1, c_int64_t))
+      allocate (arrays%subsizes, source=int(layout%subsizes, c_int64_t))
+    end if
+    if (allocated(layout%local_extents)) then
+      if (.not. has_size(.true., size(layout%local_extents, kind=int64), 'local_extents')) &
+        return
+      allocate (arrays%local_extents, source=int(layout%local_extents, c_int64_t))
+    end if
+    c%ndims = int(ndims, c_int)
+    c%gsizes = c_loc(arrays%gsizes)
+    c%kinds = c_loc(arrays%kinds)
+    c%blocks = c_loc(arrays%blocks)
+    if (size(arrays%gen_block_extents) > 0) c%gen_block_extents = c_loc(arrays%gen_block_extents)
+    c%psizes = c_loc(arrays%psizes)
+    if (allocated(arrays%ranks)) c%ranks = c_loc(arrays%ranks)
+    if (allocated(arrays%starts)) then
+      c%starts = c_loc(arrays%starts)
+      c%subsizes = c_loc(arrays%subsizes)
+    end if
+    if (allocated(arrays%local_extents)) c%local_extents = c_loc(arrays%local_extents)
+
+  contains
+
+    subroutine note(text)
+      character(len=*), intent(in) :: text
+      if (len(problem) == 0) problem = text
+    end subroutine note
+
+    logical function has_size(present, entries, field)
+      logical, intent(in) :: present
+      integer(int64), intent(in) :: entries
+      character(len=*), intent(in) :: field
+      has_size = present .and. entries == ndims
+      if (.not. present) then
+        call note(name//'%'//field//': not allocated')
+      else if (.not. has_size) then
+        call note(name//'%'//field//': '//decimal(entries)//' entries, '//name// &
+                  '%gsizes has '//decimal(int(ndims, int64)))
+      end if
+    end function has_size
+  end subroutine to_c_nd_layout
+
+  function decimal(value) result(text)
+    integer(int64), intent(in) :: value
+    character(len=:), allocatable :: text
+    character(len=24) :: buffer
+    write (buffer, '(i0)') value
+    text = trim(buffer)
+  end function decimal
+
+  subroutine create_op(plan, comm, op, m, n, type, a, b, status, region, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm, op, m, n, type
+    type(redist_layout), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: region
+    type(redist_options), intent(in), optional, target :: options
+    integer(c_int), allocatable, target :: ranks_a(:), ranks_b(:)
+    type(c_ptr) :: options_ptr
+
+    call c_set_message(c_null_char)
+    options_ptr = c_null_ptr
+    if (present(options)) options_ptr = c_loc(options)
+    status = c_plan_create_op(int(comm, c_int), int(op, c_int), int(m, c_int64_t), &
+                              int(n, c_int64_t), int(type, c_int), to_c_layout(a, ranks_a), &
+                              to_c_layout(b, ranks_b), region_code(region), options_ptr, &
+                              plan%handle)
+    call set_plan_type(plan, status, type)
+  end subroutine create_op
+
+  subroutine create_op_f08(plan, comm, op, m, n, type, a, b, status, region, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: op, m, n, type
+    type(redist_layout), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: region
+    type(redist_options), intent(in), optional :: options
+    call create_op(plan, comm%MPI_VAL, op, m, n, type, a, b, status, region, options)
+  end subroutine create_op_f08
+
+  !> The address of a's first element if a is contiguous, else c_null_ptr (never used then).
+  function address(a) result(pointer)
+    type(*), intent(in), target :: a(..)
+    type(c_ptr) :: pointer
+    pointer = c_null_ptr
+    if (is_contiguous(a)) pointer = c_loc(a)
+  end function address
+
+  !> Runs redist_plan_execute_op (which = CALL_OP), _begin or _op_begin on the addresses of
+  !> alpha, a, beta, b of type `type`. Arrays of another type than the plan's, or not
+  !> contiguous (for a begin), are never touched: this process passes none (and no alpha), so
+  !> that the C call fails on every process — for a begin without alpha only if this process
+  !> owns elements; otherwise its execution, with nothing of this process's, is ended at once —
+  !> and this process's message says why.
+  subroutine execute_split(plan, which, type, alpha, a, beta, b, contiguous_arrays, status)
+    type(redist_plan), intent(in) :: plan
+    integer, intent(in) :: which, type
+    type(c_ptr), intent(in) :: alpha, a, beta, b
+    logical, intent(in) :: contiguous_arrays
+    integer, intent(out) :: status
+    character(len=:), allocatable :: name, problem
+
+    call c_set_message(c_null_char)
+    select case (which)
+    case (CALL_OP)
+      name = 'redist_plan_execute_op'
+    case (CALL_BEGIN)
+      name = 'redist_plan_execute_begin'
+    case default
+      name = 'redist_plan_execute_op_begin'
+    end select
+    problem = ''
+    if (c_associated(plan%handle)) then
+      if (type /= plan%type) then
+        problem = name//': arguments a, b are '//type_name(type)// &
+                  ', the plan was created for '//type_name(plan%type)
+      else if (.not. contiguous_arrays) then
+        problem = name//': argument a or b is not contiguous (a split execution uses the '// &
+                  'arrays after the begin returns, so no copy can stand in for them)'
+      end if
+    end if
+    if (len(problem) == 0) then
+      status = start(alpha, a, beta, b)
+      return
+    end if
+    status = start(c_null_ptr, c_null_ptr, c_null_ptr, c_null_ptr)
+    if (status == REDIST_SUCCESS .and. which == CALL_BEGIN) &
+      status = c_plan_execute_end(plan%handle)
+    if (status == REDIST_SUCCESS .or. status == REDIST_ERR_ARGUMENT) then
+      call c_set_message(problem//c_null_char)
+      status = REDIST_ERR_ARGUMENT
+    end if
+
+  contains
+
+    integer function start(alpha, a, beta, b)
+      type(c_ptr), intent(in) :: alpha, a, beta, b
+      select case (which)
+      case (CALL_OP)
+        start = c_plan_execute_op(plan%handle, alpha, a, beta, b)
+      case (CALL_BEGIN)
+        start = c_plan_execute_begin(plan%handle, a, b)
+      case default
+        start = c_plan_execute_op_begin(plan%handle, alpha, a, beta, b)
+      end select
+    end function start
+  end subroutine execute_split
+
+  !> Complete the execution begun by redist_plan_execute_begin or _op_begin (collective).
+  subroutine redist_plan_execute_end(plan, status)
+    type(redist_plan), intent(in) :: plan
+    integer, intent(out) :: status
+    call c_set_message(c_null_char)
+    status = c_plan_execute_end(plan%handle)
+  end subroutine redist_plan_execute_end
+
+  function type_name(type) result(text)
+    integer, intent(in) :: type
+    character(len=:), allocatable :: text
+    select case (type)
+    case (REDIST_FLOAT)
+      text = 'real(real32)'
+    case (REDIST_DOUBLE)
+      text = 'real(real64)'
+    case (REDIST_COMPLEX_FLOAT)
+      text = 'complex(real32)'
+    case (REDIST_COMPLEX_DOUBLE)
+      text = 'complex(real64)'
+    case (REDIST_INT32)
+      text = 'integer(int32)'
+    case (REDIST_INT64)
+      text = 'integer(int64)'
+    case default
+      text = 'an unknown type'
+    end select
+  end function type_name
+
+  subroutine execute_op_real32(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    real(real32), intent(in), target :: alpha, beta
+    real(real32), intent(in), target, contiguous :: a(..)
+    real(real32), intent(inout), target, contiguous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP, REDIST_FLOAT, c_loc(alpha), c_loc(a), c_loc(beta), c_loc(b), &
+                       .true., status)
+  end subroutine execute_op_real32
+
+  subroutine begin_real32(plan, a, b, status)
+    type(redist_plan), intent(in) :: plan
+    real(real32), intent(in), target, asynchronous :: a(..)
+    real(real32), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_BEGIN, REDIST_FLOAT, c_null_ptr, address(a), c_null_ptr, address(b), &
+                       is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine begin_real32
+
+  subroutine op_begin_real32(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    real(real32), intent(in), target :: alpha, beta
+    real(real32), intent(in), target, asynchronous :: a(..)
+    real(real32), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP_BEGIN, REDIST_FLOAT, c_loc(alpha), address(a), c_loc(beta), &
+                       address(b), is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine op_begin_real32
+
+  subroutine execute_op_real64(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    real(real64), intent(in), target :: alpha, beta
+    real(real64), intent(in), target, contiguous :: a(..)
+    real(real64), intent(inout), target, contiguous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP, REDIST_DOUBLE, c_loc(alpha), c_loc(a), c_loc(beta), c_loc(b), &
+                       .true., status)
+  end subroutine execute_op_real64
+
+  subroutine begin_real64(plan, a, b, status)
+    type(redist_plan), intent(in) :: plan
+    real(real64), intent(in), target, asynchronous :: a(..)
+    real(real64), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_BEGIN, REDIST_DOUBLE, c_null_ptr, address(a), c_null_ptr, address(b), &
+                       is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine begin_real64
+
+  subroutine op_begin_real64(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    real(real64), intent(in), target :: alpha, beta
+    real(real64), intent(in), target, asynchronous :: a(..)
+    real(real64), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP_BEGIN, REDIST_DOUBLE, c_loc(alpha), address(a), c_loc(beta), &
+                       address(b), is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine op_begin_real64
+
+  subroutine execute_op_complex32(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    complex(real32), intent(in), target :: alpha, beta
+    complex(real32), intent(in), target, contiguous :: a(..)
+    complex(real32), intent(inout), target, contiguous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP, REDIST_COMPLEX_FLOAT, c_loc(alpha), c_loc(a), c_loc(beta), c_loc(b), &
+                       .true., status)
+  end subroutine execute_op_complex32
+
+  subroutine begin_complex32(plan, a, b, status)
+    type(redist_plan), intent(in) :: plan
+    complex(real32), intent(in), target, asynchronous :: a(..)
+    complex(real32), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_BEGIN, REDIST_COMPLEX_FLOAT, c_null_ptr, address(a), c_null_ptr, address(b), &
+                       is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine begin_complex32
+
+  subroutine op_begin_complex32(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    complex(real32), intent(in), target :: alpha, beta
+    complex(real32), intent(in), target, asynchronous :: a(..)
+    complex(real32), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP_BEGIN, REDIST_COMPLEX_FLOAT, c_loc(alpha), address(a), c_loc(beta), &
+                       address(b), is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine op_begin_complex32
+
+  subroutine execute_op_complex64(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    complex(real64), intent(in), target :: alpha, beta
+    complex(real64), intent(in), target, contiguous :: a(..)
+    complex(real64), intent(inout), target, contiguous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP, REDIST_COMPLEX_DOUBLE, c_loc(alpha), c_loc(a), c_loc(beta), c_loc(b), &
+                       .true., status)
+  end subroutine execute_op_complex64
+
+  subroutine begin_complex64(plan, a, b, status)
+    type(redist_plan), intent(in) :: plan
+    complex(real64), intent(in), target, asynchronous :: a(..)
+    complex(real64), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_BEGIN, REDIST_COMPLEX_DOUBLE, c_null_ptr, address(a), c_null_ptr, address(b), &
+                       is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine begin_complex64
+
+  subroutine op_begin_complex64(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    complex(real64), intent(in), target :: alpha, beta
+    complex(real64), intent(in), target, asynchronous :: a(..)
+    complex(real64), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP_BEGIN, REDIST_COMPLEX_DOUBLE, c_loc(alpha), address(a), c_loc(beta), &
+                       address(b), is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine op_begin_complex64
+
+  subroutine execute_op_int32(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    integer(int32), intent(in), target :: alpha, beta
+    integer(int32), intent(in), target, contiguous :: a(..)
+    integer(int32), intent(inout), target, contiguous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP, REDIST_INT32, c_loc(alpha), c_loc(a), c_loc(beta), c_loc(b), &
+                       .true., status)
+  end subroutine execute_op_int32
+
+  subroutine begin_int32(plan, a, b, status)
+    type(redist_plan), intent(in) :: plan
+    integer(int32), intent(in), target, asynchronous :: a(..)
+    integer(int32), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_BEGIN, REDIST_INT32, c_null_ptr, address(a), c_null_ptr, address(b), &
+                       is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine begin_int32
+
+  subroutine op_begin_int32(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    integer(int32), intent(in), target :: alpha, beta
+    integer(int32), intent(in), target, asynchronous :: a(..)
+    integer(int32), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP_BEGIN, REDIST_INT32, c_loc(alpha), address(a), c_loc(beta), &
+                       address(b), is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine op_begin_int32
+
+  subroutine execute_op_int64(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    integer(int64), intent(in), target :: alpha, beta
+    integer(int64), intent(in), target, contiguous :: a(..)
+    integer(int64), intent(inout), target, contiguous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP, REDIST_INT64, c_loc(alpha), c_loc(a), c_loc(beta), c_loc(b), &
+                       .true., status)
+  end subroutine execute_op_int64
+
+  subroutine begin_int64(plan, a, b, status)
+    type(redist_plan), intent(in) :: plan
+    integer(int64), intent(in), target, asynchronous :: a(..)
+    integer(int64), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_BEGIN, REDIST_INT64, c_null_ptr, address(a), c_null_ptr, address(b), &
+                       is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine begin_int64
+
+  subroutine op_begin_int64(plan, alpha, a, beta, b, status)
+    type(redist_plan), intent(in) :: plan
+    integer(int64), intent(in), target :: alpha, beta
+    integer(int64), intent(in), target, asynchronous :: a(..)
+    integer(int64), intent(inout), target, asynchronous :: b(..)
+    integer, intent(out) :: status
+    call execute_split(plan, CALL_OP_BEGIN, REDIST_INT64, c_loc(alpha), address(a), c_loc(beta), &
+                       address(b), is_contiguous(a) .and. is_contiguous(b), status)
+  end subroutine op_begin_int64
+
   !> Destroy the plan (collective); a plan never created is accepted.
   subroutine redist_plan_destroy(plan, status)
     type(redist_plan), intent(inout) :: plan
@@ -382,6 +1113,7 @@ contains
     call c_set_message(c_null_char)
     status = c_plan_destroy(plan%handle)
     plan%element_bytes = 0
+    plan%type = -1
   end subroutine redist_plan_destroy
 
   !> This process's part of the plan (local).

@@ -17,5 +17,34 @@ int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist
                               redist_int jb, redist_int ictxt, int region, int unit_diag,
                               const redist_options *options, redist_plan *plan);
 int redist_f_calibrate(MPI_Fint comm, double *alpha, double *beta);
+int redist_f_plan_create_op(MPI_Fint comm, int op, int64_t m, int64_t n, int type,
+                            const redist_layout *a, const redist_layout *b, int region,
+                            const redist_options *options, redist_plan *plan);
+
+/* An N-d array as module redist describes it: distributions by the module's codes
+ * (REDIST_F_DIST_*), GEN_BLOCK extents of all GEN_BLOCK dimensions one after another, the
+ * storage order by the module's codes (REDIST_F_ORDER_*). The other fields are
+ * redist_darray's. */
+enum {
+  REDIST_F_DIST_NONE = 0,
+  REDIST_F_DIST_BLOCK = 1,
+  REDIST_F_DIST_CYCLIC = 2,
+  REDIST_F_DIST_GEN_BLOCK = 3
+};
+enum { REDIST_F_ORDER_FORTRAN = 0, REDIST_F_ORDER_C = 1 };
+typedef struct redist_f_nd_layout {
+  int ndims, order;
+  const int64_t *gsizes;
+  const int *kinds;
+  const int64_t *blocks; /* 0: the default block */
+  const int64_t *gen_block_extents;
+  const int *psizes;
+  const int *ranks;
+  const int64_t *starts, *subsizes, *local_extents;
+} redist_f_nd_layout;
+
+int redist_f_nd_plan_create(MPI_Fint comm, int type, const redist_f_nd_layout *a,
+                            const redist_f_nd_layout *b, const int *perm,
+                            const redist_options *options, redist_plan *plan);
 
 #endif
