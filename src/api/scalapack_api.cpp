@@ -13,6 +13,7 @@
 
 #include "api_internal.hpp"
 #include "blacs.hpp"
+#include "call_timers.hpp"
 #include "environment.hpp"
 #include "front_end.hpp"
 #include "single_copy.hpp"
@@ -380,7 +381,10 @@ int run_call(Call &c) {
       local_error ? front_end::error_word(1000 - local_error->position, static_cast<int>(slot)) : 0;
   // Every process holds the same plan (built together from agreed fields), no error anywhere:
   // execute it. Otherwise the agreement of every field below says why.
-  if (front_end::agree_hit(comm, error, cache)) return execute(c, cache);
+  call_timers::lap(call_timers::front);
+  const bool hit = front_end::agree_hit(comm, error, cache);
+  call_timers::lap(call_timers::hit_agreement);
+  if (hit) return execute(c, cache);
   const front_end::Agreement agreed = front_end::agree(comm, args, error, cache);
 
   if (agreed.error != 0) {
@@ -489,7 +493,9 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
       b,
       pos};
   last_status = c_barrier(routine, [&] {
+    call_timers::begin_call();
     const int status = run_call(c);
+    call_timers::end_call();
     if (status != REDIST_SUCCESS) throw Error(static_cast<redist_status>(status), "");
   });
   // Not yet reported: an exception run_call did not catch (its own errors carry no message).

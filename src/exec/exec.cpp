@@ -1,5 +1,6 @@
 #include "exec.hpp"
 
+#include "call_timers.hpp"
 #include "copy.hpp"
 #include "error.hpp"
 
@@ -212,6 +213,7 @@ void Executor::begin(const void *a_void, void *b_void, const Operation *op) {
   try {
     if (!phases_[0]) {
       prepare(flight_.a);
+      call_timers::lap(call_timers::prepare);
       if (schedule_.strategy == Strategy::all_at_once) {
         post_all_at_once(flight_.a, flight_.b);
         flight_.posted = true;
@@ -246,7 +248,9 @@ void Executor::end() {
   } else {
     if (flight.posted) {
       complete(0, flight.receives, flight.b, "MPI_Waitany (receive)");
+      call_timers::lap(call_timers::wait_receives);
       complete(flight.receives, requests_.size(), flight.b, "MPI_Waitany (send)");
+      call_timers::lap(call_timers::wait_sends);
     } else {
       execute_steps(flight.a, flight.b);
     }
@@ -340,7 +344,9 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   long long agreed[3] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
                          next_defers ? 0 : 1};
   defers_ = false;
+  call_timers::lap(call_timers::wait_sends);
   int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, requests_.comm());
+  call_timers::lap(call_timers::settle_agreement);
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
     return;
@@ -467,12 +473,15 @@ void Executor::post_all_at_once(const std::byte *a, std::byte *b) {
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
     post_receive(i, 0, plan.recvs[i].elements, recv_buffer_.get() + recv_offsets_[i]);
   }
+  call_timers::lap(call_timers::post_receives);
   flight_.receives = requests_.size();
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
     post_send(i, 0, plan.sends[i].elements, a, send_offsets_[i]);
   }
+  call_timers::lap(call_timers::post_sends);
   if (!deferring_) { // else after the agreement (settle())
     pieces_.copy_local(a, b);
+    call_timers::lap(call_timers::local_copy);
   }
 }
 

@@ -14,7 +14,7 @@ std::string error(const char *variable, const char *text, const std::string &rea
   return std::string("environment variable ") + variable + " = '" + text + "': " + reason;
 }
 
-Integer integer(const char *variable, long long min, long long max, const std::string &meaning) {
+Integer integer(const char *variable, long long min, long long max, const char *meaning) {
   Integer out;
   const char *text = value(variable);
   if (text == nullptr) return out;
@@ -27,7 +27,7 @@ Integer integer(const char *variable, long long min, long long max, const std::s
     out.error = error(variable, text, meaning);
   } else if (errno == ERANGE || v < min || v > max) {
     out.error = error(variable, text,
-                      meaning + "; out of range [" + std::to_string(min) + ", " +
+                      std::string(meaning) + "; out of range [" + std::to_string(min) + ", " +
                           std::to_string(max) + "]");
   } else {
     out.value = v;
@@ -36,7 +36,7 @@ Integer integer(const char *variable, long long min, long long max, const std::s
 }
 
 Choice choice(const char *variable, std::initializer_list<std::string_view> names,
-              const std::string &meaning) {
+              const char *meaning) {
   Choice out;
   const char *text = value(variable);
   if (text == nullptr) return out;

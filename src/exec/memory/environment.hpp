@@ -28,7 +28,8 @@ struct Integer {
   std::optional<long long> value;
   std::string error;
 };
-Integer integer(const char *variable, long long min, long long max, const std::string &meaning);
+/// `meaning` is a literal: nothing is allocated unless the value is refused.
+Integer integer(const char *variable, long long min, long long max, const char *meaning);
 
 /// Which of `names` the variable holds (its index); the same rule and error as integer().
 struct Choice {
@@ -36,6 +37,6 @@ struct Choice {
   std::string error;
 };
 Choice choice(const char *variable, std::initializer_list<std::string_view> names,
-              const std::string &meaning);
+              const char *meaning);
 
 } // namespace redist::environment

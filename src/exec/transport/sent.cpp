@@ -1,5 +1,6 @@
 #include "sent.hpp"
 
+#include "call_timers.hpp"
 #include "copy.hpp"
 
 namespace redist {
@@ -16,7 +17,9 @@ void Sent::post_send(Requests &requests, std::size_t i, Index lo, Index hi, cons
                      std::byte *buffer) {
   const Peer &peer = pieces_.plan().sends[i];
   if (a != nullptr) { // NULL: an argument error of a deferred execution, sent unfilled
+    call_timers::lap(call_timers::post_sends);
     pieces_.pack(peer, a, buffer, lo, hi);
+    call_timers::lap(call_timers::pack);
   }
   streaming_fence(); // MPI reads the buffer, maybe from another process
   requests.post(true, buffer, static_cast<std::size_t>(hi - lo) * pieces_.element_size(), tag_,
@@ -27,7 +30,9 @@ void Sent::complete(Requests & /*requests*/, RequestInfo info, std::byte *b) {
   const auto i = static_cast<std::size_t>(info.peer);
   // A message with a failed piece never reaches zero pending pieces: not unpacked.
   if (info.kind == kData && --pieces_pending_[i] == 0 && !deferred_) {
+    call_timers::lap(call_timers::wait_receives);
     pieces_.unpack(pieces_.plan().recvs[i], info.buffer, b, info.lo, info.hi);
+    call_timers::lap(call_timers::unpack);
   }
 }
 
