@@ -501,11 +501,12 @@ const void *one_of(int type) {
 }
 
 /// alpha, beta of an operation `op` (a redist_op) on `type`, checked (throws naming `call` and
-/// the arguments `alpha_arg`, `beta_arg`).
+/// the argument `name("alpha")`, `name("beta")`: made only for a message).
+template <class Name>
 Operation operation_for(const char *call, int op, int type, const void *alpha, const void *beta,
-                        const std::string &alpha_arg, const std::string &beta_arg) {
-  if (alpha == nullptr) throw_argument(call, alpha_arg, 0, "NULL pointer");
-  if (beta == nullptr) throw_argument(call, beta_arg, 0, "NULL pointer");
+                        Name &&name) {
+  if (alpha == nullptr) throw_argument(call, name("alpha"), 0, "NULL pointer");
+  if (beta == nullptr) throw_argument(call, name("beta"), 0, "NULL pointer");
   if (type == REDIST_INT32 || type == REDIST_INT64) {
     const auto value = [&](const void *p) {
       if (type == REDIST_INT32) {
@@ -518,10 +519,10 @@ Operation operation_for(const char *call, int op, int type, const void *alpha, c
       return static_cast<long long>(v);
     };
     if (value(alpha) != 1)
-      throw_argument(call, alpha_arg, value(alpha),
+      throw_argument(call, name("alpha"), value(alpha),
                      "integer types only copy or transpose: alpha must be 1");
     if (value(beta) != 0)
-      throw_argument(call, beta_arg, value(beta),
+      throw_argument(call, name("beta"), value(beta),
                      "integer types only copy or transpose: beta must be 0");
     return Operation::make(Scalar::f64, false, &kOne, &kZero); // a copy
   }
@@ -576,7 +577,7 @@ int run_execution(const char *call, redist_plan plan, bool split, Check &&check)
       const long long k = batch ? front_end::batch_error_op(agreed) : -1;
       throw Error(
           REDIST_ERR_REMOTE,
-          std::string(call) + (k >= 0 ? ": ops[" + std::to_string(k) + "]" : "") +
+          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
               ": an argument is invalid on rank " +
               std::to_string(front_end::lowest_first(front_end::error_order(agreed), plan->size)) +
               " (see its message)");
@@ -633,7 +634,8 @@ int execute_plan(const char *call, redist_plan plan, const void *alpha, const vo
     if (operation) {
       if (plan->op == -1)
         throw_argument(call, "plan", 0, "not a plan of redist_plan_create_op (a copy plan)");
-      const Operation op = operation_for(call, plan->op, plan->type, alpha, beta, "alpha", "beta");
+      const Operation op = operation_for(call, plan->op, plan->type, alpha, beta,
+                                         [](const char *arg) { return std::string(arg); });
       if (!op.copies()) {
         plan->flight_ops.assign(1, op);
         run.op = plan->flight_ops.data();
@@ -661,21 +663,27 @@ int execute_batch(const char *call, redist_plan plan, const void *const *alphas,
     plan->flight_b.assign(count, nullptr);
     for (std::size_t k = 0; k < count; ++k) {
       op_index = static_cast<long long>(k);
-      const std::string at = "[" + std::to_string(k) + "]";
+      // An argument's name, made only for a message: "alphas[3]", "a[3]", ...
+      const auto name = [k](const char *arg) {
+        return std::string(arg) + "[" + std::to_string(k) + "]";
+      };
+      const auto plural = [&](const char *arg) { return name((std::string(arg) + "s").c_str()); };
       const redist_plan_s::BatchOp &batch_op = plan->batch[k];
       // NULL alphas / betas: alpha = 1, beta = 0 for every operation.
       plan->flight_ops.push_back(operation_for(
           call, batch_op.op, batch_op.type, alphas != nullptr ? alphas[k] : one_of(batch_op.type),
-          betas != nullptr ? betas[k] : kZeros.data(), "alphas" + at, "betas" + at));
+          betas != nullptr ? betas[k] : kZeros.data(), plural));
       const RankPlan &rp = ops[k].plan();
       plan->flight_a[k] = a != nullptr ? a[k] : nullptr;
       plan->flight_b[k] = b != nullptr ? b[k] : nullptr;
       if (plan->flight_a[k] == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
-        throw_argument(call, "a" + at, 0,
-                       "NULL local array but this rank owns source elements of ops" + at);
+        throw_argument(call, name("a"), 0,
+                       std::string("NULL local array but this rank owns source elements of ") +
+                           name("ops"));
       if (plan->flight_b[k] == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
-        throw_argument(call, "b" + at, 0,
-                       "NULL local array but this rank owns destination elements of ops" + at);
+        throw_argument(call, name("b"), 0,
+                       std::string("NULL local array but this rank owns destination elements of ") +
+                           name("ops"));
     }
     return Execution{plan->flight_a.data(), plan->flight_b.data(), plan->flight_ops.data()};
   });
@@ -772,8 +780,8 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
         const int kind = enum_value(op.op);
         const int type = enum_value(op.type);
         const int region = enum_value(op.region);
-        check_call(call, "ops[" + std::to_string(at) + "].", op.m, op.n, type, op.a, op.b, region,
-                   kind, size, rank);
+        check_call(call, std::string("ops[") + std::to_string(at) + "].", op.m, op.n, type, op.a,
+                   op.b, region, kind, size, rank);
         args.push_back(
             describe(call, op.m, op.n, type, region, 0, *op.a, *op.b, rank, schedule_opts));
         front_end::CallFields<long long> &f = args.back().fields;
@@ -794,7 +802,7 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
       const long long k = agreed.error_op();
       throw Error(
           REDIST_ERR_REMOTE,
-          std::string(call) + (k >= 0 ? ": ops[" + std::to_string(k) + "]" : "") +
+          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
               ": an argument is invalid on rank " +
               std::to_string(front_end::lowest_first(static_cast<int>(agreed.error_rank()), size)) +
               " (see its message)");
