@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -92,8 +93,8 @@ struct redist_plan_s {
   // alpha and beta; a batch's, one per operation), read by the executor until the end; and a
   // batch's local array pointers, one per operation.
   std::vector<redist::Operation> flight_ops;
-  std::vector<const void *> flight_a;
-  std::vector<void *> flight_b;
+  std::vector<const std::byte *> flight_a; // the executor reads them as such (Pieces)
+  std::vector<std::byte *> flight_b;
   // redist_plan_create_batch: what each operation was made from (empty: not a batch).
   struct BatchOp {
     redist::Transfer transfer;

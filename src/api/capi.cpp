@@ -674,8 +674,8 @@ int execute_batch(const char *call, redist_plan plan, const void *const *alphas,
           call, batch_op.op, batch_op.type, alphas != nullptr ? alphas[k] : one_of(batch_op.type),
           betas != nullptr ? betas[k] : kZeros.data(), plural));
       const RankPlan &rp = ops[k].plan();
-      plan->flight_a[k] = a != nullptr ? a[k] : nullptr;
-      plan->flight_b[k] = b != nullptr ? b[k] : nullptr;
+      plan->flight_a[k] = static_cast<const std::byte *>(a != nullptr ? a[k] : nullptr);
+      plan->flight_b[k] = static_cast<std::byte *>(b != nullptr ? b[k] : nullptr);
       if (plan->flight_a[k] == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
         throw_argument(call, name("a"), 0,
                        std::string("NULL local array but this rank owns source elements of ") +

@@ -55,9 +55,9 @@ public:
   /// A batch (issue 20, item 4; transport/batch_pieces.hpp): one Pieces per operation, each
   /// with its own plan, element size and leading dimensions; all at once, every message sent
   /// through MPI, one per peer carrying the pieces of every operation. Its executions take,
-  /// as `a` and `b`, arrays of one local array pointer per operation (const void *const *,
-  /// void *const *; NULL where this rank has none of that operation), and as `op` an array of
-  /// one Operation per operation. Local, with node_ids(comm) made.
+  /// as `a` and `b`, arrays of one local array pointer per operation (objects of type
+  /// const std::byte * and std::byte *; NULL where this rank has none of that operation), and as
+  /// `op` an array of one Operation per operation. Local, with node_ids(comm) made.
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
            int tag = kTag);
   Executor(const Executor &) = delete;

@@ -34,9 +34,9 @@ public:
          const Strides &dst_strides);
   /// A batch of operations (batch_pieces.hpp): plan() is then the skeleton of batch_skeleton
   /// (element size 1: a message's elements are bytes), and pack, unpack and copy_local walk
-  /// each operation's Pieces in turn; their `a` and `b` are arrays of one local array pointer
-  /// per operation (const std::byte *const *, std::byte *const *), NULL where this rank has
-  /// none of that operation. Sent only, all at once, as an N-d plan.
+  /// each operation's Pieces in turn; their `a` and `b` point to arrays of one local array
+  /// pointer per operation (objects of type const std::byte * and std::byte *), NULL where this
+  /// rank has none of that operation. Sent only, all at once, as an N-d plan.
   explicit Pieces(std::vector<Pieces> operations);
   /// Every message of the plan goes through MPI: a transposed 2-D plan, an N-d plan or a
   /// batch (no single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D
