@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "redist.h"
+#include "timing.hpp"
 
 namespace {
 
@@ -40,15 +41,9 @@ int64_t global_of(int64_t local, int64_t nb, int p, int nprocs) {
   return ((local / nb) * nprocs + p) * nb + local % nb;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double max_over_ranks(double t) {
-  double worst = 0;
-  MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
 }
 
 // Computation on data of its own (a cache-resident vector), `rounds` sweeps; returns a value
@@ -119,7 +114,7 @@ int main(int argc, char **argv) {
     check(redist_plan_execute(plan, a.data(), b.data()), "redist_plan_execute");
     t_exec.push_back(max_over_ranks(MPI_Wtime() - t0));
   }
-  const double exec = median(t_exec);
+  const double exec = bench::median(t_exec);
 
   // Size the computation to take about `exec` on every rank (the slowest rank's rate).
   std::vector<double> work(4096, 1.0);
@@ -177,9 +172,9 @@ int main(int argc, char **argv) {
   long wrong_all = 0;
   MPI_Allreduce(&wrong, &wrong_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 
-  const double comp = median(t_comp);
-  const double split = median(t_split);
-  const double exposed = median(t_exposed);
+  const double comp = bench::median(t_comp);
+  const double split = bench::median(t_split);
+  const double exposed = bench::median(t_exposed);
   if (rank == 0) {
     const char *schedule = std::getenv("REDIST_SCHEDULE");
     const char *way = std::getenv("REDIST_SINGLE_COPY");

@@ -19,6 +19,7 @@
 
 #include "redist_scalapack.h"
 #include "scalapack_decls.h"
+#include "timing.hpp"
 
 extern "C" {
 void pdtran_(const int *, const int *, const double *, const double *, const int *, const int *,
@@ -46,19 +47,8 @@ struct Case {
   double alpha[2], beta[2];
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double timed(const std::function<void()> &f) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = MPI_Wtime();
-  f();
-  double t = MPI_Wtime() - t0;
-  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return t;
-}
+using bench::median;
+using bench::timed;
 
 } // namespace
 

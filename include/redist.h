@@ -275,8 +275,60 @@ int redist_plan_execute_begin(redist_plan plan, const void *a, void *b);
 /** The begin of redist_plan_execute_op (alpha and beta are read in the begin). */
 int redist_plan_execute_op_begin(redist_plan plan, const void *alpha, const void *a,
                                  const void *beta, void *b);
-/** Complete the execution begun by redist_plan_execute_begin / _op_begin. */
+/** Complete the execution begun by redist_plan_execute_begin / _op_begin / _batch_begin. */
 int redist_plan_execute_end(redist_plan plan);
+
+/**
+ * One operation of a batch (redist_plan_create_batch): B := alpha op(A) + beta B on the m x n
+ * window of @p b, as redist_plan_create_op describes it (its own op, type, layouts and
+ * region; A's window is n x m for REDIST_OP_T and REDIST_OP_C).
+ */
+typedef struct redist_batch_op {
+  redist_op op;
+  int64_t m, n;
+  redist_type type;
+  const redist_layout *a, *b;
+  redist_region region;
+} redist_batch_op;
+
+/**
+ * Create one plan for @p count operations moved together (docs/guide.md, "Batches"): each
+ * execution sends one message per pair of processes, carrying the pieces of all the
+ * operations between them, instead of one per operation. Collective over @p comm; every
+ * process passes the same count and the same fields of every operation (but lld), each
+ * checked as redist_plan_create_op checks it: an error names the operation
+ * ("redist_plan_create_batch: argument ops[3].m = -1: ..."), and every other process returns
+ * REDIST_ERR_REMOTE naming the same operation ("ops[3]: an argument is invalid on rank 1").
+ * @p options may be NULL; a batch runs all at once (REDIST_SCHEDULE_AUTO or
+ * REDIST_SCHEDULE_ALL_AT_ONCE, no max_concurrent, no max_memory: anything else is
+ * REDIST_ERR_ARGUMENT) and sends every message through MPI (no single-copy way). Executed by
+ * redist_plan_execute_batch (redist_plan_execute and _op refuse it), reported by
+ * redist_plan_get_info (the combined messages: send_peers, bytes_sent, ...), destroyed by
+ * redist_plan_destroy.
+ */
+int redist_plan_create_batch(MPI_Comm comm, int count, const redist_batch_op *ops,
+                             const redist_options *options, redist_plan *plan);
+
+/**
+ * Execute a batch plan: for every operation k, B_k := alphas[k] op_k(A_k) + betas[k] B_k, bit
+ * for bit as redist_plan_execute_op would compute it alone. @p a and @p b hold one local array
+ * per operation; a[k] (b[k]) may be NULL on a process that owns no element of operation k's
+ * source (destination) window, and @p a (@p b) itself NULL where that holds for every
+ * operation. alphas[k] and betas[k] point to one value of operation k's element type (the same
+ * on every process); @p alphas NULL means alpha = 1 for every operation, @p betas NULL beta = 0
+ * (a batch of copies and transposes). Integer types allow only alpha = 1, beta = 0. Errors name
+ * the operation (a[3], betas[3]; elsewhere "ops[3]: an argument is invalid on rank r"), on
+ * every process, and leave every B untouched. Collective.
+ */
+int redist_plan_execute_batch(redist_plan plan, const void *const *alphas, const void *const *a,
+                              const void *const *betas, void *const *b);
+/**
+ * The begin of redist_plan_execute_batch (split execution, as redist_plan_execute_begin; the
+ * arrays of pointers and the alphas and betas are read in the begin, the local arrays until
+ * the end). Complete it with redist_plan_execute_end.
+ */
+int redist_plan_execute_batch_begin(redist_plan plan, const void *const *alphas,
+                                    const void *const *a, const void *const *betas, void *const *b);
 
 /** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. If an execution
  * is in flight, it is completed first (its failure is not reported). */

@@ -7,10 +7,12 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace redist {
 
@@ -87,8 +89,20 @@ struct redist_plan_s {
   // redist_plan_create_op: op (a redist_op) and element type; -1: a copy plan.
   int op = -1;
   int type = 0;
-  // redist_plan_execute_op_begin's alpha and beta, read by the executor until the end.
-  std::optional<redist::Operation> flight_op;
+  // The operation(s) of the execution running or in flight (redist_plan_execute_op_begin's
+  // alpha and beta; a batch's, one per operation), read by the executor until the end; and a
+  // batch's local array pointers, one per operation.
+  std::vector<redist::Operation> flight_ops;
+  std::vector<const std::byte *> flight_a; // the executor reads them as such (Pieces)
+  std::vector<std::byte *> flight_b;
+  // redist_plan_create_batch: what each operation was made from (empty: not a batch).
+  struct BatchOp {
+    redist::Transfer transfer;
+    int op = 0;   // a redist_op
+    int type = 0; // a redist_type
+    redist::Index lld_a = 1, lld_b = 1;
+  };
+  std::vector<BatchOp> batch;
   // redist_nd_plan_create: the N-d transfer (then `transfer` is unused).
   std::shared_ptr<const redist::NdTransfer> nd;
 };

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -253,13 +254,72 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
   return args;
 }
 
+bool transposes(int op) {
+  return op == REDIST_OP_T || op == REDIST_OP_C;
+}
+
+// The checks of one call's m, n, type, layouts, region and op (-1: a copy), on this process;
+// `prefix` comes before each argument's name ("ops[3]." in a batch).
+void check_call(const char *call, const std::string &prefix, int64_t m, int64_t n, int type,
+                const redist_layout *a, const redist_layout *b, int region, int op, int size,
+                int rank) {
+  if (m < 0) throw_argument(call, prefix + "m", m, "must be >= 0");
+  if (n < 0) throw_argument(call, prefix + "n", n, "must be >= 0");
+  if (type_size(type) == 0) throw_argument(call, prefix + "type", type, "unknown redist_type");
+  if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
+      region != REDIST_REGION_LOWER)
+    throw_argument(call, prefix + "region", region, "unknown redist_region");
+  if (op != -1 && op != REDIST_OP_N && !transposes(op))
+    throw_argument(call, prefix + "op", op, "unknown redist_op");
+  if (a == nullptr) throw_argument(call, prefix + "a", 0, "NULL layout");
+  if (b == nullptr) throw_argument(call, prefix + "b", 0, "NULL layout");
+  const bool transposed = transposes(op);
+  validate_layout(call, prefix + "a", *a, transposed ? n : m, transposed ? m : n, size, rank);
+  validate_layout(call, prefix + "b", *b, m, n, size, rank);
+}
+
+// The transfer of a checked call (op -1: a copy).
+Transfer transfer_of(int64_t m, int64_t n, const redist_layout &a, const redist_layout &b,
+                     int region, int unit_diag, int op) {
+  Transfer t;
+  t.src = to_layout(a);
+  t.dst = to_layout(b);
+  t.m = m;
+  t.n = n;
+  t.region.kind = region == REDIST_REGION_UPPER   ? Region::Kind::upper
+                  : region == REDIST_REGION_LOWER ? Region::Kind::lower
+                                                  : Region::Kind::full;
+  t.region.unit_diag = unit_diag != 0;
+  if (op != -1) {
+    t.region.diagonal = Region::Diagonal::top_left; // PxTRADD's trapezoid
+    t.perm = transposes(op) ? std::array<int, 2>{1, 0} : std::array<int, 2>{0, 1};
+  }
+  return t;
+}
+
+// The front end's operation field of a call (op -1: a copy).
+long long operation_field(int op) {
+  return op == -1         ? front_end::kCopy
+         : transposes(op) ? front_end::kOperationTransposed
+                          : front_end::kOperationN;
+}
+
+// Whether some agreed field is not the same on every process.
+bool differs(const front_end::CallFields<front_end::Range> &fields) {
+  bool out = false;
+  front_end::CallFields<front_end::Range> ranges = fields;
+  front_end::each_field(
+      [&](front_end::Arg, const char *, const front_end::Range &r) { out = out || r.differs(); },
+      ranges);
+  return out;
+}
+
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
 // op: -1 for a copy, else the redist_op of redist_plan_create_op (any int the caller passed).
 int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int unit_diag,
                 const redist_options *options, const redist_calibration *levels, redist_plan *plan,
                 int op = -1) {
-  const bool transposed = op == REDIST_OP_T || op == REDIST_OP_C;
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     const CommPosition position = comm_position(call, comm);
@@ -269,18 +329,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     front_end::CallArgs args;
     try {
       if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-      if (m < 0) throw_argument(call, "m", m, "must be >= 0");
-      if (n < 0) throw_argument(call, "n", n, "must be >= 0");
-      if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
-      if (region != REDIST_REGION_FULL && region != REDIST_REGION_UPPER &&
-          region != REDIST_REGION_LOWER)
-        throw_argument(call, "region", region, "unknown redist_region");
-      if (op != -1 && op != REDIST_OP_N && !transposed)
-        throw_argument(call, "op", op, "unknown redist_op");
-      if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
-      if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
-      validate_layout(call, "a", *a, transposed ? n : m, transposed ? m : n, size, rank);
-      validate_layout(call, "b", *b, m, n, size, rank);
+      check_call(call, "", m, n, type, a, b, region, op, size, rank);
       redist_options defaults;
       redist_options_init(&defaults);
       ScheduleOptions schedule_opts =
@@ -289,9 +338,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       if (const std::string why = single_copy::environment_error(); !why.empty())
         throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
       args = describe(call, m, n, type, region, unit_diag, *a, *b, rank, schedule_opts);
-      args.fields.operation = op == -1     ? front_end::kCopy
-                              : transposed ? front_end::kOperationTransposed
-                                           : front_end::kOperationN;
+      args.fields.operation = operation_field(op);
     } catch (const Error &e) {
       local = e;
     }
@@ -304,29 +351,12 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                                              static_cast<int>(agreed.error_rank()), size)) +
                                          " (see its message)");
     }
-    bool differs = false;
-    front_end::CallFields<front_end::Range> ranges = agreed.fields;
-    front_end::each_field([&](front_end::Arg, const char *,
-                              const front_end::Range &r) { differs = differs || r.differs(); },
-                          ranges);
-    if (differs) {
+    if (differs(agreed.fields)) {
       throw Error(REDIST_ERR_MISMATCH,
                   std::string(call) + ": processes passed different m, n, type, region, "
                                       "unit_diag, options or layouts (all but lld must agree)");
     }
-    Transfer t;
-    t.src = to_layout(*a);
-    t.dst = to_layout(*b);
-    t.m = m;
-    t.n = n;
-    t.region.kind = region == REDIST_REGION_UPPER   ? Region::Kind::upper
-                    : region == REDIST_REGION_LOWER ? Region::Kind::lower
-                                                    : Region::Kind::full;
-    t.region.unit_diag = unit_diag != 0;
-    if (op != -1) {
-      t.region.diagonal = Region::Diagonal::top_left; // PxTRADD's trapezoid
-      t.perm = transposed ? std::array<int, 2>{1, 0} : std::array<int, 2>{0, 1};
-    }
+    Transfer t = transfer_of(m, n, *a, *b, region, unit_diag, op);
 
     auto result = std::make_unique<redist_plan_s>();
     check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
@@ -393,6 +423,22 @@ namespace {
 std::unique_ptr<Executor> nd_executor(MPI_Comm comm, const NdTransfer &t, int rank, int size,
                                       std::size_t element_size);
 
+/// The executor of a batch's operations on `comm` (front_end::plan_batch_everywhere).
+front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
+                              const std::vector<redist_plan_s::BatchOp> &batch) {
+  std::vector<Transfer> transfers;
+  std::vector<std::size_t> sizes;
+  std::vector<Index> lld_a;
+  std::vector<Index> lld_b;
+  for (const redist_plan_s::BatchOp &op : batch) {
+    transfers.push_back(op.transfer);
+    sizes.push_back(static_cast<std::size_t>(type_size(op.type)));
+    lld_a.push_back(op.lld_a);
+    lld_b.push_back(op.lld_b);
+  }
+  return front_end::plan_batch_everywhere(comm, rank, size, comm, transfers, sizes, lld_a, lld_b);
+}
+
 /// After an execution failed on some process: the plan made anew on every process, on a
 /// fresh duplicate of its communicator (messages of the failed execution may still wait on
 /// the old one; its executor's state may be half-way). Collective; every process calls it
@@ -411,8 +457,11 @@ void make_anew(const char *call, redist_plan_s &plan) {
     return;
   }
   front_end::Planned planned =
-      front_end::plan_everywhere(fresh, plan.rank, plan.size, fresh, plan.transfer, plan.options,
-                                 plan.executor->element_size(), plan.lld_a, plan.lld_b, true);
+      plan.batch.empty()
+          ? front_end::plan_everywhere(fresh, plan.rank, plan.size, fresh, plan.transfer,
+                                       plan.options, plan.executor->element_size(), plan.lld_a,
+                                       plan.lld_b, true)
+          : plan_batch(plan.rank, plan.size, fresh, plan.batch);
   if (planned.status != REDIST_SUCCESS) {
     throw Error(
         planned.here ? static_cast<redist_status>(planned.status) : REDIST_ERR_REMOTE,
@@ -430,17 +479,37 @@ void make_anew(const char *call, redist_plan_s &plan) {
 
 constexpr double kOne = 1.0;
 constexpr double kZero = 0.0;
+constexpr std::array<std::byte, 16> kZeros{}; // 0 of every element type
 
-/// alpha, beta of a plan of redist_plan_create_op, checked (throws naming `call`).
-Operation operation_of(const char *call, const redist_plan_s &plan, const void *alpha,
-                       const void *beta) {
-  if (plan.op == -1)
-    throw_argument(call, "plan", 0, "not a plan of redist_plan_create_op (a copy plan)");
-  if (alpha == nullptr) throw_argument(call, "alpha", 0, "NULL pointer");
-  if (beta == nullptr) throw_argument(call, "beta", 0, "NULL pointer");
-  if (plan.type == REDIST_INT32 || plan.type == REDIST_INT64) {
+/// 1 of element type `type` (a redist_type).
+const void *one_of(int type) {
+  static constexpr float kFloat[2] = {1.0F, 0.0F}; // float and complex float
+  static constexpr double kDouble[2] = {1.0, 0.0}; // double and complex double
+  static constexpr std::int32_t kInt32 = 1;
+  static constexpr std::int64_t kInt64 = 1;
+  switch (type) {
+  case REDIST_FLOAT:
+  case REDIST_COMPLEX_FLOAT:
+    return kFloat;
+  case REDIST_INT32:
+    return &kInt32;
+  case REDIST_INT64:
+    return &kInt64;
+  default:
+    return kDouble;
+  }
+}
+
+/// alpha, beta of an operation `op` (a redist_op) on `type`, checked (throws naming `call` and
+/// the argument `name("alpha")`, `name("beta")`: made only for a message).
+template <class Name>
+Operation operation_for(const char *call, int op, int type, const void *alpha, const void *beta,
+                        Name &&name) {
+  if (alpha == nullptr) throw_argument(call, name("alpha"), 0, "NULL pointer");
+  if (beta == nullptr) throw_argument(call, name("beta"), 0, "NULL pointer");
+  if (type == REDIST_INT32 || type == REDIST_INT64) {
     const auto value = [&](const void *p) {
-      if (plan.type == REDIST_INT32) {
+      if (type == REDIST_INT32) {
         std::int32_t v = 0;
         std::memcpy(&v, p, sizeof v);
         return static_cast<long long>(v);
@@ -450,24 +519,35 @@ Operation operation_of(const char *call, const redist_plan_s &plan, const void *
       return static_cast<long long>(v);
     };
     if (value(alpha) != 1)
-      throw_argument(call, "alpha", value(alpha),
+      throw_argument(call, name("alpha"), value(alpha),
                      "integer types only copy or transpose: alpha must be 1");
     if (value(beta) != 0)
-      throw_argument(call, "beta", value(beta),
+      throw_argument(call, name("beta"), value(beta),
                      "integer types only copy or transpose: beta must be 0");
     return Operation::make(Scalar::f64, false, &kOne, &kZero); // a copy
   }
-  const Scalar scalar = plan.type == REDIST_FLOAT           ? Scalar::f32
-                        : plan.type == REDIST_DOUBLE        ? Scalar::f64
-                        : plan.type == REDIST_COMPLEX_FLOAT ? Scalar::c32
-                                                            : Scalar::c64;
-  return Operation::make(scalar, plan.op == REDIST_OP_C, alpha, beta);
+  const Scalar scalar = type == REDIST_FLOAT           ? Scalar::f32
+                        : type == REDIST_DOUBLE        ? Scalar::f64
+                        : type == REDIST_COMPLEX_FLOAT ? Scalar::c32
+                                                       : Scalar::c64;
+  return Operation::make(scalar, op == REDIST_OP_C, alpha, beta);
 }
 
-/// redist_plan_execute (operation null) and redist_plan_execute_op; with `split`, their
-/// _begin forms (the execution is left in flight for redist_plan_execute_end).
-int execute_plan(const char *call, redist_plan plan, const void *alpha, const void *a,
-                 const void *beta, void *b, bool operation, bool split = false) {
+/// What an execution moves, as the executor takes it: the local arrays (a batch's: arrays of
+/// pointers) and the operation (a batch's: one per operation; null: a copy).
+struct Execution {
+  const void *a = nullptr;
+  void *b = nullptr;
+  const Operation *op = nullptr;
+};
+
+/// The one execution path of the C API's plans: this process's argument checks (`check`,
+/// which returns the Execution or throws, and sets `op_index` to the batch operation it was
+/// checking), agreed with the other processes' (before the exchange, or inside it where the
+/// executor can carry them), the plan made anew after a failure, and the execution; with
+/// `split`, only its begin (the execution is left in flight for redist_plan_execute_end).
+template <class Check>
+int run_execution(const char *call, redist_plan plan, bool split, Check &&check) {
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
     // In flight on every process alike when every process calls in the same order: an
@@ -476,28 +556,31 @@ int execute_plan(const char *call, redist_plan plan, const void *alpha, const vo
       throw_argument(call, "plan", 0,
                      "an execution begun by redist_plan_execute_begin is in flight "
                      "(call redist_plan_execute_end first)");
+    const bool batch = !plan->batch.empty();
     std::optional<Error> local;
-    std::optional<Operation> op;
+    Execution run;
+    long long op_index = -1;
     try {
-      if (operation) op = operation_of(call, *plan, alpha, beta);
-      const RankPlan &rp = plan->executor->plan();
-      if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
-        throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
-      if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
-        throw_argument(call, "b", 0, "NULL local array but this rank owns destination elements");
+      run = check(op_index);
     } catch (const Error &e) {
       local = e;
+      plan->flight_ops.clear();
     }
-    long long v[2] = {
-        local ? front_end::error_word(1, front_end::lowest_first(plan->rank, plan->size)) : 0,
-        plan->failed ? 1 : 0};
+    const int order = front_end::lowest_first(plan->rank, plan->size);
+    long long v[2] = {!local  ? 0
+                      : batch ? front_end::batch_error_word(op_index, order)
+                              : front_end::error_word(1, order),
+                      plan->failed ? 1 : 0};
     const auto throw_if_invalid = [&](long long agreed) {
       if (local) throw *local;
-      if (agreed != 0)
-        throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                           std::to_string(front_end::lowest_first(
-                                               front_end::error_order(agreed), plan->size)) +
-                                           " (see its message)");
+      if (agreed == 0) return;
+      const long long k = batch ? front_end::batch_error_op(agreed) : -1;
+      throw Error(
+          REDIST_ERR_REMOTE,
+          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
+              ": an argument is invalid on rank " +
+              std::to_string(front_end::lowest_first(front_end::error_order(agreed), plan->size)) +
+              " (see its message)");
     };
     // No collective of its own where the executor can carry the check (defers(), agreed
     // everywhere: every message through its buffers, the last execution clean): its
@@ -515,27 +598,94 @@ int execute_plan(const char *call, redist_plan plan, const void *alpha, const vo
     }
     long long agreed = 0;
     try {
-      const Operation *combine = op && !op->copies() ? &*op : nullptr;
       if (split) {
-        if (combine != nullptr) plan->flight_op = *combine;
-        plan->executor->begin(a, b, combine != nullptr ? &*plan->flight_op : nullptr);
+        plan->executor->begin(run.a, run.b, run.op);
         return;
       }
       if (deferred) {
-        agreed = plan->executor->execute_checked(a, b, v[0], combine);
-      } else if (combine != nullptr) {
-        plan->executor->execute(a, b, *combine);
+        agreed = plan->executor->execute_checked(run.a, run.b, v[0], run.op);
+      } else if (run.op != nullptr) {
+        plan->executor->execute(run.a, run.b, *run.op);
       } else {
-        plan->executor->execute(a, b);
+        plan->executor->execute(run.a, run.b);
       }
     } catch (...) {
       plan->failed = true;
-      plan->flight_op.reset();
+      plan->flight_ops.clear();
       throw;
     }
+    plan->flight_ops.clear();
     // Repaired, but a message may still wait on the communicator: made anew next time.
     plan->failed = plan->executor->left_unmatched();
     throw_if_invalid(agreed);
+  });
+}
+
+/// redist_plan_execute (operation null) and redist_plan_execute_op; with `split`, their
+/// _begin forms.
+int execute_plan(const char *call, redist_plan plan, const void *alpha, const void *a,
+                 const void *beta, void *b, bool operation, bool split = false) {
+  return run_execution(call, plan, split, [&](long long &) {
+    if (!plan->batch.empty())
+      throw_argument(call, "plan", 0,
+                     "a plan of redist_plan_create_batch: execute it with "
+                     "redist_plan_execute_batch");
+    Execution run{a, b, nullptr};
+    if (operation) {
+      if (plan->op == -1)
+        throw_argument(call, "plan", 0, "not a plan of redist_plan_create_op (a copy plan)");
+      const Operation op = operation_for(call, plan->op, plan->type, alpha, beta,
+                                         [](const char *arg) { return std::string(arg); });
+      if (!op.copies()) {
+        plan->flight_ops.assign(1, op);
+        run.op = plan->flight_ops.data();
+      }
+    }
+    const RankPlan &rp = plan->executor->plan();
+    if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
+      throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
+    if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
+      throw_argument(call, "b", 0, "NULL local array but this rank owns destination elements");
+    return run;
+  });
+}
+
+/// redist_plan_execute_batch, and with `split` its begin.
+int execute_batch(const char *call, redist_plan plan, const void *const *alphas,
+                  const void *const *a, const void *const *betas, void *const *b, bool split) {
+  return run_execution(call, plan, split, [&](long long &op_index) {
+    if (plan->batch.empty())
+      throw_argument(call, "plan", 0, "not a plan of redist_plan_create_batch");
+    const std::span<const Pieces> ops = plan->executor->batch_operations();
+    const std::size_t count = plan->batch.size();
+    plan->flight_ops.clear();
+    plan->flight_a.assign(count, nullptr);
+    plan->flight_b.assign(count, nullptr);
+    for (std::size_t k = 0; k < count; ++k) {
+      op_index = static_cast<long long>(k);
+      // An argument's name, made only for a message: "alphas[3]", "a[3]", ...
+      const auto name = [k](const char *arg) {
+        return std::string(arg) + "[" + std::to_string(k) + "]";
+      };
+      const auto plural = [&](const char *arg) { return name((std::string(arg) + "s").c_str()); };
+      const redist_plan_s::BatchOp &batch_op = plan->batch[k];
+      // NULL alphas / betas: alpha = 1, beta = 0 for every operation.
+      plan->flight_ops.push_back(operation_for(
+          call, batch_op.op, batch_op.type, alphas != nullptr ? alphas[k] : one_of(batch_op.type),
+          betas != nullptr ? betas[k] : kZeros.data(), plural));
+      const RankPlan &rp = ops[k].plan();
+      plan->flight_a[k] = static_cast<const std::byte *>(a != nullptr ? a[k] : nullptr);
+      plan->flight_b[k] = static_cast<std::byte *>(b != nullptr ? b[k] : nullptr);
+      if (plan->flight_a[k] == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
+        throw_argument(call, name("a"), 0,
+                       std::string("NULL local array but this rank owns source elements of ") +
+                           name("ops"));
+      if (plan->flight_b[k] == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
+        throw_argument(call, name("b"), 0,
+                       std::string("NULL local array but this rank owns destination elements of ") +
+                           name("ops"));
+    }
+    return Execution{plan->flight_a.data(), plan->flight_b.data(), plan->flight_ops.data()};
   });
 }
 
@@ -571,12 +721,122 @@ extern "C" int redist_plan_execute_end(redist_plan plan) {
       plan->executor->end();
     } catch (...) {
       plan->failed = true;
-      plan->flight_op.reset();
+      plan->flight_ops.clear();
       throw;
     }
-    plan->flight_op.reset();
+    plan->flight_ops.clear();
     // Repaired, but a message may still wait on the communicator: made anew next time.
     plan->failed = plan->executor->left_unmatched();
+  });
+}
+
+extern "C" int redist_plan_execute_batch(redist_plan plan, const void *const *alphas,
+                                         const void *const *a, const void *const *betas,
+                                         void *const *b) {
+  return execute_batch("redist_plan_execute_batch", plan, alphas, a, betas, b, false);
+}
+
+extern "C" int redist_plan_execute_batch_begin(redist_plan plan, const void *const *alphas,
+                                               const void *const *a, const void *const *betas,
+                                               void *const *b) {
+  return execute_batch("redist_plan_execute_batch_begin", plan, alphas, a, betas, b, true);
+}
+
+extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_batch_op *ops,
+                                        const redist_options *options, redist_plan *plan) {
+  static const char *call = "redist_plan_create_batch";
+  return c_barrier(call, [&] {
+    if (plan != nullptr) *plan = nullptr;
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
+    std::optional<Error> local;
+    long long at = -1; // the operation being checked (-1: the batch's own arguments)
+    std::vector<front_end::CallArgs> args;
+    std::vector<redist_plan_s::BatchOp> batch;
+    try {
+      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+      if (count < 1) throw_argument(call, "count", count, "must be >= 1");
+      if (ops == nullptr) throw_argument(call, "ops", 0, "NULL array");
+      redist_options defaults;
+      redist_options_init(&defaults);
+      const redist_options &o = options != nullptr ? *options : defaults;
+      const ScheduleOptions schedule_opts = schedule_options(call, o);
+      // A batch runs all at once: no option is ignored silently.
+      if (o.schedule != REDIST_SCHEDULE_AUTO && o.schedule != REDIST_SCHEDULE_ALL_AT_ONCE)
+        throw_argument(call, "options->schedule", o.schedule,
+                       "a batch runs all at once (REDIST_SCHEDULE_AUTO or "
+                       "REDIST_SCHEDULE_ALL_AT_ONCE)");
+      if (o.max_concurrent != 0)
+        throw_argument(call, "options->max_concurrent", o.max_concurrent,
+                       "a batch takes no limit (0)");
+      if (o.max_memory != 0)
+        throw_argument(call, "options->max_memory", o.max_memory,
+                       "a batch takes no memory cap (0)");
+      args.reserve(static_cast<std::size_t>(count));
+      batch.reserve(static_cast<std::size_t>(count));
+      for (at = 0; at < count; ++at) {
+        const redist_batch_op &op = ops[at];
+        const int kind = enum_value(op.op);
+        const int type = enum_value(op.type);
+        const int region = enum_value(op.region);
+        check_call(call, std::string("ops[") + std::to_string(at) + "].", op.m, op.n, type, op.a,
+                   op.b, region, kind, size, rank);
+        args.push_back(
+            describe(call, op.m, op.n, type, region, 0, *op.a, *op.b, rank, schedule_opts));
+        front_end::CallFields<long long> &f = args.back().fields;
+        f.operation = operation_field(kind);
+        f.digest =
+            static_cast<long long>(Fingerprint().add(f.digest).add(kind).value() >> 2); // T or C
+        batch.push_back({transfer_of(op.m, op.n, *op.a, *op.b, region, 0, kind), kind, type,
+                         op.a->lld, op.b->lld});
+      }
+    } catch (const Error &e) {
+      local = e;
+    }
+    const front_end::BatchAgreement agreed = front_end::agree(
+        comm, args, count,
+        local ? front_end::batch_error_word(at, front_end::lowest_first(rank, size)) : 0);
+    if (local) throw *local;
+    if (agreed.error != 0) {
+      const long long k = agreed.error_op();
+      throw Error(
+          REDIST_ERR_REMOTE,
+          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
+              ": an argument is invalid on rank " +
+              std::to_string(front_end::lowest_first(static_cast<int>(agreed.error_rank()), size)) +
+              " (see its message)");
+    }
+    if (agreed.count_differs)
+      throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
+    for (std::size_t k = 0; k < agreed.fields.size(); ++k) {
+      if (differs(agreed.fields[k])) {
+        throw Error(REDIST_ERR_MISMATCH,
+                    std::string(call) + ": ops[" + std::to_string(k) +
+                        "]: processes passed different op, m, n, type, region, options or "
+                        "layouts (all but lld must agree)");
+      }
+    }
+    auto result = std::make_unique<redist_plan_s>();
+    check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
+    std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
+        result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
+    check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
+              "MPI_Comm_set_errhandler");
+    front_end::Planned planned = plan_batch(rank, size, result->comm, batch);
+    if (planned.status != REDIST_SUCCESS && !planned.here) {
+      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": out of memory on rank " +
+                                         std::to_string(planned.first) + " while planning");
+    }
+    if (planned.status != REDIST_SUCCESS)
+      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+    result->executor = std::move(planned.executor);
+    result->batch = std::move(batch);
+    result->options = args.front().options;
+    result->rank = rank;
+    result->size = size;
+    static_cast<void>(guard.release()); // the plan owns the communicator now
+    *plan = result.release();
   });
 }
 

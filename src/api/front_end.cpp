@@ -113,6 +113,15 @@ void get_fields(const std::vector<long long> &v, std::size_t &at, Ranges &out) {
   each_field([&](Arg, const char *, Range &r) { r = range_at(v, at); }, out);
 }
 
+/// A call's fields, for agree(): side fields from their grid's members only, nothing from a
+/// process with an error (`ok` false).
+void put_call(std::vector<long long> &v, const CallArgs &call, bool ok) {
+  put_fields(v, call.fields, [&](Arg arg) { return ok && contributes(call, arg); });
+}
+
+/// A batch's error words: the operation in the priority, above the single calls' priority 1.
+constexpr long long kBatchOps = 1LL << 31;
+
 } // namespace
 
 OwnedComm::~OwnedComm() {
@@ -196,8 +205,7 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   v.push_back(-static_cast<long long>(world_rank)); // the maximum gives the lowest
-  const bool ok = error == 0;
-  put_fields(v, call.fields, [&](Arg arg) { return ok && contributes(call, arg); });
+  put_call(v, call, error == 0);
   // A cache hit counts only if every process found an entry with the same build id.
   put(v, cache.plan ? cache.plan->id.generation : 0, true);
   put(v, cache.plan ? cache.plan->id.creator : 0, true);
@@ -215,6 +223,50 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   out.plan_hit = same_everywhere(ids[0], ids[1]);
   out.comm_hit = same_everywhere(ids[2], ids[3]);
   out.new_id = BuildId{v[1] + 1, -v[2]};
+  return out;
+}
+
+long long batch_error_word(long long op, int order) {
+  return error_word(2 + kBatchOps - (op + 1), order);
+}
+
+long long batch_error_op(long long word) {
+  return kBatchOps - (word / kRankRange - 2) - 1;
+}
+
+long long BatchAgreement::error_op() const {
+  return batch_error_op(error);
+}
+
+long long BatchAgreement::error_rank() const {
+  return error_order(error);
+}
+
+BatchAgreement agree(MPI_Comm comm, std::span<const CallArgs> calls, long long count,
+                     long long error) {
+  const auto failed = [&] {
+    return Error(REDIST_ERR_MPI, std::string(calls.empty() ? "redist" : calls[0].routine) +
+                                     ": MPI_Allreduce failed while checking arguments");
+  };
+  BatchAgreement out;
+  long long first[3] = {error, count, negated(count)};
+  if (reduce(comm, first, 3) != MPI_SUCCESS) throw failed();
+  out.error = first[0];
+  out.count_differs = first[1] != negated(first[2]);
+  if (out.error != 0 || out.count_differs) {
+    return out;
+  }
+  std::vector<long long> v;
+  v.reserve(calls.size() * 64);
+  for (const CallArgs &call : calls) {
+    put_call(v, call, true);
+  }
+  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) throw failed();
+  out.fields.resize(calls.size());
+  std::size_t at = 0;
+  for (CallFields<Range> &fields : out.fields) {
+    get_fields(v, at, fields);
+  }
   return out;
 }
 
@@ -372,6 +424,30 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const 
   return out;
 }
 
+namespace {
+
+/// The failures of planning, agreed in one reduction (every process takes the same branch):
+/// out of memory anywhere, then a schedule option that cannot be honoured (out.why).
+void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planned &out) {
+  // The lowest rank with each kind of failure.
+  const int order = lowest_first(rank, size) + 1;
+  int failed[2] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order};
+  MPI_Allreduce(MPI_IN_PLACE, failed, 2, MPI_INT, MPI_MAX, comm);
+  for (const auto &[status, word, here] :
+       {std::tuple{REDIST_ERR_NO_MEMORY, failed[0], out_of_memory},
+        std::tuple{REDIST_ERR_ARGUMENT, failed[1], !out.why.empty()}}) {
+    if (word != 0) {
+      out.status = status;
+      out.here = here;
+      out.first = lowest_first(word - 1, size);
+      out.executor.reset();
+      return;
+    }
+  }
+}
+
+} // namespace
+
 Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, const Transfer &t,
                         const ScheduleOptions &options, std::size_t element_size, Index lld_a,
                         Index lld_b, bool predict) {
@@ -416,21 +492,27 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
       out_of_memory = true;
     }
   }
-  // The lowest rank with each kind of failure.
-  const int order = lowest_first(rank, size) + 1;
-  int failed[2] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order};
-  MPI_Allreduce(MPI_IN_PLACE, failed, 2, MPI_INT, MPI_MAX, comm);
-  for (const auto &[status, word, here] :
-       {std::tuple{REDIST_ERR_NO_MEMORY, failed[0], out_of_memory},
-        std::tuple{REDIST_ERR_ARGUMENT, failed[1], !out.why.empty()}}) {
-    if (word != 0) {
-      out.status = status;
-      out.here = here;
-      out.first = lowest_first(word - 1, size);
-      out.executor.reset();
-      return out;
+  agree_planned(comm, rank, size, out_of_memory, out);
+  return out;
+}
+
+Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                              std::span<const Transfer> ts, std::span<const std::size_t> sizes,
+                              std::span<const Index> lld_a, std::span<const Index> lld_b) {
+  Planned out;
+  const std::vector<int> nodes = node_ids(exec_comm); // collective: before anything can fail
+  bool out_of_memory = false;
+  try {
+    std::vector<Pieces> operations;
+    operations.reserve(ts.size());
+    for (std::size_t k = 0; k < ts.size(); ++k) {
+      operations.emplace_back(make_rank_plan(ts[k], rank, size), sizes[k], lld_a[k], lld_b[k]);
     }
+    out.executor = std::make_unique<Executor>(exec_comm, nodes, std::move(operations));
+  } catch (const std::bad_alloc &) {
+    out_of_memory = true;
   }
+  agree_planned(comm, rank, size, out_of_memory, out);
   return out;
 }
 

@@ -49,6 +49,12 @@ Executor::Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size,
   send_everything();
 }
 
+Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
+                   int tag)
+    : Executor(comm, node_ids, Pieces(std::move(operations)), 0, 0, ScheduleChoice{}, tag) {
+  send_everything();
+}
+
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
                    Index lld_dst, ScheduleChoice &&schedule, int tag)
     : schedule_(std::move(schedule)), pieces_(std::move(pieces)),

@@ -30,6 +30,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace redist {
@@ -51,6 +52,14 @@ public:
   /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
   Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
            const Strides &dst_strides, int tag = kTag);
+  /// A batch (issue 20, item 4; transport/batch_pieces.hpp): one Pieces per operation, each
+  /// with its own plan, element size and leading dimensions; all at once, every message sent
+  /// through MPI, one per peer carrying the pieces of every operation. Its executions take,
+  /// as `a` and `b`, arrays of one local array pointer per operation (objects of type
+  /// const std::byte * and std::byte *; NULL where this rank has none of that operation), and as
+  /// `op` an array of one Operation per operation. Local, with node_ids(comm) made.
+  Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
+           int tag = kTag);
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
   ~Executor();
@@ -100,6 +109,10 @@ public:
   long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
+  /// A batch's operations, each with its own plan (empty: not a batch).
+  [[nodiscard]] std::span<const Pieces> batch_operations() const {
+    return pieces_.batch_operations();
+  }
   [[nodiscard]] std::size_t element_size() const { return pieces_.element_size(); }
   [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
   /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() uses,

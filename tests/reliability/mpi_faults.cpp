@@ -135,6 +135,12 @@ void watch_any_type(bool on) {
   s.any_type = on;
 }
 
+long long matched(std::size_t k) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  return k < s.seen.size() ? s.seen[k] : 0;
+}
+
 long long injected() {
   State &s = state();
   std::lock_guard lock(s.mutex);

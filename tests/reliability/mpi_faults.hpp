@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <vector>
 
 namespace faults {
@@ -54,6 +55,9 @@ void disarm();
 /// transport sends strided datatypes). Off by default.
 void watch_any_type(bool on);
 
+/// Calls armed fault `k` selected since arm() (failed or let through): with a `skip` beyond
+/// reach, a count of the calls it watches.
+long long matched(std::size_t k = 0);
 /// Faults injected on this process since the start.
 long long injected();
 /// Watched requests that were posted and are not yet completed or freed.

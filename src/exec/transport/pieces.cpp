@@ -372,6 +372,10 @@ bool Pieces::streams(const Peer &peer) const {
 }
 
 void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo, Index hi) const {
+  if (batch_) {
+    copy_batch(peer, true, a, out, lo, hi);
+    return;
+  }
   if (nd_) {
     copy_nd(nd_->sends[static_cast<std::size_t>(peer.row_slot)], true, PieceSide::source, a, out,
             lo, hi);
@@ -409,6 +413,10 @@ void Pieces::apply_pieces(const RunPattern &rows, const RunPattern &cols, const 
 }
 
 void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo, Index hi) const {
+  if (batch_) {
+    copy_batch(peer, false, in, b, lo, hi);
+    return;
+  }
   if (nd_) {
     copy_nd(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false, PieceSide::destination, in,
             b, lo, hi);
@@ -427,6 +435,10 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
 
 void Pieces::copy_local(const std::byte *a, std::byte *b) const {
   if (plan_.self.elements == 0) {
+    return;
+  }
+  if (batch_) {
+    copy_batch_local(a, b);
     return;
   }
   if (nd_) {

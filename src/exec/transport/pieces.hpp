@@ -12,11 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace redist {
 
 class Copier;
+struct BatchParts;
 
 class Pieces {
 public:
@@ -30,9 +32,20 @@ public:
   /// copy_local serve it: its executor sends every message (sent_only()), all at once.
   Pieces(NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
          const Strides &dst_strides);
-  /// Every message of the plan goes through MPI: a transposed 2-D plan or an N-d plan (no
-  /// single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D copies').
-  [[nodiscard]] bool sent_only() const { return plan_.transposed() || nd_ != nullptr; }
+  /// A batch of operations (batch_pieces.hpp): plan() is then the skeleton of batch_skeleton
+  /// (element size 1: a message's elements are bytes), and pack, unpack and copy_local walk
+  /// each operation's Pieces in turn; their `a` and `b` point to arrays of one local array
+  /// pointer per operation (objects of type const std::byte * and std::byte *), NULL where this
+  /// rank has none of that operation. Sent only, all at once, as an N-d plan.
+  explicit Pieces(std::vector<Pieces> operations);
+  /// Every message of the plan goes through MPI: a transposed 2-D plan, an N-d plan or a
+  /// batch (no single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D
+  /// copies').
+  /// A batch's operations (empty: not a batch).
+  [[nodiscard]] std::span<const Pieces> batch_operations() const;
+  [[nodiscard]] bool sent_only() const {
+    return plan_.transposed() || nd_ != nullptr || batch_ != nullptr;
+  }
   [[nodiscard]] const NdRankPlan *nd_plan() const { return nd_.get(); }
 
   [[nodiscard]] const RankPlan &plan() const { return plan_; }
@@ -71,7 +84,12 @@ public:
   /// (of A's elements, transposed for a transposed plan); conjugation and alpha, beta are
   /// applied where the elements reach b. copy_from_array and gather always copy: a plan
   /// executed with an operation sends every message (Executor::send_everything).
+  /// A batch's `op` is an array of one Operation per operation (null: every one copies).
   void set_operation(const Operation *op) {
+    if (batch_) {
+      set_batch_operations(op);
+      return;
+    }
     operation_ = op != nullptr && !op->copies() ? op : nullptr;
   }
   /// Whether copying a message's elements streams past the cache (copy.hpp).
@@ -97,6 +115,13 @@ private:
   void copy_nd(const NdPeer &peer, bool sending, PieceSide side, const std::byte *from,
                std::byte *to, Index lo, Index hi) const;
 
+  /// A batch's pack (`sending`) or unpack of message `peer`, positions [lo, hi), and its local
+  /// copy (batch_pieces.cpp).
+  void copy_batch(const Peer &peer, bool sending, const std::byte *from, std::byte *to, Index lo,
+                  Index hi) const;
+  void copy_batch_local(const std::byte *a, std::byte *b) const;
+  void set_batch_operations(const Operation *ops);
+
   RankPlan plan_;
   std::size_t element_size_;
   Index lld_src_;
@@ -107,6 +132,7 @@ private:
   std::shared_ptr<const NdRankPlan> nd_; // an N-d plan; plan_ is then its skeleton
   Strides nd_src_strides_{};
   Strides nd_dst_strides_{};
+  std::shared_ptr<BatchParts> batch_; // a batch; plan_ is then its skeleton
 };
 
 /// The 2-D view of an N-d plan the executor sequences: its peers' ranks and element counts,
