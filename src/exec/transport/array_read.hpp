@@ -2,7 +2,8 @@
 // The ways `direct` and `bounced`: the receiver reads the pieces of the message from the
 // sender's array as it is (no packing), straight into its array or through the bounce buffer
 // with one process_vm_readv per bounce buffer; from a shared array it has mapped, it copies
-// them instead (ArrayCopy).
+// them instead (ArrayCopy). With an operation (Pieces::operation()) the pieces are read into
+// the bounce buffer and combined into b from there (Pieces::read_combined), both ways alike.
 
 #include "array_copy.hpp"
 #include "message_read.hpp"

@@ -1,6 +1,7 @@
 #pragma once
 // The way `read_packed`: the sender packs the message, the receiver reads it into the bounce
-// buffer and unpacks it from there, one bounce buffer at a time.
+// buffer and unpacks it from there, one bounce buffer at a time (with an operation:
+// Pieces::read_combined, which combines each bounce buffer into b).
 
 #include "message_read.hpp"
 #include "pieces.hpp"
