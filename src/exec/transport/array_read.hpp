@@ -17,7 +17,7 @@ public:
       : pieces_(pieces), scratch_(scratch), arrays_(arrays), bounced_(bounced) {}
 
   int read(std::size_t i, const single_copy::Identity &sender, const single_copy::Address &at,
-           Index lo, Index hi, std::byte *b) override;
+           Index lo, Index hi, std::byte *b, Index &done) override;
 
 private:
   const Pieces &pieces_;

@@ -13,7 +13,7 @@ public:
   PackedRead(const Pieces &pieces, ReadScratch &scratch) : pieces_(pieces), scratch_(scratch) {}
 
   int read(std::size_t i, const single_copy::Identity &sender, const single_copy::Address &at,
-           Index lo, Index hi, std::byte *b) override;
+           Index lo, Index hi, std::byte *b, Index &done) override;
 
 private:
   const Pieces &pieces_;

@@ -493,7 +493,7 @@ void Pieces::gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool
 
 int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
                           single_copy::Reader &reader, std::int64_t pid, std::uint64_t address,
-                          std::byte *bounce, std::byte *b) const {
+                          std::byte *bounce, std::byte *b, Index &done) const {
   const std::size_t es = element_size_;
   const auto capacity = static_cast<Index>(single_copy::kBounceBytes / es);
   struct Pending {
@@ -502,14 +502,14 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
   };
   std::vector<Pending> pending; // the pieces in the bounce buffer, in order
   Index filled = 0;             // elements in the bounce buffer
-  bool failed = false;
+  int error = 0;                // the failed read's (reader.start() forgets it)
   // Read what is gathered, then combine it into b piece by piece.
   const auto combine = [&] {
-    if (failed || filled == 0) {
+    if (error != 0 || filled == 0) {
       return;
     }
     if (!reader.finish()) {
-      failed = true;
+      error = reader.error();
       return;
     }
     Index offset = 0;
@@ -518,9 +518,11 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
                       bounce + static_cast<std::size_t>(offset) * es, 1, p.count);
       offset += p.count;
     }
+    done += filled;
     pending.clear();
     filled = 0;
   };
+  done = lo;
   reader.start(pid, address, bounce, nullptr);
   Index position = 0;
   for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
@@ -528,7 +530,7 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
                  plan_.n, sender_lld, lld_dst_, [&](Index src, Index dst, Index count) {
                    Index begin = std::max(position, lo);
                    const Index end = std::min(position + count, hi);
-                   while (!failed && begin < end) {
+                   while (error == 0 && begin < end) {
                      if (filled == capacity) {
                        combine();
                        reader.start(pid, address, bounce, nullptr);
@@ -546,7 +548,7 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
                    position += count;
                  });
   combine();
-  return failed ? reader.error() : 0;
+  return error;
 }
 
 Index Pieces::source_extent(const Peer &peer, Index lld) const {
