@@ -376,9 +376,6 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     if (planned.status != REDIST_SUCCESS)
       throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
     result->executor = std::move(planned.executor);
-    if (op != -1) {
-      result->executor->send_everything(); // on every process, before the first execution
-    }
     result->op = op;
     result->type = type;
     result->transfer = std::move(t);
@@ -470,9 +467,6 @@ void make_anew(const char *call, redist_plan_s &plan) {
             (planned.status == REDIST_ERR_NO_MEMORY ? " (out of memory)" : "") + "; destroy it");
   }
   plan.executor = std::move(planned.executor);
-  if (plan.op != -1) {
-    plan.executor->send_everything();
-  }
   std::swap(plan.comm, fresh); // the guard frees the old communicator
   plan.failed = false;
 }

@@ -69,8 +69,8 @@ template <class F, class... T> void each_field(F &&f, T &...fields) {
 
 /// CallFields::operation: a copy (PxGEMR2D, PxTRMR2D, redist_plan_create), or a plan for
 /// B := alpha op(A) + beta B (PxTRAN, PxGEADD, PxTRADD, redist_plan_create_op), whose
-/// executor sends every message (Executor::send_everything) and whose Transfer is transposed
-/// for op T or C (Transfer::perm).
+/// Transfer is transposed for op T or C (Transfer::perm; its messages are all sent, op N's
+/// may go in a single copy).
 inline constexpr long long kCopy = 0;
 inline constexpr long long kOperationN = 1;
 inline constexpr long long kOperationTransposed = 2;

@@ -315,7 +315,6 @@ int position_of(const Call &c, front_end::Arg arg) {
 int execute(const Call &c, const front_end::CacheLookup &cache) {
   try {
     if (c.operation != nullptr) {
-      cache.plan->executor->send_everything(); // the same on every process, before the first
       cache.plan->executor->execute(c.a.data, c.destination, *c.operation);
     } else {
       cache.plan->executor->execute(c.a.data, c.destination);

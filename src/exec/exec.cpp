@@ -187,6 +187,7 @@ Pieces &Executor::operation_pieces() {
 void Executor::prepare(const std::byte *a) {
   array_copy_.forget_copies();
   requests_.clear_marks();
+  requests_.forget_combined();
   repaired_ = 0;
   if (pieces_.sent_only() || sent_only_) {
     // Every message of a transposed or N-d plan is sent: no single-copy way reads such a
@@ -372,8 +373,8 @@ void Executor::settle(const std::byte *a, std::byte *b) {
     const RankPlan &plan = pieces_.plan();
     for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
       if (sent_.arrived(i) && requests_.recv_marks()[i] == 0) {
-        pieces_.unpack(plan.recvs[i], recv_buffer_.get() + recv_offsets_[i], b, 0,
-                       plan.recvs[i].elements);
+        unpack_once(pieces_, requests_, i, recv_buffer_.get() + recv_offsets_[i], b, 0,
+                    plan.recvs[i].elements);
       }
     }
     pieces_.copy_local(a, b);

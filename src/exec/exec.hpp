@@ -77,7 +77,9 @@ public:
   void execute(const void *a, void *b);
   /// B := alpha op(A) + beta B (operation.hpp) instead of the copy: unpacking and the local
   /// copy apply `op` (a transposed plan's op is T or C); the message exchange is execute()'s.
-  /// Requires send_everything() (single-copy ways write b without the operation).
+  /// A plan that is not transposed keeps its single-copy ways: their readers combine what
+  /// they read into b (Pieces::read_combined, copy_from_array, unpack); a transposed plan's
+  /// messages are all sent (Pieces::sent_only()).
   void execute(const void *a, void *b, const Operation &op);
   /// Split execution: begin() then end() is execute(a, b) (with `op`: execute(a, b, *op)),
   /// and between them this rank may compute on other data. a must not change and b must not
@@ -91,9 +93,9 @@ public:
   void end();
   /// Whether begin() was called and end() not yet.
   [[nodiscard]] bool in_flight() const { return in_flight_; }
-  /// Send every message through MPI from now on: no single-copy way (b is combined with
-  /// what arrives, and only unpacking does that). Call on every rank of the plan, before
-  /// the first execution (the negotiation of ways is then skipped everywhere).
+  /// Send every message through MPI from now on: no single-copy way. Call on every rank of
+  /// the plan, before the first execution (the negotiation of ways is then skipped
+  /// everywhere).
   void send_everything();
 
   /// Whether the next execution can carry the caller's argument check (execute_checked()),

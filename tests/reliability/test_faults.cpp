@@ -16,6 +16,7 @@
 #include "api_internal.hpp"
 #include "exec.hpp"
 #include "mpi_faults.hpp"
+#include "operation.hpp"
 #include "planner.hpp"
 #include "single_copy.hpp"
 
@@ -126,6 +127,34 @@ std::int64_t check_b_after_fault(const MatSpec &a, const MatSpec &b, const mpite
         report += "  B[" + std::to_string(p) + "] = " +
                   mpitest::describe_code(mpitest::code_of(buf[static_cast<std::size_t>(p)]), a) +
                   ", expected " + mpitest::describe_code(code, a) + "\n";
+      }
+      ++wrong;
+    }
+  }
+  return wrong;
+}
+
+/// Compare B with the oracle of B := alpha A + beta B (op N) on an m x n window, B's old values
+/// its sentinels (salt b_salt): in the window alpha a + beta b (exact: the codes and the
+/// coefficients are small), elsewhere untouched. Returns the number of wrong elements.
+std::int64_t check_b_after_operation(const MatSpec &a, const MatSpec &b,
+                                     const mpitest::LocalBuf &lb, const std::vector<double> &buf,
+                                     std::int64_t m, std::int64_t n, int a_salt, int b_salt,
+                                     const std::array<double, 2> &alpha_beta, std::string &report) {
+  mpitest::CopySpec c;
+  c.m = m;
+  c.n = n;
+  std::int64_t wrong = 0;
+  for (std::int64_t p = 0; p < lb.elems; ++p) {
+    const std::int64_t code = mpitest::expected_code(c, a, b, lb, p, a_salt, b_salt);
+    const auto old = static_cast<double>(mpitest::sentinel_code(p, b_salt));
+    const double want =
+        code > 0 ? alpha_beta[0] * static_cast<double>(code) + alpha_beta[1] * old : old;
+    const double got = buf[static_cast<std::size_t>(p)];
+    if (std::bit_cast<std::uint64_t>(want) != std::bit_cast<std::uint64_t>(got)) {
+      if (wrong < 4) {
+        report += "  B[" + std::to_string(p) + "] = " + std::to_string(got) + ", expected " +
+                  std::to_string(want) + " (A's element " + std::to_string(code) + ")\n";
       }
       ++wrong;
     }
@@ -479,14 +508,27 @@ public:
   [[nodiscard]] const std::string &why_not() const { return why_; }
 
   /// Execute from A(a_salt) into a fresh B(b_salt); "" if it returned, else its error. `wrong`:
-  /// elements of B that differ from the oracle (bit for bit).
-  std::string run(int a_salt, int b_salt, std::int64_t &wrong, std::string &report) {
+  /// elements of B that differ from the oracle (bit for bit). With `alpha_beta`: B := alpha A
+  /// + beta B (op N) instead of the copy, checked against check_b_after_operation.
+  std::string run(int a_salt, int b_salt, std::int64_t &wrong, std::string &report,
+                  const std::array<double, 2> *alpha_beta = nullptr) {
     Data<double> d(s_, a_salt, b_salt);
     std::string error;
     try {
-      executor_->execute(d.a.data(), d.b.data());
+      if (alpha_beta != nullptr) {
+        const redist::Operation op = redist::Operation::make(redist::Scalar::f64, false,
+                                                             &(*alpha_beta)[0], &(*alpha_beta)[1]);
+        executor_->execute(d.a.data(), d.b.data(), op);
+      } else {
+        executor_->execute(d.a.data(), d.b.data());
+      }
     } catch (const redist::Error &e) {
       error = e.what();
+    }
+    if (alpha_beta != nullptr) {
+      wrong = check_b_after_operation(s_.a, s_.b, d.lb, d.b, s_.m, s_.n, a_salt, b_salt,
+                                      *alpha_beta, report);
+      return error;
     }
     std::int64_t lost = 0;
     wrong =
@@ -719,6 +761,81 @@ TEST(Faults, FailedSingleCopyReadFallsBackToSending) {
         EXPECT_EQ(wrong, 0) << at << report;
         EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), 0) << at;
         if (fired == 0 || ::testing::Test::HasFailure()) break;
+      }
+    }
+  }
+}
+
+// Operation plans (B := alpha A + beta B, op N) combine what they read into B. A read that fails
+// after some of its bounce buffers were combined, or a message of which some chunks were
+// combined before another failed, is repaired by sending the whole message again: the repair
+// must combine only the elements not combined yet (before the fix, beta != 0 made the others
+// wrong). Messages of several bounce buffers (whole columns of 512 elements: one
+// process_vm_readv per bounce buffer): on the last process the first read works, the second
+// fails (the middle of its first message), or the first fails (nothing combined); stepwise,
+// chunks of the packed message. Sent through MPI (REDIST_SINGLE_COPY=never), stepwise: the
+// second chunk's receive fails after the first chunk was combined.
+TEST(Faults, FailedReadOfAnOperationCombinesEachElementOnce) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int p = world_size();
+  std::vector<int> reversed(static_cast<std::size_t>(p));
+  for (int k = 0; k < p; ++k)
+    reversed[static_cast<std::size_t>(k)] = p - 1 - k;
+  Scenario s;
+  s.a = errtest::matrix(errtest::init_grid('R', 1, p), 512, 1600, 512, 8, 0, 0, 1, 1, 0);
+  s.b = errtest::matrix(errtest::map_grid(1, p, reversed), 512, 1600, 512, 10, 0, 1, 1, 1, 3);
+  s.ictxt = errtest::init_grid('R', 1, p);
+  s.m = 512;
+  s.n = 1600;
+  const std::array<double, 2> alpha_beta{-2.0, 0.5};
+  const int last = p - 1;
+  const char *const ways[] = {"direct", "bounced", "read-packed", "never"};
+  for (const char *way : ways) {
+    const bool sent = std::string(way) == "never";
+    const SingleCopyMode env(way);
+    for (const auto strategy : {redist::Strategy::all_at_once, redist::Strategy::stepwise}) {
+      if (sent && strategy == redist::Strategy::all_at_once) continue; // whole or nothing
+      for (long long skip = 0; skip < 2; ++skip) {
+        const std::string where =
+            std::string("[REDIST_SINGLE_COPY=") + way +
+            (strategy == redist::Strategy::all_at_once ? ", all-at-once" : ", stepwise") +
+            ", failure " + std::to_string(skip + 1) + "] ";
+        TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
+        std::int64_t wrong = 0;
+        std::string report;
+        ASSERT_EQ(x.run(1, 2, wrong, report, &alpha_beta), "") << where;
+        ASSERT_EQ(wrong, 0) << where << report;
+        if (!sent && sum_everywhere(static_cast<long long>(x->single_copy_receives())) == 0) {
+          GTEST_SKIP() << "cross-memory reads are not permitted between these processes";
+        }
+        const long long before =
+            sent ? faults::injected() : sc::injected_failures(sc::Injected::read);
+        if (world_rank() == last) {
+          if (sent) {
+            faults::Fault f;
+            f.calls = faults::wait_recv;
+            f.tags = tags_of(0);
+            f.skip = skip + 1; // a later chunk: the first was combined
+            f.count = 1;
+            faults::arm(f);
+          } else {
+            sc::inject_failures(sc::Injected::read, skip, 1);
+          }
+        }
+        mpitest::watchdog_arm(where + "a failed read of an operation");
+        EXPECT_EQ(x.run(3, 4, wrong, report, &alpha_beta), "") << where << "repaired";
+        mpitest::watchdog_disarm();
+        faults::disarm();
+        sc::inject_failures(sc::Injected::read, 0, 0);
+        const long long fired = sum_everywhere(
+            (sent ? faults::injected() : sc::injected_failures(sc::Injected::read)) - before);
+        EXPECT_EQ(fired, 1) << where << "failures injected";
+        EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), 1)
+            << where << "messages repaired";
+        EXPECT_EQ(wrong, 0) << where << "B after the repair:\n" << report;
+        EXPECT_EQ(x.run(5, 6, wrong, report, &alpha_beta), "") << where << "the next execution";
+        EXPECT_EQ(wrong, 0) << where << report;
+        if (::testing::Test::HasFailure()) return;
       }
     }
   }

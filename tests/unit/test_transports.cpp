@@ -159,12 +159,16 @@ TEST(Transports, ArrayReadDirectAndBounced) {
       const single_copy::Address at{reinterpret_cast<std::uintptr_t>(c.a.data()), {}};
       const Index n = c.plans[1].recvs[0].elements;
       std::vector<double> b = c.fresh(1);
-      ASSERT_EQ(way.read(0, me(), at, 0, n / 3, bytes(b)), 0);
-      ASSERT_EQ(way.read(0, me(), at, n / 3, n, bytes(b)), 0);
+      Index done = -1;
+      ASSERT_EQ(way.read(0, me(), at, 0, n / 3, bytes(b), done), 0);
+      EXPECT_EQ(done, n / 3);
+      ASSERT_EQ(way.read(0, me(), at, n / 3, n, bytes(b), done), 0);
+      EXPECT_EQ(done, n);
       EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind) << " bounced " << bounced;
       EXPECT_EQ(arrays.copies(), 0U);
       const single_copy::Address nowhere{8, {}};
-      EXPECT_NE(way.read(0, me(), nowhere, 0, n, bytes(b)), 0);
+      EXPECT_NE(way.read(0, me(), nowhere, 0, n, bytes(b), done), 0);
+      EXPECT_EQ(done, 0);
     }
   }
 }
@@ -186,7 +190,9 @@ TEST(Transports, PackedRead) {
     for (const auto &[lo, hi] : {std::pair{Index{0}, half}, std::pair{half, n}}) {
       c.pieces(0).pack(c.plans[0].sends[0], bytes(c.a), bytes(message), lo, hi);
       const single_copy::Address at{reinterpret_cast<std::uintptr_t>(message.data()), {}};
-      ASSERT_EQ(way.read(0, me(), at, lo, hi, bytes(b)), 0);
+      Index done = -1;
+      ASSERT_EQ(way.read(0, me(), at, lo, hi, bytes(b), done), 0);
+      EXPECT_EQ(done, hi);
     }
     EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
   }
@@ -205,10 +211,13 @@ TEST(Transports, MappedRead) {
     c.pieces(0).pack(c.plans[0].sends[0], bytes(c.a), buffer.data());
     std::vector<double> b = c.fresh(1);
     const single_copy::Address at{reinterpret_cast<std::uintptr_t>(buffer.data()), {}};
-    ASSERT_EQ(way.read(0, me(), at, 0, n, bytes(b)), 0);
+    Index done = -1;
+    ASSERT_EQ(way.read(0, me(), at, 0, n, bytes(b), done), 0);
+    EXPECT_EQ(done, n);
     EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
     const single_copy::Address past{at.address + 8, {}}; // the message would end past the file
-    EXPECT_EQ(way.read(0, me(), past, 0, n, bytes(b)), EFAULT);
+    EXPECT_EQ(way.read(0, me(), past, 0, n, bytes(b), done), EFAULT);
+    EXPECT_EQ(done, 0);
   }
 }
 
@@ -230,12 +239,14 @@ TEST(Transports, ArrayCopyFromASharedArray) {
     ASSERT_GE(at.array.fd, 0);
     const Index n = c.plans[1].recvs[0].elements;
     std::vector<double> b = c.fresh(1);
-    const int rc = way.read(0, me(), at, 0, n, bytes(b));
+    Index done = -1;
+    const int rc = way.read(0, me(), at, 0, n, bytes(b), done);
     if (arrays.copies() == 0 && !cross_memory_attach_works()) {
       single_copy::free_shared_array(shared);
       GTEST_SKIP() << "the shared array cannot be mapped here";
     }
     EXPECT_EQ(rc, 0);
+    EXPECT_EQ(done, n);
     EXPECT_EQ(arrays.copies(), 1U);
     EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
     arrays.forget_copies();

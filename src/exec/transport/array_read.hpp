@@ -2,7 +2,8 @@
 // The ways `direct` and `bounced`: the receiver reads the pieces of the message from the
 // sender's array as it is (no packing), straight into its array or through the bounce buffer
 // with one process_vm_readv per bounce buffer; from a shared array it has mapped, it copies
-// them instead (ArrayCopy).
+// them instead (ArrayCopy). With an operation (Pieces::operation()) the pieces are read into
+// the bounce buffer and combined into b from there (Pieces::read_combined), both ways alike.
 
 #include "array_copy.hpp"
 #include "message_read.hpp"
@@ -16,7 +17,7 @@ public:
       : pieces_(pieces), scratch_(scratch), arrays_(arrays), bounced_(bounced) {}
 
   int read(std::size_t i, const single_copy::Identity &sender, const single_copy::Address &at,
-           Index lo, Index hi, std::byte *b) override;
+           Index lo, Index hi, std::byte *b, Index &done) override;
 
 private:
   const Pieces &pieces_;

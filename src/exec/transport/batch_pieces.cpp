@@ -64,6 +64,14 @@ void Pieces::set_batch_operations(const Operation *ops) {
   }
 }
 
+bool Pieces::combines() const {
+  if (batch_) {
+    return std::any_of(batch_->ops.begin(), batch_->ops.end(),
+                       [](const Pieces &op) { return op.combines(); });
+  }
+  return operation_ != nullptr;
+}
+
 void Pieces::copy_batch(const Peer &peer, bool sending, const std::byte *from, std::byte *to,
                         Index lo, Index hi) const {
   // A batch's local arrays: one pointer per operation (NULL where this rank has none of it,

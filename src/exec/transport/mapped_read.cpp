@@ -5,13 +5,16 @@
 namespace redist {
 
 int MappedRead::read(std::size_t i, const single_copy::Identity & /*sender*/,
-                     const single_copy::Address &at, Index lo, Index hi, std::byte *b) {
+                     const single_copy::Address &at, Index lo, Index hi, std::byte *b,
+                     Index &done) {
+  done = lo;
   const std::byte *in =
       buffers_[i].at(at.address, static_cast<std::size_t>(hi - lo) * pieces_.element_size());
   if (in == nullptr) {
     return EFAULT;
   }
   pieces_.unpack(pieces_.plan().recvs[i], in, b, lo, hi);
+  done = hi;
   return 0;
 }
 

@@ -20,7 +20,7 @@ public:
     return buffers_[i].map(pid, buffer);
   }
   int read(std::size_t i, const single_copy::Identity &sender, const single_copy::Address &at,
-           Index lo, Index hi, std::byte *b) override;
+           Index lo, Index hi, std::byte *b, Index &done) override;
 
 private:
   const Pieces &pieces_;

@@ -24,9 +24,12 @@ public:
   virtual ~MessageRead() = default;
 
   /// Move receive elements [lo, hi) of plan().recvs[i] from `sender`, whose message is at `at`,
-  /// into b: 0, or the errno of the failure (-1: fewer bytes than asked).
+  /// into b: 0, or the errno of the failure (-1: fewer bytes than asked). `done`: receive
+  /// elements [lo, done) are final in b (hi on success; after a failure, those an operation
+  /// combined before it, Pieces::read_combined; a copy's failed read may have written any).
   virtual int read(std::size_t i, const single_copy::Identity &sender,
-                   const single_copy::Address &at, Index lo, Index hi, std::byte *b) = 0;
+                   const single_copy::Address &at, Index lo, Index hi, std::byte *b,
+                   Index &done) = 0;
 };
 
 } // namespace redist

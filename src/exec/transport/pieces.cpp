@@ -394,10 +394,10 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
 }
 
 void Pieces::apply_pieces(const RunPattern &rows, const RunPattern &cols, const std::byte *from,
-                          bool packed, std::byte *b, Index lo, Index hi) const {
+                          bool packed, std::byte *b, Index lo, Index hi, Index src_lld) const {
   const std::size_t es = element_size_;
   Index position = 0;
-  for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, lld_src_, lld_dst_,
+  for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, src_lld, lld_dst_,
                  [&](Index src, Index dst, Index count) {
                    const Index begin = std::max(position, lo);
                    const Index end = std::min(position + count, hi);
@@ -424,7 +424,8 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
   }
   if (operation_ != nullptr) {
     apply_pieces(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
-                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], in, true, b, lo, hi);
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], in, true, b, lo, hi,
+                 lld_src_);
     return;
   }
   Copier copier(in, b, element_size_, true, false, streams(peer), lo, hi);
@@ -454,7 +455,7 @@ void Pieces::copy_local(const std::byte *a, std::byte *b) const {
   if (operation_ != nullptr) {
     apply_pieces(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
                  plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], a, false, b, 0,
-                 plan_.self.elements);
+                 plan_.self.elements, lld_src_);
     return;
   }
   Copier copier(a, b, element_size_, false, false, streams(plan_.self));
@@ -502,6 +503,66 @@ void Pieces::gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool
                  });
 }
 
+int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
+                          single_copy::Reader &reader, std::int64_t pid, std::uint64_t address,
+                          std::byte *bounce, std::byte *b, Index &done) const {
+  const std::size_t es = element_size_;
+  const auto capacity = static_cast<Index>(single_copy::kBounceBytes / es);
+  struct Pending {
+    Index dst;
+    Index count;
+  };
+  std::vector<Pending> pending; // the pieces in the bounce buffer, in order
+  Index filled = 0;             // elements in the bounce buffer
+  int error = 0;                // the failed read's (reader.start() forgets it)
+  // Read what is gathered, then combine it into b piece by piece.
+  const auto combine = [&] {
+    if (error != 0 || filled == 0) {
+      return;
+    }
+    if (!reader.finish()) {
+      error = reader.error();
+      return;
+    }
+    Index offset = 0;
+    for (const Pending &p : pending) {
+      apply_operation(*operation_, b + static_cast<std::size_t>(p.dst) * es, 1,
+                      bounce + static_cast<std::size_t>(offset) * es, 1, p.count);
+      offset += p.count;
+    }
+    done += filled;
+    pending.clear();
+    filled = 0;
+  };
+  done = lo;
+  reader.start(pid, address, bounce, nullptr);
+  Index position = 0;
+  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region, plan_.m,
+                 plan_.n, sender_lld, lld_dst_, [&](Index src, Index dst, Index count) {
+                   Index begin = std::max(position, lo);
+                   const Index end = std::min(position + count, hi);
+                   while (error == 0 && begin < end) {
+                     if (filled == capacity) {
+                       combine();
+                       reader.start(pid, address, bounce, nullptr);
+                       continue;
+                     }
+                     const Index skip = begin - position;
+                     const Index take = std::min(end - begin, capacity - filled);
+                     reader.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
+                                static_cast<std::size_t>(filled) * es,
+                                static_cast<std::size_t>(take) * es);
+                     pending.push_back({dst + skip, take});
+                     filled += take;
+                     begin += take;
+                   }
+                   position += count;
+                 });
+  combine();
+  return error;
+}
+
 Index Pieces::source_extent(const Peer &peer, Index lld) const {
   return redist::source_extent(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], lld);
@@ -513,6 +574,12 @@ void Pieces::copy_from_array(const Peer &peer, const std::byte *src, Index src_l
     copy_transposed(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                     plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], src, src_lld, b,
                     false, lo, std::min(hi, peer.elements));
+    return;
+  }
+  if (operation_ != nullptr) {
+    apply_pieces(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], src, false, b, lo, hi,
+                 src_lld);
     return;
   }
   Copier copier(src, b, element_size_, false, false, streams(peer), lo, hi);

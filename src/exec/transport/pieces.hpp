@@ -38,11 +38,11 @@ public:
   /// pointer per operation (objects of type const std::byte * and std::byte *), NULL where this
   /// rank has none of that operation. Sent only, all at once, as an N-d plan.
   explicit Pieces(std::vector<Pieces> operations);
+  /// A batch's operations (empty: not a batch).
+  [[nodiscard]] std::span<const Pieces> batch_operations() const;
   /// Every message of the plan goes through MPI: a transposed 2-D plan, an N-d plan or a
   /// batch (no single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D
   /// copies').
-  /// A batch's operations (empty: not a batch).
-  [[nodiscard]] std::span<const Pieces> batch_operations() const;
   [[nodiscard]] bool sent_only() const {
     return plan_.transposed() || nd_ != nullptr || batch_ != nullptr;
   }
@@ -79,11 +79,20 @@ public:
   /// The pieces of a received message, estimated from its row pattern (for the choice of its
   /// way; O(row runs), not O(pieces)).
   [[nodiscard]] single_copy::PieceCounts estimate_pieces(const Peer &peer) const;
-  /// From now on unpack and copy_local combine into b as `op` says (B := alpha op(A) + beta
-  /// B, operation.hpp) instead of copying; null (or a plain copy): copy. Pack stays a copy
-  /// (of A's elements, transposed for a transposed plan); conjugation and alpha, beta are
-  /// applied where the elements reach b. copy_from_array and gather always copy: a plan
-  /// executed with an operation sends every message (Executor::send_everything).
+  /// With an operation (a plan that is not transposed): read receive elements [lo, hi) of
+  /// `peer` from process pid's memory at `address` (its array, leading dimension sender_lld;
+  /// or its packed message from lo when `packed`) into `bounce` (kBounceBytes), one bounce
+  /// buffer at a time, each combined into b. 0, or the reader's error. `done`: elements
+  /// [lo, done) are combined into b (hi on success; after a failure, the bounce buffers
+  /// before the failed one).
+  int read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
+                    single_copy::Reader &reader, std::int64_t pid, std::uint64_t address,
+                    std::byte *bounce, std::byte *b, Index &done) const;
+  /// From now on unpack, copy_local and copy_from_array combine into b as `op` says (B :=
+  /// alpha op(A) + beta B, operation.hpp) instead of copying; null (or a plain copy): copy.
+  /// Pack stays a copy (of A's elements, transposed for a transposed plan); conjugation and
+  /// alpha, beta are applied where the elements reach b. gather always copies: the readers
+  /// use read_combined instead while operation() is set.
   /// A batch's `op` is an array of one Operation per operation (null: every one copies).
   void set_operation(const Operation *op) {
     if (batch_) {
@@ -92,6 +101,11 @@ public:
     }
     operation_ = op != nullptr && !op->copies() ? op : nullptr;
   }
+  [[nodiscard]] const Operation *operation() const { return operation_; }
+  /// Whether unpacking combines into b instead of copying (an operation that is not a copy;
+  /// for a batch, in any of its operations): a message must then be unpacked once
+  /// (unpack_once).
+  [[nodiscard]] bool combines() const;
   /// Whether copying a message's elements streams past the cache (copy.hpp).
   [[nodiscard]] bool streams(const Peer &peer) const;
 
@@ -103,10 +117,11 @@ private:
   /// lo) when `packed`, else into B's local array.
   void copy_transposed(const RunPattern &rows, const RunPattern &cols, const std::byte *a,
                        Index src_lld, std::byte *to, bool packed, Index lo, Index hi) const;
-  /// unpack / copy_local with operation_: the pieces of (rows, cols) from `from` (packed
-  /// from message position lo when `packed`, else A's local array) combined into b.
+  /// unpack / copy_local / copy_from_array with operation_: the pieces of (rows, cols) from
+  /// `from` (packed from message position lo when `packed`, else an array of A with leading
+  /// dimension src_lld) combined into b.
   void apply_pieces(const RunPattern &rows, const RunPattern &cols, const std::byte *from,
-                    bool packed, std::byte *b, Index lo, Index hi) const;
+                    bool packed, std::byte *b, Index lo, Index hi, Index src_lld) const;
   [[nodiscard]] std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
                                                   const std::vector<Peer> &peers,
                                                   const Peer *self) const;

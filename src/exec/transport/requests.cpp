@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <iterator>
 
 namespace redist {
 namespace {
@@ -63,12 +64,36 @@ bool Requests::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
 void Requests::set_messages(std::size_t sends, std::size_t recvs) {
   send_marks_.assign(sends, 0);
   recv_marks_.assign(recvs, 0);
+  combined_.assign(recvs, {});
 }
 
 void Requests::clear_marks() {
   marked_ = false;
   std::fill(send_marks_.begin(), send_marks_.end(), 0);
   std::fill(recv_marks_.begin(), recv_marks_.end(), 0);
+}
+
+void Requests::note_combined(std::size_t i, Index lo, Index hi) {
+  if (lo >= hi) {
+    return;
+  }
+  std::vector<std::pair<Index, Index>> &ranges = combined_[i];
+  auto at = std::lower_bound(ranges.begin(), ranges.end(), std::pair<Index, Index>{lo, hi});
+  at = ranges.insert(at, {lo, hi});
+  if (at != ranges.begin() && std::prev(at)->second >= at->first) { // join the one before
+    std::prev(at)->second = std::max(std::prev(at)->second, at->second);
+    at = std::prev(ranges.erase(at));
+  }
+  while (std::next(at) != ranges.end() && std::next(at)->first <= at->second) {
+    at->second = std::max(at->second, std::next(at)->second);
+    ranges.erase(std::next(at));
+  }
+}
+
+void Requests::forget_combined() {
+  for (auto &ranges : combined_) {
+    ranges.clear();
+  }
 }
 
 void Requests::record(int mpi_code, const char *what, int peer) {

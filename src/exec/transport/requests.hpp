@@ -11,9 +11,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redist {
@@ -70,6 +72,15 @@ public:
   [[nodiscard]] const std::vector<std::uint8_t> &send_marks() const { return send_marks_; }
   [[nodiscard]] const std::vector<std::uint8_t> &recv_marks() const { return recv_marks_; }
   void clear_marks();
+  /// Operation plans (B := alpha op(A) + beta B): receive elements [lo, hi) of message i were
+  /// combined into b in this execution. The repair combines only the others (combining an
+  /// element twice is wrong unless beta = 0).
+  void note_combined(std::size_t i, Index lo, Index hi);
+  /// f(from, to) for each part of receive elements [lo, hi) of message i not combined yet in
+  /// this execution, in order.
+  template <class F> void for_each_uncombined(std::size_t i, Index lo, Index hi, F f) const;
+  /// A new execution: nothing combined yet.
+  void forget_combined();
   /// Whether a failure could not be attributed to a request (MPI_Waitany gave no index): the
   /// remaining requests were abandoned.
   [[nodiscard]] bool abandoned() const { return abandoned_; }
@@ -101,7 +112,27 @@ private:
   bool marked_ = false;
   std::vector<std::uint8_t> send_marks_; // per plan.sends / plan.recvs: bits of Mark
   std::vector<std::uint8_t> recv_marks_;
+  // Per plan.recvs: the element ranges [first, second) combined into b in this execution,
+  // sorted and disjoint, adjacent ones joined (one range per message unless it failed).
+  std::vector<std::vector<std::pair<Index, Index>>> combined_;
 };
+
+template <class F>
+void Requests::for_each_uncombined(std::size_t i, Index lo, Index hi, F f) const {
+  Index next = lo;
+  for (const auto &[first, second] : combined_[i]) {
+    if (first >= hi) {
+      break;
+    }
+    if (first > next) {
+      f(next, first);
+    }
+    next = std::max(next, second);
+  }
+  if (next < hi) {
+    f(next, hi);
+  }
+}
 
 template <class Done, class Failed>
 void Requests::wait_each(std::size_t first, std::size_t end, const char *what, Done done,

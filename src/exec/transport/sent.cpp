@@ -26,14 +26,28 @@ void Sent::post_send(Requests &requests, std::size_t i, Index lo, Index hi, cons
                 {this, kSend, static_cast<int>(i), peer.rank, lo, hi, nullptr});
 }
 
-void Sent::complete(Requests & /*requests*/, RequestInfo info, std::byte *b) {
+void Sent::complete(Requests &requests, RequestInfo info, std::byte *b) {
   const auto i = static_cast<std::size_t>(info.peer);
   // A message with a failed piece never reaches zero pending pieces: not unpacked.
   if (info.kind == kData && --pieces_pending_[i] == 0 && !deferred_) {
     call_timers::lap(call_timers::wait_receives);
-    pieces_.unpack(pieces_.plan().recvs[i], info.buffer, b, info.lo, info.hi);
+    unpack_once(pieces_, requests, i, info.buffer, b, info.lo, info.hi);
     call_timers::lap(call_timers::unpack);
   }
+}
+
+void unpack_once(const Pieces &pieces, Requests &requests, std::size_t i, const std::byte *in,
+                 std::byte *b, Index lo, Index hi) {
+  const Peer &peer = pieces.plan().recvs[i];
+  if (!pieces.combines()) { // a copy: writing an element again does no harm
+    pieces.unpack(peer, in, b, lo, hi);
+    return;
+  }
+  requests.for_each_uncombined(i, lo, hi, [&](Index from, Index to) {
+    pieces.unpack(peer, in + static_cast<std::size_t>(from - lo) * pieces.element_size(), b, from,
+                  to);
+  });
+  requests.note_combined(i, lo, hi);
 }
 
 } // namespace redist

@@ -34,4 +34,10 @@ private:
   bool deferred_ = false;
 };
 
+/// Unpack receive elements [lo, hi) of plan().recvs[i] from `in` (packed from lo) into b. With
+/// an operation only those not combined yet in this execution (Requests::note_combined; the
+/// repair receives a whole message again), and they are noted.
+void unpack_once(const Pieces &pieces, Requests &requests, std::size_t i, const std::byte *in,
+                 std::byte *b, Index lo, Index hi);
+
 } // namespace redist

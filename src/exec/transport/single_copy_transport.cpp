@@ -56,8 +56,13 @@ void SingleCopyTransport::complete(Requests &requests, RequestInfo info, std::by
   const auto i = static_cast<std::size_t>(info.peer);
   if (info.kind == kAddress) {
     // A failed read may have written part of the message into b: the repair sends it again
-    // through MPI and unpacks it over those elements (docs/reliability.md, Faults).
-    const int error = read_.read(i, senders_[i], address_in_[i], info.lo, info.hi, b);
+    // through MPI and unpacks it over those elements, except those an operation combined
+    // (docs/reliability.md, Faults).
+    Index done = info.lo;
+    const int error = read_.read(i, senders_[i], address_in_[i], info.lo, info.hi, b, done);
+    if (pieces_.combines()) {
+      requests.note_combined(i, info.lo, done);
+    }
     if (error != 0) {
       requests.mark_recv(i, Requests::kReadFailed);
     }
