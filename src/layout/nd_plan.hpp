@@ -18,7 +18,9 @@
 #include "nd_index.hpp"
 #include "nd_layout.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -177,10 +179,14 @@ public:
     empty_ = false;
   }
 
-  void run() {
+  /// Walk the pieces; only those holding message positions in [lo, hi) are sure to be given
+  /// (whole iterations of the levels above the pieces' outside it are skipped).
+  void run(Index lo = 0, Index hi = INT64_MAX) {
     if (empty_) {
       return;
     }
+    lo_ = lo;
+    hi_ = hi;
     cache_row();
     walk(0, fixed_src_, fixed_dst_, 0);
     if (pending_.count > 0) {
@@ -270,8 +276,11 @@ private:
       if (lvl == emit_) {
         emit({src + r.src_local * ss, dst + r.dst_local * ds, position + before * ps,
               r.length * inner_, contiguous_ ? 1 : ss, contiguous_ ? 1 : ds});
-      } else {
-        for (Index e = 0; e < r.length; ++e) {
+      } else if (position + (before + r.length) * ps > lo_ && position + before * ps < hi_) {
+        // Elements whose positions [p, p + ps) meet the window only.
+        const Index first = std::max<Index>(0, (lo_ - position) / ps - before);
+        const Index end = std::min(r.length, (hi_ - position - 1) / ps + 1 - before);
+        for (Index e = first; e < end; ++e) {
           walk(lvl + 1, src + (r.src_local + e) * ss, dst + (r.dst_local + e) * ds,
                position + (before + e) * ps);
         }
@@ -307,6 +316,8 @@ private:
   Index fixed_dst_ = 0;
   NdPiece pending_;
   std::vector<NdPiece> row_;
+  Index lo_ = 0;
+  Index hi_ = INT64_MAX;
 };
 
 } // namespace detail
@@ -323,6 +334,18 @@ void for_each_nd_piece(const NdMessage &m, PieceSide side, const Strides &src_st
   if (m.ndims > 0) {
     detail::NdWalk<F> walk(m, side, src_strides, dst_strides, f);
     walk.run();
+  }
+}
+
+/// The same walk given the pieces that hold message positions [lo, hi) (and maybe a few
+/// around them: the caller clips), in O(pieces given + runs of the levels above them):
+/// a window of a message (a chunk of a step, a bounce buffer of a packed read).
+template <class F>
+void for_each_nd_piece(const NdMessage &m, PieceSide side, const Strides &src_strides,
+                       const Strides &dst_strides, Index lo, Index hi, F &&f) {
+  if (m.ndims > 0 && lo < hi) {
+    detail::NdWalk<F> walk(m, side, src_strides, dst_strides, f);
+    walk.run(lo, hi);
   }
 }
 

@@ -228,7 +228,8 @@ void Pieces::copy_nd(const NdPeer &peer, bool sending, PieceSide side, const Str
   const std::size_t es = element_size_;
   const bool streaming = static_cast<std::size_t>(peer.elements) * es >= kStreamingBytes;
   for_each_nd_piece(
-      nd_->message(peer, sending), side, src_strides, nd_dst_strides_, [&](const NdPiece &p) {
+      nd_->message(peer, sending), side, src_strides, nd_dst_strides_, lo, hi,
+      [&](const NdPiece &p) {
         const Index begin = std::max(p.position, lo);
         const Index end = std::min(p.position + p.count, hi);
         if (begin >= end) {
