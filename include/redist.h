@@ -233,8 +233,8 @@ typedef struct redist_darray {
  * destroyed by redist_plan_destroy. Every field is checked on every process (an error names
  * the field and dimension, on every process; *plan is then NULL). @p options may be NULL; for
  * now only the all-at-once schedule runs (REDIST_SCHEDULE_AUTO or _ALL_AT_ONCE, no limits, no
- * cost model): other options are REDIST_ERR_ARGUMENT. Every message is sent through MPI (no
- * single-copy way yet).
+ * cost model): other options are REDIST_ERR_ARGUMENT. Between processes of one node messages
+ * are read in a single copy as for 2-D plans (REDIST_SINGLE_COPY applies; docs/nd.md).
  */
 int redist_nd_plan_create(MPI_Comm comm, redist_type type, const redist_darray *a,
                           const redist_darray *b, const redist_options *options, redist_plan *plan);

@@ -45,9 +45,7 @@ Executor::Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size,
                    const Strides &src_strides, const Strides &dst_strides, int tag)
     : Executor(comm, node_ids(comm),
                Pieces(std::move(plan), element_size, src_strides, dst_strides), 0, 0,
-               ScheduleChoice{}, tag) {
-  send_everything();
-}
+               ScheduleChoice{}, tag) {}
 
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
                    int tag)
@@ -190,10 +188,10 @@ void Executor::prepare(const std::byte *a) {
   requests_.forget_combined();
   repaired_ = 0;
   if (pieces_.sent_only() || sent_only_) {
-    // Every message of a transposed or N-d plan is sent: no single-copy way reads such a
-    // sender's array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a
-    // limit to lift. Every rank has the same Transfer, so both ends of each message skip
-    // the negotiation and keep Way::sent.
+    // Every message of a transposed plan is sent: no single-copy way reads such a sender's
+    // array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a limit to
+    // lift. Every rank has the same Transfer, so both ends of each message skip the
+    // negotiation and keep Way::sent.
   } else if (!negotiation_.done()) {
     negotiation_.run(requests_, a, segment_);
     segment_.release_fd(); // every receiver has mapped it or chosen otherwise

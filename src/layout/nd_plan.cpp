@@ -243,4 +243,14 @@ NdRankPlan make_nd_rank_plan(const NdTransfer &t, int rank, int comm_size) {
   return plan_rank(in, rank, comm_size);
 }
 
+Index estimate_nd_pieces(const NdMessage &m, PieceSide side, const Strides &src_strides,
+                         const Strides &dst_strides) {
+  if (m.ndims == 0) {
+    return 0;
+  }
+  const auto ignore = [](const NdPiece &) {};
+  const detail::NdWalk<decltype(ignore) const> walk(m, side, src_strides, dst_strides, ignore);
+  return walk.estimate();
+}
+
 } // namespace redist

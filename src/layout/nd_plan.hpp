@@ -18,7 +18,9 @@
 #include "nd_index.hpp"
 #include "nd_layout.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -174,14 +176,97 @@ public:
       inner_ *= run.length;
       --emit_;
     }
+    empty_ = false;
+  }
+
+  /// Walk the pieces; only those holding message positions in [lo, hi) are sure to be given
+  /// (whole iterations of the levels above the pieces' outside it are skipped).
+  void run(Index lo = 0, Index hi = INT64_MAX) {
+    if (empty_) {
+      return;
+    }
+    lo_ = lo;
+    hi_ = hi;
+    cache_row();
     walk(0, fixed_src_, fixed_dst_, 0);
     if (pending_.count > 0) {
       f_(pending_);
     }
   }
 
+  /// The pieces run() gives, from the runs of the piece level alone: its runs that do not
+  /// continue the one before on the addressed side(s), times the iterations of the levels
+  /// above (pieces joined across those are counted apart). Strided pieces count per element.
+  [[nodiscard]] Index estimate() const {
+    if (empty_) {
+      return 0;
+    }
+    Index outer = 1;
+    for (int lvl = 0; lvl < emit_; ++lvl) {
+      outer *= pattern_[static_cast<std::size_t>(lvl)]->total();
+    }
+    const auto l = static_cast<std::size_t>(emit_);
+    if (!contiguous_) {
+      return outer * pattern_[l]->total() * inner_;
+    }
+    Index pieces = 0;
+    Index next_src = -1;
+    Index next_dst = -1;
+    pattern_[l]->for_each([&](const Run &r) {
+      const Index src = r.src_local * src_step_[l];
+      const Index dst = r.dst_local * dst_step_[l];
+      const bool joins = (side_ == PieceSide::destination || src == next_src) &&
+                         (side_ == PieceSide::source || dst == next_dst);
+      pieces += joins ? 0 : 1;
+      next_src = src + r.length * inner_;
+      next_dst = dst + r.length * inner_;
+    });
+    return outer * pieces;
+  }
+
 private:
+  // The pieces of the piece level once, relative to its start and joined as emit() joins:
+  // every iteration of the levels above gives them again (no pattern walk per iteration).
+  // Only for a level of at most kCachedRow elements (then its pieces are at most that many).
+  static constexpr Index kCachedRow = Index{1} << 16;
+  void cache_row() {
+    const auto l = static_cast<std::size_t>(emit_);
+    if (emit_ == 0 || pattern_[l]->total() > kCachedRow) {
+      return;
+    }
+    Index before = 0;
+    pattern_[l]->for_each([&](const Run &r) {
+      const NdPiece p{r.src_local * src_step_[l],     r.dst_local * dst_step_[l],
+                      before * position_step_[l],     r.length * inner_,
+                      contiguous_ ? 1 : src_step_[l], contiguous_ ? 1 : dst_step_[l]};
+      if (!row_.empty() && joins(row_.back(), p)) {
+        row_.back().count += p.count;
+      } else {
+        row_.push_back(p);
+      }
+      before += r.length;
+    });
+  }
+
+  [[nodiscard]] bool joins(const NdPiece &q, const NdPiece &p) const {
+    return q.count > 0 && q.src_step == p.src_step && q.dst_step == p.dst_step &&
+           (side_ == PieceSide::destination || q.src + q.count * q.src_step == p.src) &&
+           (side_ == PieceSide::source || q.dst + q.count * q.dst_step == p.dst);
+  }
+
   void walk(int lvl, Index src, Index dst, Index position) {
+    if (lvl == emit_ && !row_.empty()) {
+      // The first piece may join the one before; the others do not (joined in the row).
+      emit({src + row_[0].src, dst + row_[0].dst, position + row_[0].position, row_[0].count,
+            row_[0].src_step, row_[0].dst_step});
+      for (std::size_t i = 1; i < row_.size(); ++i) {
+        const NdPiece &r = row_[i];
+        f_(pending_);
+        pending_ = {src + r.src, dst + r.dst, position + r.position,
+                    r.count,     r.src_step,  r.dst_step};
+      }
+      return;
+    }
     const auto l = static_cast<std::size_t>(lvl);
     const Index ss = src_step_[l];
     const Index ds = dst_step_[l];
@@ -191,8 +276,11 @@ private:
       if (lvl == emit_) {
         emit({src + r.src_local * ss, dst + r.dst_local * ds, position + before * ps,
               r.length * inner_, contiguous_ ? 1 : ss, contiguous_ ? 1 : ds});
-      } else {
-        for (Index e = 0; e < r.length; ++e) {
+      } else if (position + (before + r.length) * ps > lo_ && position + before * ps < hi_) {
+        // Elements whose positions [p, p + ps) meet the window only.
+        const Index first = std::max<Index>(0, (lo_ - position) / ps - before);
+        const Index end = std::min(r.length, (hi_ - position - 1) / ps + 1 - before);
+        for (Index e = first; e < end; ++e) {
           walk(lvl + 1, src + (r.src_local + e) * ss, dst + (r.dst_local + e) * ds,
                position + (before + e) * ps);
         }
@@ -203,9 +291,7 @@ private:
 
   void emit(const NdPiece &p) {
     NdPiece &q = pending_;
-    if (q.count > 0 && q.src_step == p.src_step && q.dst_step == p.dst_step &&
-        (side_ == PieceSide::destination || q.src + q.count * q.src_step == p.src) &&
-        (side_ == PieceSide::source || q.dst + q.count * q.dst_step == p.dst)) {
+    if (joins(q, p)) {
       q.count += p.count;
       return;
     }
@@ -223,11 +309,15 @@ private:
   Strides dst_step_{};
   Strides position_step_{};
   int emit_ = 0;
+  bool empty_ = true;
   bool contiguous_ = false;
   Index inner_ = 1;
   Index fixed_src_ = 0;
   Index fixed_dst_ = 0;
   NdPiece pending_;
+  std::vector<NdPiece> row_;
+  Index lo_ = 0;
+  Index hi_ = INT64_MAX;
 };
 
 } // namespace detail
@@ -243,8 +333,26 @@ void for_each_nd_piece(const NdMessage &m, PieceSide side, const Strides &src_st
                        const Strides &dst_strides, F &&f) {
   if (m.ndims > 0) {
     detail::NdWalk<F> walk(m, side, src_strides, dst_strides, f);
+    walk.run();
   }
 }
+
+/// The same walk given the pieces that hold message positions [lo, hi) (and maybe a few
+/// around them: the caller clips), in O(pieces given + runs of the levels above them):
+/// a window of a message (a chunk of a step, a bounce buffer of a packed read).
+template <class F>
+void for_each_nd_piece(const NdMessage &m, PieceSide side, const Strides &src_strides,
+                       const Strides &dst_strides, Index lo, Index hi, F &&f) {
+  if (m.ndims > 0 && lo < hi) {
+    detail::NdWalk<F> walk(m, side, src_strides, dst_strides, f);
+    walk.run(lo, hi);
+  }
+}
+
+/// The number of pieces for_each_nd_piece gives, estimated in O(runs of one dimension)
+/// (NdWalk::estimate: joins across the outer dimensions are not seen).
+Index estimate_nd_pieces(const NdMessage &m, PieceSide side, const Strides &src_strides,
+                         const Strides &dst_strides);
 
 /// The message's pieces contiguous in both arrays, f(src_offset, dst_offset, count), in
 /// message order (strided pieces split into single elements).

@@ -204,6 +204,43 @@ std::string check_one_sided(const NdMessage &m, PieceSide side, const Strides &s
     seen = p.position + p.count;
   });
   if (why.empty() && seen != static_cast<Index>(both.size())) why = "one-sided walk too short";
+  // The executor's estimate of the pieces (its choice of a single-copy way) joins less than
+  // the walk, never more, and counts at most one piece per element.
+  Index pieces = 0;
+  for_each_nd_piece(m, side, src, dst, [&](const NdPiece &p) {
+    pieces += p.src_step == 1 && p.dst_step == 1 ? 1 : p.count;
+  });
+  const Index estimate = estimate_nd_pieces(m, side, src, dst);
+  if (why.empty() && (estimate < pieces || estimate > static_cast<Index>(both.size())))
+    why = "estimate_nd_pieces " + std::to_string(estimate) + " for " + std::to_string(pieces) +
+          " pieces of " + std::to_string(both.size()) + " elements";
+  // A window of the message (a chunk, a bounce buffer): its walk must give every position of
+  // the window, at the same offset.
+  const auto n = static_cast<Index>(both.size());
+  const std::pair<Index, Index> windows[] = {
+      {0, n}, {n / 3, n / 3 + n / 4 + 1}, {n - 1, n}, {n / 2, n / 2 + 1}, {1, n - 1}};
+  for (const auto &window : windows) {
+    const Index lo = window.first;
+    const Index hi = window.second;
+    if (!why.empty() || lo < 0 || lo >= hi) continue;
+    std::vector<char> given(static_cast<std::size_t>(n), 0);
+    for_each_nd_piece(m, side, src, dst, lo, hi, [&](const NdPiece &p) {
+      for (Index e = 0; e < p.count && why.empty(); ++e) {
+        const Index at = p.position + e;
+        if (at < lo || at >= hi) continue;
+        const auto u = static_cast<std::size_t>(at);
+        given[u] = 1;
+        const Index offset =
+            side == PieceSide::source ? p.src + e * p.src_step : p.dst + e * p.dst_step;
+        if (offset != (side == PieceSide::source ? both[u].first : both[u].second))
+          why = "windowed walk: offset differs at position " + std::to_string(at);
+      }
+    });
+    for (Index at = lo; at < std::min(hi, n) && why.empty(); ++at)
+      if (given[static_cast<std::size_t>(at)] == 0)
+        why = "windowed walk [" + std::to_string(lo) + ", " + std::to_string(hi) + ") misses " +
+              std::to_string(at);
+  }
   return why;
 }
 

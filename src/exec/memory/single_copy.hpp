@@ -7,6 +7,7 @@
 // decides.
 
 #include "index.hpp"
+#include "nd_layout.hpp"
 
 #include <sys/uio.h>
 
@@ -36,8 +37,9 @@ struct Identity {
   std::uint64_t probe_address = 0; ///< a word the receiver reads to prove it can
   std::uint64_t probe_value = 0;   ///< what it holds
   std::int64_t lld = 1;            ///< the sender's leading dimension
-  Segment buffer;                  ///< its send buffer's memory file (SharedBuffer)
-  Segment array; ///< the memory file holding its source array, if allocate_shared_array's
+  Strides strides{}; ///< N-d plans: the sender's local strides of A (by A's dimension)
+  Segment buffer;    ///< its send buffer's memory file (SharedBuffer)
+  Segment array;     ///< the memory file holding its source array, if allocate_shared_array's
 };
 
 /// Where a sender's message is, each execution: its source array or its packed buffer, and

@@ -6,7 +6,7 @@
 
 namespace redist {
 
-Negotiation::Negotiation(const Pieces &pieces, const NodeMap &nodes, int tag, Index lld_src,
+Negotiation::Negotiation(Pieces &pieces, const NodeMap &nodes, int tag, Index lld_src,
                          ArrayCopy &arrays, MappedRead &mapped)
     : pieces_(pieces), nodes_(nodes), tag_(tag), lld_src_(lld_src), arrays_(arrays),
       mapped_(mapped), mode_(single_copy::mode_from_environment()),
@@ -20,6 +20,7 @@ void Negotiation::run(Requests &requests, const std::byte *a,
                       const single_copy::SharedBuffer &send_buffer) {
   const RankPlan &plan = pieces_.plan();
   identity_ = single_copy::identify(probe_, lld_src_, send_buffer, a);
+  identity_.strides = pieces_.source_strides();
   const single_copy::Mode mode = mode_; // read when the plan was made, not now
   // Readable by the peers as the plan's mode says (never: node 0, nobody reads this process).
   identity_.node = mode == single_copy::Mode::never ? 0 : single_copy::node_identity();
@@ -64,6 +65,7 @@ void Negotiation::run(Requests &requests, const std::byte *a,
         // the boot id and pid namespace that can_read trusts), and where the kernel allows.
         if (mode != single_copy::Mode::never && nodes_.recv_inside(i) &&
             single_copy::can_read(sender)) {
+          pieces_.set_sender_strides(i, sender.strides);
           const single_copy::PieceCounts counts = pieces_.estimate_pieces(plan.recvs[i]);
           const bool array = arrays_.map(i, sender.pid, sender.array);
           const single_copy::Way unmapped =

@@ -21,8 +21,9 @@ namespace redist {
 
 class Negotiation {
 public:
-  /// `nodes` (kept by reference) says which peers share this rank's node.
-  Negotiation(const Pieces &pieces, const NodeMap &nodes, int tag, Index lld_src, ArrayCopy &arrays,
+  /// `nodes` (kept by reference) says which peers share this rank's node. An N-d plan's
+  /// pieces learn each sender's strides here (Pieces::set_sender_strides).
+  Negotiation(Pieces &pieces, const NodeMap &nodes, int tag, Index lld_src, ArrayCopy &arrays,
               MappedRead &mapped);
 
   [[nodiscard]] bool done() const { return done_; }
@@ -56,7 +57,7 @@ public:
 
 private:
   enum Kind : std::uint8_t { kSend, kIdentity, kWays };
-  const Pieces &pieces_;
+  Pieces &pieces_;
   const NodeMap &nodes_;
   int tag_;
   Index lld_src_;

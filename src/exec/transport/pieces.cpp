@@ -221,13 +221,15 @@ Pieces::Pieces(NdRankPlan plan, std::size_t element_size, const Strides &src_str
                const Strides &dst_strides)
     : plan_(nd_skeleton(plan)), element_size_(element_size), lld_src_(0), lld_dst_(0),
       nd_(std::make_shared<const NdRankPlan>(std::move(plan))), nd_src_strides_(src_strides),
-      nd_dst_strides_(dst_strides) {}
+      nd_dst_strides_(dst_strides), nd_sender_strides_(plan_.recvs.size()) {}
 
-void Pieces::copy_nd(const NdPeer &peer, bool sending, PieceSide side, const std::byte *from,
-                     std::byte *to, Index lo, Index hi) const {
+void Pieces::copy_nd(const NdPeer &peer, bool sending, PieceSide side, const Strides &src_strides,
+                     const std::byte *from, std::byte *to, Index lo, Index hi) const {
   const std::size_t es = element_size_;
+  const bool streaming = static_cast<std::size_t>(peer.elements) * es >= kStreamingBytes;
   for_each_nd_piece(
-      nd_->message(peer, sending), side, nd_src_strides_, nd_dst_strides_, [&](const NdPiece &p) {
+      nd_->message(peer, sending), side, src_strides, nd_dst_strides_, lo, hi,
+      [&](const NdPiece &p) {
         const Index begin = std::max(p.position, lo);
         const Index end = std::min(p.position + p.count, hi);
         if (begin >= end) {
@@ -245,7 +247,20 @@ void Pieces::copy_nd(const NdPeer &peer, bool sending, PieceSide side, const std
         std::byte *t =
             to + static_cast<std::size_t>(to_packed ? begin - lo : p.dst + skip * to_step) * es;
         if (from_step == 1 && to_step == 1) {
-          std::memmove(t, f, static_cast<std::size_t>(end - begin) * es);
+          const std::size_t bytes = static_cast<std::size_t>(end - begin) * es;
+          switch (bytes) { // short pieces (fine cyclic distributions) without a call
+          case 8:
+            std::memmove(t, f, 8);
+            break;
+          case 16:
+            std::memmove(t, f, 16);
+            break;
+          case 32:
+            std::memmove(t, f, 32);
+            break;
+          default:
+            copy_bytes(t, f, bytes, streaming);
+          }
         } else {
           copy_rectangle(t, to_step, 0, f, from_step, 0, end - begin, 1, es);
         }
@@ -377,8 +392,8 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
     return;
   }
   if (nd_) {
-    copy_nd(nd_->sends[static_cast<std::size_t>(peer.row_slot)], true, PieceSide::source, a, out,
-            lo, hi);
+    copy_nd(nd_->sends[static_cast<std::size_t>(peer.row_slot)], true, PieceSide::source,
+            nd_src_strides_, a, out, lo, hi);
     return;
   }
   if (plan_.transposed()) {
@@ -418,8 +433,8 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
     return;
   }
   if (nd_) {
-    copy_nd(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false, PieceSide::destination, in,
-            b, lo, hi);
+    copy_nd(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false, PieceSide::destination,
+            nd_src_strides_, in, b, lo, hi);
     return;
   }
   if (operation_ != nullptr) {
@@ -443,7 +458,7 @@ void Pieces::copy_local(const std::byte *a, std::byte *b) const {
     return;
   }
   if (nd_) {
-    copy_nd(nd_->self, true, PieceSide::both, a, b, 0, INT64_MAX);
+    copy_nd(nd_->self, true, PieceSide::both, nd_src_strides_, a, b, 0, INT64_MAX);
     return;
   }
   if (plan_.transposed()) {
@@ -464,7 +479,57 @@ void Pieces::copy_local(const std::byte *a, std::byte *b) const {
                plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier, lld_src_);
 }
 
+single_copy::PieceCounts Pieces::estimate_nd_pieces(const Peer &peer) const {
+  const NdMessage m = nd_->message(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false);
+  const Strides &sender = nd_sender_strides_[static_cast<std::size_t>(peer.row_slot)];
+  return {static_cast<std::size_t>(peer.elements) * element_size_,
+          static_cast<std::size_t>(
+              redist::estimate_nd_pieces(m, PieceSide::source, sender, nd_dst_strides_)),
+          static_cast<std::size_t>(
+              redist::estimate_nd_pieces(m, PieceSide::destination, sender, nd_dst_strides_))};
+}
+
+void Pieces::gather_nd(const Peer &peer, Index lo, Index hi, bool packed,
+                       single_copy::Reader &reader) const {
+  const std::size_t es = element_size_;
+  const NdMessage m = nd_->message(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false);
+  Index position = 0;
+  for_each_piece_nd(m, nd_sender_strides_[static_cast<std::size_t>(peer.row_slot)], nd_dst_strides_,
+                    [&](Index src, Index dst, Index count) {
+                      const Index begin = std::max(position, lo);
+                      const Index end = std::min(position + count, hi);
+                      if (begin < end) {
+                        const Index skip = begin - position;
+                        reader.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
+                                   static_cast<std::size_t>(dst + skip) * es,
+                                   static_cast<std::size_t>(end - begin) * es);
+                      }
+                      position += count;
+                    });
+}
+
+Index Pieces::nd_source_extent(const Peer &peer) const {
+  // Local indices grow with the window index: each dimension's last run ends the furthest.
+  const NdMessage m = nd_->message(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false);
+  const Strides &sender = nd_sender_strides_[static_cast<std::size_t>(peer.row_slot)];
+  Index last = 0;
+  for (int d = 0; d < m.ndims; ++d) {
+    const RunPattern &p = *m.dims[static_cast<std::size_t>(d)];
+    if (p.total() == 0) {
+      return 0;
+    }
+    Index end = 0;
+    p.for_each(p.index_of(p.total() - 1), p.window_length(),
+               [&](const Run &r) { end = r.src_local + r.length - 1; });
+    last += end * sender[static_cast<std::size_t>(m.perm[static_cast<std::size_t>(d)])];
+  }
+  return last + 1;
+}
+
 single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
+  if (nd_) {
+    return estimate_nd_pieces(peer);
+  }
   // Stretches contiguous on each side in one column, times the columns: a column's stretches
   // that continue into the next one (whole columns with lld = column length) count apart.
   std::size_t remote = 0;
@@ -485,6 +550,10 @@ single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
 
 void Pieces::gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
                     single_copy::Reader &reader) const {
+  if (nd_) {
+    gather_nd(peer, lo, hi, packed, reader);
+    return;
+  }
   const Index lld = sender_lld;
   const std::size_t es = element_size_;
   Index position = 0;
@@ -564,12 +633,20 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
 }
 
 Index Pieces::source_extent(const Peer &peer, Index lld) const {
+  if (nd_) {
+    return nd_source_extent(peer);
+  }
   return redist::source_extent(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], lld);
 }
 
 void Pieces::copy_from_array(const Peer &peer, const std::byte *src, Index src_lld, std::byte *b,
                              Index lo, Index hi) const {
+  if (nd_) {
+    copy_nd(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false, PieceSide::both,
+            nd_sender_strides_[static_cast<std::size_t>(peer.row_slot)], src, b, lo, hi);
+    return;
+  }
   if (plan_.transposed()) {
     copy_transposed(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                     plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], src, src_lld, b,

@@ -27,9 +27,10 @@ public:
   Pieces(RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst, bool copies = true);
 
   /// An N-d plan (issue 16): plan() is then its skeleton (nd_skeleton: peers' ranks and
-  /// element counts, row_slot = the peer's index in the N-d plan's sends / recvs), and pack,
-  /// unpack and copy_local walk the N-d messages (for_each_nd_piece). Only pack, unpack and
-  /// copy_local serve it: its executor sends every message (sent_only()), all at once.
+  /// element counts, row_slot = the peer's index in the N-d plan's sends / recvs), and every
+  /// copy walks the N-d messages (for_each_nd_piece). The single-copy ways address a sender's
+  /// array with its strides (set_sender_strides), not with a leading dimension: gather,
+  /// source_extent and copy_from_array ignore their sender_lld / src_lld for N-d plans.
   Pieces(NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
          const Strides &dst_strides);
   /// A batch of operations (batch_pieces.hpp): plan() is then the skeleton of batch_skeleton
@@ -40,13 +41,18 @@ public:
   explicit Pieces(std::vector<Pieces> operations);
   /// A batch's operations (empty: not a batch).
   [[nodiscard]] std::span<const Pieces> batch_operations() const;
-  /// Every message of the plan goes through MPI: a transposed 2-D plan, an N-d plan or a
-  /// batch (no single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D
+  /// Every message of the plan goes through MPI: a transposed 2-D plan or a batch (no
+  /// single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D and N-d
   /// copies').
-  [[nodiscard]] bool sent_only() const {
-    return plan_.transposed() || nd_ != nullptr || batch_ != nullptr;
-  }
+  [[nodiscard]] bool sent_only() const { return plan_.transposed() || batch_ != nullptr; }
   [[nodiscard]] const NdRankPlan *nd_plan() const { return nd_.get(); }
+  /// N-d plans: this rank's strides of A, which its receivers read it with.
+  [[nodiscard]] const Strides &source_strides() const { return nd_src_strides_; }
+  /// N-d plans: the strides of A of the sender of receive i (its Identity's), for the walks
+  /// that read the sender's array.
+  void set_sender_strides(std::size_t i, const Strides &strides) {
+    if (nd_) nd_sender_strides_[i] = strides;
+  }
 
   [[nodiscard]] const RankPlan &plan() const { return plan_; }
   [[nodiscard]] std::size_t element_size() const { return element_size_; }
@@ -126,9 +132,15 @@ private:
                                                   const std::vector<Peer> &peers,
                                                   const Peer *self) const;
 
-  /// The N-d plan's message `peer` (a skeleton peer) from [lo, hi) of its positions.
-  void copy_nd(const NdPeer &peer, bool sending, PieceSide side, const std::byte *from,
-               std::byte *to, Index lo, Index hi) const;
+  /// The N-d plan's message `peer` (a skeleton peer) from [lo, hi) of its positions; A's
+  /// strides src_strides (this rank's, or a sender's).
+  void copy_nd(const NdPeer &peer, bool sending, PieceSide side, const Strides &src_strides,
+               const std::byte *from, std::byte *to, Index lo, Index hi) const;
+  /// The N-d forms of estimate_pieces, gather, source_extent (receive `peer`).
+  [[nodiscard]] single_copy::PieceCounts estimate_nd_pieces(const Peer &peer) const;
+  void gather_nd(const Peer &peer, Index lo, Index hi, bool packed,
+                 single_copy::Reader &reader) const;
+  [[nodiscard]] Index nd_source_extent(const Peer &peer) const;
 
   /// A batch's pack (`sending`) or unpack of message `peer`, positions [lo, hi), and its local
   /// copy (batch_pieces.cpp).
@@ -147,7 +159,8 @@ private:
   std::shared_ptr<const NdRankPlan> nd_; // an N-d plan; plan_ is then its skeleton
   Strides nd_src_strides_{};
   Strides nd_dst_strides_{};
-  std::shared_ptr<BatchParts> batch_; // a batch; plan_ is then its skeleton
+  std::vector<Strides> nd_sender_strides_; // per receive
+  std::shared_ptr<BatchParts> batch_;      // a batch; plan_ is then its skeleton
 };
 
 /// The 2-D view of an N-d plan the executor sequences: its peers' ranks and element counts,
