@@ -26,6 +26,7 @@
 #include <mpi.h>
 
 #include "redist.h"
+#include "timing.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -196,20 +197,6 @@ redist_darray darray_of(const Layout &l, const int64_t (&gsizes)[kDims], int (&d
   return a;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double timed(const std::function<void()> &f) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = MPI_Wtime();
-  f();
-  double t = MPI_Wtime() - t0;
-  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return t;
-}
-
 Dim block(int p) {
   return {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, p};
 }
@@ -343,7 +330,7 @@ int main(int argc, char **argv) {
     const redist_darray da = darray_of(c.a, gsizes, distribs_a, dargs_a, psizes_a);
     const redist_darray db = darray_of(c.b, gsizes, distribs_b, dargs_b, psizes_b);
     redist_plan plan = nullptr;
-    const double t_plan = timed([&] {
+    const double t_plan = bench::timed([&] {
       if (redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &da, &db, nullptr, &plan) !=
           REDIST_SUCCESS) {
         std::fprintf(stderr, "nd_bench: redist_nd_plan_create failed\n");
@@ -376,22 +363,22 @@ int main(int argc, char **argv) {
     const auto run_memcpy = [&] {
       std::memcpy(copy_to.data(), copy_from.data(), copy_from.size());
     };
-    const double t_first = timed(run_redist);
-    timed(run_redist);
-    timed(run_mpi);
-    timed(run_memcpy);
+    const double t_first = bench::timed(run_redist);
+    bench::timed(run_redist);
+    bench::timed(run_mpi);
+    bench::timed(run_memcpy);
     std::vector<double> t_redist, t_mpi, t_copy;
     for (int r = 0; r < reps; ++r) {
-      t_redist.push_back(timed(run_redist));
-      t_mpi.push_back(timed(run_mpi));
-      t_copy.push_back(timed(run_memcpy));
+      t_redist.push_back(bench::timed(run_redist));
+      t_mpi.push_back(bench::timed(run_mpi));
+      t_copy.push_back(bench::timed(run_memcpy));
     }
     int64_t wrong = 0;
     for (int64_t e = 0; e < nb; ++e)
       wrong += b[e] != b_mpi[e] ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (wrong != 0) ++failures;
-    const double r = median(t_redist), m = median(t_mpi), k = median(t_copy);
+    const double r = bench::median(t_redist), m = bench::median(t_mpi), k = bench::median(t_copy);
     if (me == 0) {
       std::printf("%-22s %12.4f %12.4f %12.4f %10.2f %10.2f%s\n", c.name.c_str(), r, m, k, m / r,
                   r / k, wrong != 0 ? "  MISMATCH" : "");

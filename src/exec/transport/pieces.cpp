@@ -185,6 +185,35 @@ Index source_extent(const RunPattern &rows, const RunPattern &cols, Index lld) {
   return last_column * lld + row_end;
 }
 
+// Adds to `reader` the part of each piece (src, dst, count) that lies in positions [lo, hi) of
+// the message (pieces in message order); from the sender's array at src, or from its packed
+// message (from lo) when `packed`.
+class WindowReads {
+public:
+  WindowReads(single_copy::Reader &reader, std::size_t element_size, Index lo, Index hi,
+              bool packed)
+      : reader_(reader), es_(element_size), lo_(lo), hi_(hi), packed_(packed) {}
+  void operator()(Index src, Index dst, Index count) {
+    const Index begin = std::max(position_, lo_);
+    const Index end = std::min(position_ + count, hi_);
+    if (begin < end) {
+      const Index skip = begin - position_;
+      reader_.add(static_cast<std::size_t>(packed_ ? begin - lo_ : src + skip) * es_,
+                  static_cast<std::size_t>(dst + skip) * es_,
+                  static_cast<std::size_t>(end - begin) * es_);
+    }
+    position_ += count;
+  }
+
+private:
+  single_copy::Reader &reader_;
+  std::size_t es_;
+  Index lo_;
+  Index hi_;
+  bool packed_;
+  Index position_ = 0;
+};
+
 } // namespace
 
 Pieces::Pieces(RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst, bool copies)
@@ -491,21 +520,9 @@ single_copy::PieceCounts Pieces::estimate_nd_pieces(const Peer &peer) const {
 
 void Pieces::gather_nd(const Peer &peer, Index lo, Index hi, bool packed,
                        single_copy::Reader &reader) const {
-  const std::size_t es = element_size_;
   const NdMessage m = nd_->message(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false);
-  Index position = 0;
   for_each_piece_nd(m, nd_sender_strides_[static_cast<std::size_t>(peer.row_slot)], nd_dst_strides_,
-                    [&](Index src, Index dst, Index count) {
-                      const Index begin = std::max(position, lo);
-                      const Index end = std::min(position + count, hi);
-                      if (begin < end) {
-                        const Index skip = begin - position;
-                        reader.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
-                                   static_cast<std::size_t>(dst + skip) * es,
-                                   static_cast<std::size_t>(end - begin) * es);
-                      }
-                      position += count;
-                    });
+                    WindowReads(reader, element_size_, lo, hi, packed));
 }
 
 Index Pieces::nd_source_extent(const Peer &peer) const {
@@ -554,22 +571,9 @@ void Pieces::gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool
     gather_nd(peer, lo, hi, packed, reader);
     return;
   }
-  const Index lld = sender_lld;
-  const std::size_t es = element_size_;
-  Index position = 0;
   for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                  plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region, plan_.m,
-                 plan_.n, lld, lld_dst_, [&](Index src, Index dst, Index count) {
-                   const Index begin = std::max(position, lo);
-                   const Index end = std::min(position + count, hi);
-                   if (begin < end) {
-                     const Index skip = begin - position;
-                     reader.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
-                                static_cast<std::size_t>(dst + skip) * es,
-                                static_cast<std::size_t>(end - begin) * es);
-                   }
-                   position += count;
-                 });
+                 plan_.n, sender_lld, lld_dst_, WindowReads(reader, element_size_, lo, hi, packed));
 }
 
 int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
