@@ -14,8 +14,8 @@ int ArrayRead::read(std::size_t i, const single_copy::Identity &sender,
   }
   const Peer &peer = pieces_.plan().recvs[i];
   if (pieces_.operation() != nullptr) {
-    return pieces_.read_combined(peer, sender.lld, lo, hi, false, scratch_.reader, sender.pid,
-                                 at.address, scratch_.bounce.get(), b, done);
+    return pieces_.read_combined(peer, sender.lld, lo, hi, false, scratch_, sender.pid, at.address,
+                                 b, done);
   }
   single_copy::Reader &reader = scratch_.reader;
   reader.start(sender.pid, at.address, b, bounced_ ? scratch_.bounce.get() : nullptr,

@@ -7,13 +7,21 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 namespace redist {
 
 /// What the reading ways share: one reader and one bounce buffer (kBounceBytes) per executor.
 struct ReadScratch {
+  /// A piece read into the bounce buffer that an operation combines into b from there: its
+  /// offset in b and its elements (Pieces::read_combined).
+  struct BouncedPiece {
+    Index dst;
+    Index count;
+  };
   single_copy::Reader reader;
   std::unique_ptr<std::byte[]> bounce;
+  std::vector<BouncedPiece> bounced; // kept between messages: a read allocates nothing
 };
 
 class MessageRead {

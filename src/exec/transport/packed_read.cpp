@@ -13,8 +13,8 @@ int PackedRead::read(std::size_t i, const single_copy::Identity &sender,
   single_copy::Reader &reader = scratch_.reader;
   std::byte *bounce = scratch_.bounce.get();
   if (pieces_.operation() != nullptr) { // one walk of the pieces, a bounce buffer at a time
-    return pieces_.read_combined(peer, sender.lld, lo, hi, true, reader, sender.pid, at.address,
-                                 bounce, b, done);
+    return pieces_.read_combined(peer, sender.lld, lo, hi, true, scratch_, sender.pid, at.address,
+                                 b, done);
   }
   if (pieces_.plan().region.kind == Region::Kind::full) {
     // Bounce-sized windows of the message: unpack visits only their columns.

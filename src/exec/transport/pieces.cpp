@@ -577,17 +577,16 @@ void Pieces::gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool
 }
 
 int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
-                          single_copy::Reader &reader, std::int64_t pid, std::uint64_t address,
-                          std::byte *bounce, std::byte *b, Index &done) const {
+                          ReadScratch &scratch, std::int64_t pid, std::uint64_t address,
+                          std::byte *b, Index &done) const {
   const std::size_t es = element_size_;
   const auto capacity = static_cast<Index>(single_copy::kBounceBytes / es);
-  struct Pending {
-    Index dst;
-    Index count;
-  };
-  std::vector<Pending> pending; // the pieces in the bounce buffer, in order
-  Index filled = 0;             // elements in the bounce buffer
-  int error = 0;                // the failed read's (reader.start() forgets it)
+  single_copy::Reader &reader = scratch.reader;
+  std::byte *bounce = scratch.bounce.get();
+  std::vector<ReadScratch::BouncedPiece> &pending = scratch.bounced; // in the bounce buffer
+  pending.clear();
+  Index filled = 0; // elements in the bounce buffer
+  int error = 0;    // the failed read's (reader.start() forgets it)
   // Read what is gathered, then combine it into b piece by piece.
   const auto combine = [&] {
     if (error != 0 || filled == 0) {
@@ -598,7 +597,7 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
       return;
     }
     Index offset = 0;
-    for (const Pending &p : pending) {
+    for (const ReadScratch::BouncedPiece &p : pending) {
       apply_operation(*operation_, b + static_cast<std::size_t>(p.dst) * es, 1,
                       bounce + static_cast<std::size_t>(offset) * es, 1, p.count);
       offset += p.count;

@@ -4,6 +4,7 @@
 // message from a sender's array mapped here, and handing a message's pieces to a cross-memory
 // reader. Hot loops only; no MPI, no choice of way.
 
+#include "message_read.hpp"
 #include "nd_plan.hpp"
 #include "operation.hpp"
 #include "plan.hpp"
@@ -87,13 +88,13 @@ public:
   [[nodiscard]] single_copy::PieceCounts estimate_pieces(const Peer &peer) const;
   /// With an operation (a plan that is not transposed): read receive elements [lo, hi) of
   /// `peer` from process pid's memory at `address` (its array, leading dimension sender_lld;
-  /// or its packed message from lo when `packed`) into `bounce` (kBounceBytes), one bounce
-  /// buffer at a time, each combined into b. 0, or the reader's error. `done`: elements
-  /// [lo, done) are combined into b (hi on success; after a failure, the bounce buffers
-  /// before the failed one).
+  /// or its packed message from lo when `packed`) into scratch.bounce (kBounceBytes), one
+  /// bounce buffer at a time, each combined into b. 0, or the reader's error. `done`:
+  /// elements [lo, done) are combined into b (hi on success; after a failure, the bounce
+  /// buffers before the failed one).
   int read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
-                    single_copy::Reader &reader, std::int64_t pid, std::uint64_t address,
-                    std::byte *bounce, std::byte *b, Index &done) const;
+                    ReadScratch &scratch, std::int64_t pid, std::uint64_t address, std::byte *b,
+                    Index &done) const;
   /// From now on unpack, copy_local and copy_from_array combine into b as `op` says (B :=
   /// alpha op(A) + beta B, operation.hpp) instead of copying; null (or a plain copy): copy.
   /// Pack stays a copy (of A's elements, transposed for a transposed plan); conjugation and
