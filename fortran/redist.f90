@@ -1,6 +1,7 @@
 !> redist for Fortran: plans that copy a (sub)matrix between two 2-D block-cyclic layouts, or an
 !> N-d array (rank 1 to 7) between two HPF-style distributions (docs/nd.md, section Fortran), and
-!> plans for B := alpha op(A) + beta B; blocking or split (begin, then end) execution.
+!> plans for B := alpha op(A) + beta B, alone or as a batch of many; blocking or split (begin,
+!> then end) execution.
 !>
 !> A plan is created collectively (from ScaLAPACK descriptors and a BLACS context, or from
 !> explicit layouts and an MPI communicator), executed collectively any number of times on
@@ -53,6 +54,7 @@ module redist
     type(c_ptr) :: handle = c_null_ptr
     integer :: element_bytes = 0
     integer :: type = -1
+    integer :: batch_count = -1 !< operations of a batch plan; -1: not a batch
   end type redist_plan
 
   !> How one dimension of an N-d array is distributed, in HPF's terms: made by redist_block(),
@@ -107,6 +109,17 @@ module redist
     integer(int64) :: ia = 1, ja = 1  !< first row and column of the window, 1-based
     integer(int64) :: lld = 1         !< local leading dimension on this process
   end type redist_layout
+
+  !> One operation of a batch (redist_plan_create_batch): B := alpha op(A) + beta B on the
+  !> m x n window of layout b, as redist_plan_create_op takes it (for REDIST_OP_T and _C A's
+  !> window is n x m). Every process passes the same values (but the layouts' lld).
+  type, public :: redist_batch_op
+    integer :: op = REDIST_OP_N                !< REDIST_OP_N, _T or _C
+    integer(int64) :: m = 0, n = 0             !< the window of b
+    integer :: type = REDIST_DOUBLE            !< a REDIST_* element type
+    type(redist_layout) :: a, b
+    integer :: region = REDIST_REGION_FULL     !< REDIST_REGION_FULL, _UPPER or _LOWER
+  end type redist_batch_op
 
   !> Plan options (redist.h: redist_options); the defaults choose everything automatically.
   type, public, bind(c) :: redist_options
@@ -194,6 +207,24 @@ module redist
 
   integer, parameter :: CALL_OP = 1, CALL_BEGIN = 2, CALL_OP_BEGIN = 3
 
+  !> redist_plan_create_batch(plan, comm, ops, status [, options]): one plan for the
+  !>   operations ops(1:k) (type(redist_batch_op)) moved together, one message per pair of
+  !>   processes (docs/guide.md, "Batches"); comm an integer handle or a type(MPI_Comm).
+  !>   Messages name an operation as C does: ops[k - 1] for ops(k). Collective over comm.
+  !> redist_plan_execute_batch(plan, a, b, status [, alphas, betas]) and
+  !>   redist_plan_execute_batch_begin(plan, a, b, status [, alphas, betas]), completed by
+  !>   redist_plan_execute_end: for every k, B_k := alphas(k) op_k(A_k) + betas(k) B_k. a(k),
+  !>   b(k) are type(c_ptr) to operation k's local arrays (c_loc(a1), ...; c_null_ptr where this
+  !>   process owns nothing of that array); alphas(k), betas(k) are type(c_ptr) each to ONE
+  !>   value of operation k's element type (the same on every process). Without alphas, alpha
+  !>   = 1; without betas, beta = 0. a and b have one entry per operation, alphas and betas too
+  !>   when given. After a begin the local arrays (TARGET or ASYNCHRONOUS in the caller) are
+  !>   used until the end; the arrays of pointers and the values are read in the begin.
+  public :: redist_plan_create_batch, redist_plan_execute_batch, redist_plan_execute_batch_begin
+  interface redist_plan_create_batch
+    module procedure create_batch, create_batch_f08
+  end interface redist_plan_create_batch
+
   public :: redist_block, redist_cyclic, redist_gen_block, redist_star
 
   !> redist_calibrate(comm, alpha, beta, status): measure the cost model's seconds per message
@@ -212,6 +243,19 @@ module redist
     type(c_ptr) :: ranks
     integer(c_int64_t) :: i, j, lld
   end type c_layout
+
+  type, bind(c) :: c_batch_op
+    integer(c_int) :: op
+    integer(c_int64_t) :: m, n
+    integer(c_int) :: type
+    type(c_ptr) :: a, b
+    integer(c_int) :: region
+  end type c_batch_op
+
+  !> The rank map of one C layout, kept while the C call runs.
+  type :: rank_map
+    integer(c_int), allocatable :: ranks(:)
+  end type rank_map
 
   type, bind(c) :: c_nd_layout
     integer(c_int) :: ndims, order
@@ -248,6 +292,30 @@ module redist
       type(c_ptr), intent(out) :: plan
       integer(c_int) :: status
     end function c_plan_create_op
+
+    function c_plan_create_batch(comm, count, ops, options, plan) &
+        bind(c, name='redist_f_plan_create_batch') result(status)
+      import :: c_batch_op, c_int, c_ptr
+      integer(c_int), value :: comm, count
+      type(c_batch_op), intent(in) :: ops(*)
+      type(c_ptr), value :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_plan_create_batch
+
+    function c_plan_execute_batch(plan, alphas, a, betas, b) &
+        bind(c, name='redist_plan_execute_batch') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan, alphas, a, betas, b
+      integer(c_int) :: status
+    end function c_plan_execute_batch
+
+    function c_plan_execute_batch_begin(plan, alphas, a, betas, b) &
+        bind(c, name='redist_plan_execute_batch_begin') result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan, alphas, a, betas, b
+      integer(c_int) :: status
+    end function c_plan_execute_batch_begin
 
     function c_plan_execute_op(plan, alpha, a, beta, b) bind(c, name='redist_plan_execute_op') &
         result(status)
@@ -481,7 +549,8 @@ contains
     character(len=160) :: text
 
     call c_set_message(c_null_char)
-    if (element_bytes == plan%element_bytes .or. .not. c_associated(plan%handle)) then
+    if (element_bytes == plan%element_bytes .or. .not. c_associated(plan%handle) .or. &
+        plan%batch_count >= 0) then
       status = c_plan_execute(plan%handle, a, b)
       return
     end if
@@ -867,7 +936,7 @@ contains
       name = 'redist_plan_execute_op_begin'
     end select
     problem = ''
-    if (c_associated(plan%handle)) then
+    if (c_associated(plan%handle) .and. plan%batch_count < 0) then
       if (type /= plan%type) then
         problem = name//': arguments a, b are '//type_name(type)// &
                   ', the plan was created for '//type_name(plan%type)
@@ -903,7 +972,134 @@ contains
     end function start
   end subroutine execute_split
 
-  !> Complete the execution begun by redist_plan_execute_begin or _op_begin (collective).
+  subroutine create_batch(plan, comm, ops, status, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm
+    type(redist_batch_op), intent(in) :: ops(:)
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional, target :: options
+    type(c_layout), allocatable, target :: layouts(:, :)
+    type(rank_map), allocatable, target :: maps(:, :)
+    type(c_batch_op), allocatable :: c_ops(:)
+    type(c_ptr) :: options_ptr
+    integer :: k
+
+    call c_set_message(c_null_char)
+    allocate (layouts(2, size(ops)), maps(2, size(ops)), c_ops(size(ops)))
+    do k = 1, size(ops)
+      layouts(1, k) = to_c_layout(ops(k)%a, maps(1, k)%ranks)
+      layouts(2, k) = to_c_layout(ops(k)%b, maps(2, k)%ranks)
+      c_ops(k) = c_batch_op(op=int(ops(k)%op, c_int), m=int(ops(k)%m, c_int64_t), &
+                            n=int(ops(k)%n, c_int64_t), type=int(ops(k)%type, c_int), &
+                            a=c_loc(layouts(1, k)), b=c_loc(layouts(2, k)), &
+                            region=int(ops(k)%region, c_int))
+    end do
+    options_ptr = c_null_ptr
+    if (present(options)) options_ptr = c_loc(options)
+    status = c_plan_create_batch(int(comm, c_int), int(size(ops), c_int), c_ops, options_ptr, &
+                                 plan%handle)
+    if (status == REDIST_SUCCESS) plan%batch_count = size(ops)
+  end subroutine create_batch
+
+  subroutine create_batch_f08(plan, comm, ops, status, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    type(redist_batch_op), intent(in) :: ops(:)
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call create_batch(plan, comm%MPI_VAL, ops, status, options)
+  end subroutine create_batch_f08
+
+  subroutine redist_plan_execute_batch(plan, a, b, status, alphas, betas)
+    type(redist_plan), intent(in) :: plan
+    type(c_ptr), intent(in) :: a(:), b(:)
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: alphas(:), betas(:)
+    call execute_batch(plan, .false., a, b, status, alphas, betas)
+  end subroutine redist_plan_execute_batch
+
+  subroutine redist_plan_execute_batch_begin(plan, a, b, status, alphas, betas)
+    type(redist_plan), intent(in) :: plan
+    type(c_ptr), intent(in) :: a(:), b(:)
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: alphas(:), betas(:)
+    call execute_batch(plan, .true., a, b, status, alphas, betas)
+  end subroutine redist_plan_execute_batch_begin
+
+  !> Runs redist_plan_execute_batch (or its begin, with `split`) on copies of the arrays of
+  !> pointers. Arrays of pointers of the wrong size are never read: this process then passes
+  !> NULL alphas(1) (so that the C call fails on every process), or, for a batch of no
+  !> operations, ends a begin at once, and its message says why.
+  subroutine execute_batch(plan, split, a, b, status, alphas, betas)
+    type(redist_plan), intent(in) :: plan
+    logical, intent(in) :: split
+    type(c_ptr), intent(in) :: a(:), b(:)
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: alphas(:), betas(:)
+    type(c_ptr), allocatable, target :: a_ptrs(:), b_ptrs(:), alpha_ptrs(:), beta_ptrs(:)
+    character(len=:), allocatable :: name, problem
+
+    call c_set_message(c_null_char)
+    name = 'redist_plan_execute_batch'
+    if (split) name = name//'_begin'
+    problem = ''
+    if (c_associated(plan%handle) .and. plan%batch_count >= 0) then
+      call check_size('a', size(a))
+      call check_size('b', size(b))
+      if (present(alphas)) call check_size('alphas', size(alphas))
+      if (present(betas)) call check_size('betas', size(betas))
+    end if
+    if (len(problem) == 0) then
+      a_ptrs = a
+      b_ptrs = b
+      if (present(alphas)) alpha_ptrs = alphas
+      if (present(betas)) beta_ptrs = betas
+      status = start(pointers(alpha_ptrs), pointers(a_ptrs), pointers(beta_ptrs), &
+                     pointers(b_ptrs))
+      return
+    end if
+    allocate (alpha_ptrs(plan%batch_count), beta_ptrs(plan%batch_count))
+    alpha_ptrs = c_null_ptr
+    beta_ptrs = c_null_ptr
+    status = start(pointers(alpha_ptrs), c_null_ptr, pointers(beta_ptrs), c_null_ptr)
+    if (status == REDIST_SUCCESS .and. split) status = c_plan_execute_end(plan%handle)
+    if (status == REDIST_SUCCESS .or. status == REDIST_ERR_ARGUMENT) then
+      call c_set_message(name//': '//problem//c_null_char)
+      status = REDIST_ERR_ARGUMENT
+    end if
+
+  contains
+
+    subroutine check_size(argument, entries)
+      character(len=*), intent(in) :: argument
+      integer, intent(in) :: entries
+      if (entries /= plan%batch_count .and. len(problem) == 0) &
+        problem = 'argument '//argument//': '//decimal(int(entries, int64))// &
+                  ' entries, the plan has '//decimal(int(plan%batch_count, int64))//' operations'
+    end subroutine check_size
+
+    !> The address of `array`'s first entry; c_null_ptr if it is absent or empty.
+    function pointers(array) result(pointer)
+      type(c_ptr), allocatable, target, intent(in) :: array(:)
+      type(c_ptr) :: pointer
+      pointer = c_null_ptr
+      if (allocated(array)) then
+        if (size(array) > 0) pointer = c_loc(array)
+      end if
+    end function pointers
+
+    integer function start(alphas, a, betas, b)
+      type(c_ptr), intent(in) :: alphas, a, betas, b
+      if (split) then
+        start = c_plan_execute_batch_begin(plan%handle, alphas, a, betas, b)
+      else
+        start = c_plan_execute_batch(plan%handle, alphas, a, betas, b)
+      end if
+    end function start
+  end subroutine execute_batch
+
+  !> Complete the execution begun by redist_plan_execute_begin, _op_begin or _batch_begin
+  !> (collective).
   subroutine redist_plan_execute_end(plan, status)
     type(redist_plan), intent(in) :: plan
     integer, intent(out) :: status
@@ -1114,6 +1310,7 @@ contains
     status = c_plan_destroy(plan%handle)
     plan%element_bytes = 0
     plan%type = -1
+    plan%batch_count = -1
   end subroutine redist_plan_destroy
 
   !> This process's part of the plan (local).

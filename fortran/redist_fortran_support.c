@@ -51,6 +51,11 @@ int redist_f_plan_create_op(MPI_Fint comm, int op, int64_t m, int64_t n, int typ
                                (redist_region)region, options, plan);
 }
 
+int redist_f_plan_create_batch(MPI_Fint comm, int count, const redist_batch_op *ops,
+                               const redist_options *options, redist_plan *plan) {
+  return redist_plan_create_batch(MPI_Comm_f2c(comm), count, ops, options, plan);
+}
+
 enum { max_dims = 7 };
 
 /* MPI's code for a distribution of the module; an unknown code stays an invalid one, which

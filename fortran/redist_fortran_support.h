@@ -20,6 +20,8 @@ int redist_f_calibrate(MPI_Fint comm, double *alpha, double *beta);
 int redist_f_plan_create_op(MPI_Fint comm, int op, int64_t m, int64_t n, int type,
                             const redist_layout *a, const redist_layout *b, int region,
                             const redist_options *options, redist_plan *plan);
+int redist_f_plan_create_batch(MPI_Fint comm, int count, const redist_batch_op *ops,
+                               const redist_options *options, redist_plan *plan);
 
 /* An N-d array as module redist describes it: distributions by the module's codes
  * (REDIST_F_DIST_*), GEN_BLOCK extents of all GEN_BLOCK dimensions one after another, the

@@ -32,17 +32,9 @@ module nd_cases
     module procedure same, equal_complex
   end interface equal
 
-
 contains
 
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    checks = checks + 1
-    if (ok) return
-    failures = failures + 1
-    if (failures <= 10) write (output_unit, '(a, i0, a, a)') 'FAIL: rank ', me, ': ', what
-  end subroutine check
+  include 'oracle_2d.inc'
 
   !> x and y are the same number (neither NaN; -0 equals 0).
   elemental logical function equal_complex(x, y)
@@ -54,26 +46,6 @@ contains
     real(real64), intent(in) :: x, y
     same = .not. (ieee_is_nan(x) .or. ieee_is_nan(y) .or. x < y .or. x > y)
   end function same
-
-  !> The same pseudo-random sequence on every rank (Park-Miller): 0 .. n - 1.
-  integer function draw(n)
-    integer, intent(in) :: n
-    seed = mod(seed * 48271_int64, 2147483647_int64)
-    draw = int(mod(seed, int(max(n, 1), int64)))
-  end function draw
-
-  !> A random permutation of 1..n.
-  function shuffled(n) result(p)
-    integer, intent(in) :: n
-    integer :: p(n), i, j, t
-    p = [(i, i = 1, n)]
-    do i = n, 2, -1
-      j = 1 + draw(i)
-      t = p(i)
-      p(i) = p(j)
-      p(j) = t
-    end do
-  end function shuffled
 
   ! ---------------------------------------------------------------------------------------
   ! The N-d oracle: who holds a global index along one dimension, and where.
@@ -528,75 +500,8 @@ contains
     linear = linear + 1
   end function linear
 
-  !> Some computation on data of its own, as a program would do between begin and end.
-  real(real64) function busy_work(n)
-    integer, intent(in) :: n
-    integer :: i
-    busy_work = 0
-    do i = 1, n
-      busy_work = busy_work + sqrt(real(i, real64))
-    end do
-  end function busy_work
-
   ! ---------------------------------------------------------------------------------------
   ! Plans for B := alpha op(A) + beta B on 2-D block-cyclic layouts.
-
-  !> A random block-cyclic layout of m x n: grid on a random subset in random order.
-  function random_2d(m, n) result(l)
-    integer, intent(in) :: m, n
-    type(redist_layout) :: l
-    integer :: nprow, npcol, order(nprocs)
-    nprow = 1 + draw(nprocs)
-    npcol = 1 + draw(nprocs / nprow)
-    order = shuffled(nprocs) - 1
-    l%m = m
-    l%n = n
-    l%mb = 1 + draw(4)
-    l%nb = 1 + draw(4)
-    l%rsrc = draw(nprow)
-    l%csrc = draw(npcol)
-    allocate (l%ranks, source=reshape(order(1:nprow * npcol), [nprow, npcol]))
-  end function random_2d
-
-  !> Global 0-based rows (or columns) held by grid coordinate `c` of `p`, block `nb`, source
-  !> `src`, in local order: map(local + 1) = global.
-  function held(extent, nb, c, p, src) result(map)
-    integer(int64), intent(in) :: extent, nb
-    integer, intent(in) :: c, p, src
-    integer(int64), allocatable :: map(:)
-    integer(int64) :: g
-    allocate (map(0))
-    do g = 0, extent - 1
-      if (mod(g / nb + src, int(p, int64)) == c) map = [map, g]
-    end do
-  end function held
-
-  !> This rank's rows and columns of `l` (empty outside its grid) and its local row count.
-  subroutine local_maps(l, rows, cols)
-    type(redist_layout), intent(inout) :: l
-    integer(int64), allocatable, intent(out) :: rows(:), cols(:)
-    integer :: at(2), pad
-    pad = draw(2) ! drawn alike on every rank
-    if (.not. any(l%ranks == me)) then
-      allocate (rows(0), cols(0))
-      l%lld = 1
-      return
-    end if
-    at = findloc(l%ranks, me)
-    rows = held(l%m, l%mb, at(1) - 1, size(l%ranks, 1), l%rsrc)
-    cols = held(l%n, l%nb, at(2) - 1, size(l%ranks, 2), l%csrc)
-    l%lld = max(1, size(rows)) + pad
-  end subroutine local_maps
-
-  complex(real64) function a_value(i, j)
-    integer(int64), intent(in) :: i, j
-    a_value = cmplx(mod(7 * i + 3 * j, 17_int64) - 8, mod(5 * i + j, 11_int64) - 5, real64)
-  end function a_value
-
-  complex(real64) function b_value(i, j)
-    integer(int64), intent(in) :: i, j
-    b_value = cmplx(mod(3 * i + 11 * j, 13_int64) - 6, mod(i + 7 * j, 9_int64) - 4, real64)
-  end function b_value
 
   subroutine op_case(index)
     integer, intent(in) :: index
