@@ -73,7 +73,8 @@ struct State {
     std::fprintf(stderr, "  %-44s %8.3f\n", "sum of the medians", total);
     // Each lap reads the clock once: that much of every part is the timers' own.
     const Clock::time_point start = Clock::now();
-    for (int i = 0; i < 1000; ++i) last = Clock::now();
+    for (int i = 0; i < 1000; ++i)
+      last = Clock::now();
     std::fprintf(stderr, "  %-44s %8.3f (x %.0f laps per call)\n", "one clock read",
                  std::chrono::duration<double, std::micro>(last - start).count() / 1000,
                  static_cast<double>(laps) / static_cast<double>(calls.size()));
