@@ -225,8 +225,10 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
   auto &f = args.fields;
   f.m = m;
   f.n = n;
-  f.uplo = region == REDIST_REGION_UPPER ? 'U' : region == REDIST_REGION_LOWER ? 'L' : ' ';
-  f.diag = unit_diag != 0 ? 'U' : 'N';
+  f.uplo = static_cast<unsigned char>(region == REDIST_REGION_UPPER   ? 'U'
+                                      : region == REDIST_REGION_LOWER ? 'L'
+                                                                      : ' ');
+  f.diag = static_cast<unsigned char>(unit_diag != 0 ? 'U' : 'N');
   for (const auto &[l, fields, position] :
        {std::tuple{&a, &f.a, &args.a}, std::tuple{&b, &f.b, &args.b}}) {
     *fields = {l->m, l->n, l->mb, l->nb, l->rsrc, l->csrc, l->i, l->j, l->nprow, l->npcol};
@@ -850,12 +852,12 @@ namespace {
 NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d, int comm_size) {
   const auto field = [&](const char *name) { return std::string(arg) + "->" + name; };
   if (d.ndims < 1 || d.ndims > kMaxDims)
-    throw_argument(call, field("ndims").c_str(), d.ndims, "must be 1..7");
-  if (d.gsizes == nullptr) throw_argument(call, field("gsizes").c_str(), 0, "NULL pointer");
-  if (d.distribs == nullptr) throw_argument(call, field("distribs").c_str(), 0, "NULL pointer");
-  if (d.psizes == nullptr) throw_argument(call, field("psizes").c_str(), 0, "NULL pointer");
+    throw_argument(call, field("ndims"), d.ndims, "must be 1..7");
+  if (d.gsizes == nullptr) throw_argument(call, field("gsizes"), 0, "NULL pointer");
+  if (d.distribs == nullptr) throw_argument(call, field("distribs"), 0, "NULL pointer");
+  if (d.psizes == nullptr) throw_argument(call, field("psizes"), 0, "NULL pointer");
   if ((d.starts == nullptr) != (d.subsizes == nullptr))
-    throw_argument(call, field("starts").c_str(), 0,
+    throw_argument(call, field("starts"), 0,
                    "starts and subsizes must both be given or both be NULL");
   NdLayout l;
   const auto n = static_cast<std::size_t>(d.ndims);
@@ -882,20 +884,20 @@ NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d,
       dim.kind = Distribution::gen_block;
       const std::string blocks = field("gen_blocks") + "[" + std::to_string(k) + "]";
       if (d.gen_blocks == nullptr || d.gen_blocks[k] == nullptr)
-        throw_argument(call, blocks.c_str(), 0, "NULL for a GEN_BLOCK dimension");
+        throw_argument(call, blocks, 0, "NULL for a GEN_BLOCK dimension");
       if (dim.nprocs < 1)
-        throw_argument(call, (field("psizes") + "[" + std::to_string(k) + "]").c_str(), dim.nprocs,
+        throw_argument(call, field("psizes") + "[" + std::to_string(k) + "]", dim.nprocs,
                        "must be >= 1");
       dim.gen_block.assign(d.gen_blocks[k], d.gen_blocks[k] + dim.nprocs);
       break;
     }
     default:
-      throw_argument(call, name.c_str(), d.distribs[k],
+      throw_argument(call, name, d.distribs[k],
                      "not MPI_DISTRIBUTE_BLOCK, _CYCLIC, _NONE or REDIST_DISTRIBUTE_GEN_BLOCK");
     }
     if (dim.nprocs >= 1) positions *= static_cast<std::size_t>(dim.nprocs);
     if (positions > static_cast<std::size_t>(comm_size))
-      throw_argument(call, field("psizes").c_str(), dim.nprocs,
+      throw_argument(call, field("psizes"), dim.nprocs,
                      "the grid has more positions than the communicator's " +
                          std::to_string(comm_size) + " ranks");
   }
@@ -904,7 +906,7 @@ NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d,
   } else if (d.order == MPI_ORDER_FORTRAN) {
     l.order = StorageOrder::fortran;
   } else {
-    throw_argument(call, field("order").c_str(), d.order, "not MPI_ORDER_C or MPI_ORDER_FORTRAN");
+    throw_argument(call, field("order"), d.order, "not MPI_ORDER_C or MPI_ORDER_FORTRAN");
   }
   if (d.ranks != nullptr) l.ranks.assign(d.ranks, d.ranks + positions);
   if (d.starts != nullptr) {

@@ -262,8 +262,8 @@ front_end::CallArgs describe(const Call &c, const ScheduleOptions &options) {
   auto &f = args.fields;
   f.m = c.m;
   f.n = c.n;
-  f.uplo = c.uplo;
-  f.diag = c.diag;
+  f.uplo = static_cast<unsigned char>(c.uplo);
+  f.diag = static_cast<unsigned char>(c.diag);
   f.operation = c.operation == nullptr ? front_end::kCopy
                 : c.transposed()       ? front_end::kOperationTransposed
                                        : front_end::kOperationN;
@@ -579,10 +579,12 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
     args.index_base = 1;
     args.fields.m = m;
     args.fields.n = n;
-    args.fields.uplo = region == REDIST_REGION_UPPER   ? 'U'
-                       : region == REDIST_REGION_LOWER ? 'L'
-                                                       : ' ';
-    args.fields.diag = args.fields.uplo == ' ' ? ' ' : unit_diag != 0 ? 'U' : 'N';
+    args.fields.uplo = static_cast<unsigned char>(region == REDIST_REGION_UPPER   ? 'U'
+                                                  : region == REDIST_REGION_LOWER ? 'L'
+                                                                                  : ' ');
+    args.fields.diag = static_cast<unsigned char>(args.fields.uplo == ' ' ? ' '
+                                                  : unit_diag != 0        ? 'U'
+                                                                          : 'N');
     std::optional<Error> local;
     try {
       for (const auto &[name, desc, i, j, fields, position] :

@@ -133,6 +133,7 @@ Strides local_strides(int ndims, const Index *extents, StorageOrder order) {
 
 std::vector<Index> local_counts(const NdLayout &l, const Coords &c) {
   std::vector<Index> counts;
+  counts.reserve(static_cast<std::size_t>(l.ndims()));
   for (int d = 0; d < l.ndims(); ++d) {
     counts.push_back(
         resolve(l.dims[static_cast<std::size_t>(d)]).local_extent(c[static_cast<std::size_t>(d)]));

@@ -50,7 +50,9 @@ std::vector<Weight> weights(const Transfer &t, const std::vector<int> &candidate
       // r.src is A's coordinate along perm[0], c.src along perm[1].
       const int a_row = t.perm[0] == 0 ? r.src : c.src;
       const int a_col = t.perm[0] == 0 ? c.src : r.src;
-      const int cand = candidate_of[static_cast<std::size_t>(a_row + a_col * t.src.grid.nprow)];
+      const int cand = candidate_of[static_cast<std::size_t>(a_row) +
+                                    static_cast<std::size_t>(a_col) *
+                                        static_cast<std::size_t>(t.src.grid.nprow)];
       if (cand < 0) continue;
       out.push_back({r.dst + c.dst * t.dst.grid.nprow, cand, r.volume * c.volume});
     }

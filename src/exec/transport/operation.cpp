@@ -49,7 +49,7 @@ template <class T> Case case_of(T alpha, T beta) {
 }
 
 template <class T> T load(const std::byte *p) {
-  T v;
+  T v{};
   std::memcpy(&v, p, sizeof(T));
   return v;
 }
