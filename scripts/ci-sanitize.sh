@@ -13,6 +13,8 @@ build=${REDIST_SAN_BUILD_DIR:-build/sanitize}
 ci_step "configure + build (clang, ASan + UBSan, libFuzzer target)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREDIST_SANITIZE=ON -DREDIST_FUZZ=ON \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
   -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF >/dev/null
 # Only what this job and ci-fuzz.sh run (not the tools, the other examples, the ring tests).
 targets=(redist_unit_tests redist_fuzz_replay redist_fuzz_plan redist_mpi_tests
