@@ -1,4 +1,5 @@
 #include "front_end.hpp"
+#include "nd_planner.hpp"
 #include "single_copy.hpp"
 
 #include <algorithm>
@@ -487,6 +488,49 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
       if (out.why.empty()) {
         out.executor = std::make_unique<Executor>(exec_comm, nodes, std::move(rank_plan),
                                                   element_size, lld_a, lld_b, std::move(choice));
+      }
+    } catch (const std::bad_alloc &) {
+      out_of_memory = true;
+    }
+  }
+  agree_planned(comm, rank, size, out_of_memory, out);
+  return out;
+}
+
+Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &t,
+                           const ScheduleOptions &options, std::size_t element_size) {
+  Planned out;
+  const std::vector<int> nodes = node_ids(comm); // collective: before anything can fail
+  bool out_of_memory = false;
+  NdRankPlan rank_plan;
+  double global[3] = {0.0, 0.0, 0.0}; // the busiest process's all-at-once buffer and time
+  try {
+    rank_plan = make_nd_rank_plan(t, rank, size);
+    const ScheduleInputs local =
+        all_at_once_local(nd_skeleton(rank_plan), options.model, element_size);
+    global[0] = static_cast<double>(local.all_at_once_buffer_max);
+    global[1] = local.all_at_once_seconds;
+  } catch (const std::bad_alloc &) {
+    out_of_memory = true;
+  }
+  global[2] = out_of_memory ? 1.0 : 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, global, 3, MPI_DOUBLE, MPI_MAX, comm);
+  if (!out_of_memory && global[2] == 0.0) {
+    try {
+      ScheduleChoice choice;
+      ScheduleOptions with_nodes = options;
+      with_nodes.node_of_rank = nodes;
+      out.why = choose_nd_schedule(t, rank_plan, with_nodes,
+                                   ScheduleInputs{static_cast<Index>(global[0]), global[1]},
+                                   element_size, choice);
+      if (out.why.empty()) {
+        Strides src{};
+        Strides dst{};
+        Coords c{};
+        if (grid_of(t.src).find(rank, c)) src = local_strides(t.src, c);
+        if (grid_of(t.dst).find(rank, c)) dst = local_strides(t.dst, c);
+        out.executor = std::make_unique<Executor>(comm, nodes, std::move(rank_plan), element_size,
+                                                  src, dst, std::move(choice));
       }
     } catch (const std::bad_alloc &) {
       out_of_memory = true;
