@@ -316,6 +316,18 @@ bool differs(const front_end::CallFields<front_end::Range> &fields) {
   return out;
 }
 
+// The agreed failure of front_end::plan_everywhere / plan_nd_everywhere as `call`'s error.
+void throw_if_failed(const char *call, const front_end::Planned &planned) {
+  if (planned.status != REDIST_SUCCESS && !planned.here) {
+    throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                       std::to_string(planned.first) + " (see its message)");
+  }
+  if (planned.status == REDIST_ERR_NO_MEMORY)
+    throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+  if (planned.status != REDIST_SUCCESS)
+    throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
+}
+
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
 // op: -1 for a copy, else the redist_op of redist_plan_create_op (any int the caller passed).
 int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
@@ -369,14 +381,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     front_end::Planned planned =
         front_end::plan_everywhere(result->comm, rank, size, result->comm, t, args.options,
                                    args.element_size, a->lld, b->lld, true);
-    if (planned.status != REDIST_SUCCESS && !planned.here) {
-      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                         std::to_string(planned.first) + " (see its message)");
-    }
-    if (planned.status == REDIST_ERR_NO_MEMORY)
-      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
-    if (planned.status != REDIST_SUCCESS)
-      throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
+    throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->op = op;
     result->type = type;
@@ -973,17 +978,7 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
               "MPI_Comm_set_errhandler");
     front_end::Planned planned = front_end::plan_nd_everywhere(
         result->comm, position.rank, position.size, *t, schedule_opts, type_size(type));
-    if (planned.status != REDIST_SUCCESS && !planned.here) {
-      throw Error(REDIST_ERR_REMOTE,
-                  std::string(call) +
-                      (planned.status == REDIST_ERR_NO_MEMORY ? ": out of memory on rank "
-                                                              : ": options fail on rank ") +
-                      std::to_string(planned.first) + " while planning (see its message)");
-    }
-    if (planned.status == REDIST_ERR_NO_MEMORY)
-      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
-    if (planned.status != REDIST_SUCCESS)
-      throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
+    throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->options = schedule_opts;
     result->type = type;

@@ -199,17 +199,7 @@ private:
         return one;
       }
     }
-    switch (s) {
-    case Strategy::caterpillar:
-      how = "caterpillar";
-      return schedule_caterpillar(g);
-    case Strategy::greedy:
-      how = "greedy matchings";
-      return schedule_greedy(g);
-    default:
-      how = "stepwise matchings";
-      return schedule_stepwise(g);
-    }
+    return graph_schedule(s, g, how);
   }
 
   // The product of the 1-D schedules, folded over B's dimensions (step (a, b) of the product

@@ -39,39 +39,26 @@ struct TwoDimensional {
   std::string detail;
 };
 
-// Desprez et al.'s step-optimal 1-D schedule: a closed form where its conditions hold
-// (class-based, Walker & Otto, Park et al.), else their Stepwise matchings.
-Schedule step_optimal(const Transfer1D &t, const VolumeGraph &g, const CostModel &model,
-                      std::size_t element_bytes, std::string &how) {
-  if (auto closed = schedule_closed_form(t, model, element_bytes)) {
-    how = "closed form";
-    return std::move(*closed);
-  }
-  how = "stepwise matchings";
-  return schedule_stepwise(g);
-}
-
-// The 1-D schedule of a strategy along one dimension.
+// The 1-D schedule of a strategy along one dimension: the circulant where asked for and
+// applicable, else Desprez et al.'s step-optimal closed form where its conditions hold
+// (class-based, Walker & Otto, Park et al.) for every strategy but the caterpillar and greedy,
+// else the strategy on the dimension's graph.
 Schedule one_dimension(Strategy s, const Transfer1D &t, const CostModel &model,
                        std::size_t element_bytes, std::string &how) {
-  const VolumeGraph g = volume_graph(t);
-  switch (s) {
-  case Strategy::caterpillar:
-    how = "caterpillar";
-    return schedule_caterpillar(g);
-  case Strategy::greedy:
-    how = "greedy matchings";
-    return schedule_greedy(g);
-  case Strategy::circulant:
+  if (s == Strategy::circulant) {
     if (auto circulant = schedule_circulant(t)) {
       how = "circulant";
       return std::move(*circulant);
     }
-    break; // not CYCLIC(x) -> CYCLIC(kx) here: the step-optimal schedule instead
-  default:
-    break;
+    // not CYCLIC(x) -> CYCLIC(kx) here: the step-optimal schedule instead
   }
-  return step_optimal(t, g, model, element_bytes, how);
+  if (s != Strategy::caterpillar && s != Strategy::greedy) {
+    if (auto closed = schedule_closed_form(t, model, element_bytes)) {
+      how = "closed form";
+      return std::move(*closed);
+    }
+  }
+  return graph_schedule(s, volume_graph(t), how);
 }
 
 // Direct 2-D schedules (on the full graph of grid positions) are computed only up to this
@@ -174,6 +161,20 @@ Schedule cut_pieces(const Schedule &s, Index chunk) {
     }
   }
   return out;
+}
+
+Schedule graph_schedule(Strategy s, const VolumeGraph &g, std::string &how) {
+  switch (s) {
+  case Strategy::caterpillar:
+    how = "caterpillar";
+    return schedule_caterpillar(g);
+  case Strategy::greedy:
+    how = "greedy matchings";
+    return schedule_greedy(g);
+  default:
+    how = "stepwise matchings";
+    return schedule_stepwise(g);
+  }
 }
 
 std::string check_options(const ScheduleOptions &o, std::size_t element_bytes, Index &chunk) {

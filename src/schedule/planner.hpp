@@ -162,6 +162,11 @@ std::string check_options(const ScheduleOptions &o, std::size_t element_bytes, I
 [[nodiscard]] Schedule without_self(const Schedule &s, std::span<const int> src_ranks,
                                     std::span<const int> dst_ranks, bool keep_empty_steps);
 
+/// The 1-D (or whole-graph) schedule of strategy s on graph g without a closed form: the
+/// caterpillar, greedy matchings, else (stepwise, circulant) Desprez et al.'s Stepwise
+/// matchings; `how` names it.
+[[nodiscard]] Schedule graph_schedule(Strategy s, const VolumeGraph &g, std::string &how);
+
 /// Jeannot & Wagner 2004's bound on concurrent transfers applied to a contention-free
 /// schedule: each step cut into consecutive groups of at most k pieces (k <= 0: unchanged).
 [[nodiscard]] Schedule limit_concurrency(const Schedule &s, int k);
