@@ -111,15 +111,24 @@ class NdScheduler {
 public:
   NdScheduler(const NdTransfer &t, const ScheduleOptions &o)
       : t_(t), grids_(nd_schedule_grids(t)),
-        levels_(node_levels(grids_.src_ranks, grids_.dst_ranks, o)) {
-    for (int d = 0; d < grids_.ndims; ++d) {
-      dims_.push_back(dimension_graph(t, grids_, d));
-      prefixes_.push_back(d == 0 ? dims_[0] : product_graph(prefixes_.back(), dims_.back()));
-    }
-  }
+        levels_(node_levels(grids_.src_ranks, grids_.dst_ranks, o)) {}
 
   [[nodiscard]] const NdScheduleGrids &grids() const { return grids_; }
-  [[nodiscard]] const VolumeGraph &graph() const { return prefixes_.back(); }
+  // The graphs on first need: all at once is planned without them.
+  [[nodiscard]] const VolumeGraph &graph() const {
+    if (prefixes_.empty()) {
+      for (int d = 0; d < grids_.ndims; ++d) {
+        dims_.push_back(dimension_graph(t_, grids_, d));
+        prefixes_.push_back(d == 0 ? dims_[0] : product_graph(prefixes_.back(), dims_.back()));
+      }
+    }
+    return prefixes_.back();
+  }
+  // Sender-receiver position pairs, with or without data.
+  [[nodiscard]] Index position_pairs() const {
+    return static_cast<Index>(grids_.src_ranks.size()) *
+           static_cast<Index>(grids_.dst_ranks.size());
+  }
   [[nodiscard]] const std::optional<NodeLevels> &levels() const { return levels_; }
 
   [[nodiscard]] ScheduleStats stats(const ScheduleOptions &o, const Schedule &s,
@@ -164,8 +173,7 @@ public:
             ", step setup = " + std::to_string(setup) + " elements";
     } else {
       whole = product(o, element_bytes, how);
-      const auto pairs = static_cast<Index>(graph().senders) * graph().receivers;
-      if ((s == Strategy::stepwise || s == Strategy::greedy) && pairs <= kDirectPairs) {
+      if ((s == Strategy::stepwise || s == Strategy::greedy) && position_pairs() <= kDirectPairs) {
         const VolumeGraph remote = remote_graph();
         Schedule direct =
             s == Strategy::stepwise ? schedule_stepwise(remote) : schedule_greedy(remote);
@@ -190,6 +198,7 @@ private:
   // graph, stepwise matchings standing for the closed forms.
   Schedule dimension(Strategy s, int d, const CostModel &model, std::size_t element_bytes,
                      std::string &how) const {
+    static_cast<void>(graph()); // makes dims_
     const VolumeGraph &g = dims_[static_cast<std::size_t>(d)];
     const DimTransfer dt = t_.dim(d);
     if (!dt.src.gen_block && !dt.dst.gen_block) {
@@ -222,8 +231,8 @@ private:
   const NdTransfer &t_;
   NdScheduleGrids grids_;
   std::optional<NodeLevels> levels_;
-  std::vector<VolumeGraph> dims_;     // by B's dimension
-  std::vector<VolumeGraph> prefixes_; // [d]: the product of dimensions 0..d
+  mutable std::vector<VolumeGraph> dims_;     // by B's dimension
+  mutable std::vector<VolumeGraph> prefixes_; // [d]: the product of dimensions 0..d
 };
 
 // The rank's steps of a whole schedule: the pieces it sends (its sender number) and receives
@@ -301,9 +310,10 @@ std::string choose_nd_schedule(const NdTransfer &t, const NdRankPlan &plan,
   const auto build = [&](const ScheduleOptions &o, ScheduleChoice &c) -> std::string {
     c.strategy = o.strategy;
     if (o.strategy == Strategy::all_at_once) {
-      // With two levels, every message in one step loads every rank port and node link.
+      // With two levels, every message in one step loads every rank port and node link
+      // (costed on the graph up to kDirectPairs position pairs; beyond, the one-level inputs).
       const double seconds =
-          scheduler.levels()
+          scheduler.levels() && scheduler.position_pairs() <= kDirectPairs
               ? scheduler
                     .stats(o,
                            scheduler.without_self(schedule_all_at_once(scheduler.graph()), false),
