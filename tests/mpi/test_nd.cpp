@@ -649,6 +649,11 @@ TEST(NdPlan, ErrorsOnEveryRank) {
   EXPECT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
   EXPECT_EQ(info.schedule, REDIST_SCHEDULE_STEPWISE);
   EXPECT_LE(info.buffer_bytes, 16);
+  // A bad argument at a stepwise execution: an error on every rank, B untouched.
+  const std::vector<double> before = b_rows;
+  EXPECT_NE(redist_plan_execute(plan, a_rows.empty() ? a_rows.data() : nullptr, b_rows.data()),
+            REDIST_SUCCESS);
+  EXPECT_EQ(b_rows, before);
   redist_plan_destroy(&plan);
   // B untouched by a failed execution's argument check (NULL a where this rank sends).
   EXPECT_EQ(redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &av, nullptr, &plan),
