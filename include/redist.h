@@ -231,10 +231,13 @@ typedef struct redist_darray {
  * A plan copying the window of N-d array @p a onto the window of @p b (same extents).
  * Collective over @p comm; executed by redist_plan_execute, reported by redist_plan_get_info,
  * destroyed by redist_plan_destroy. Every field is checked on every process (an error names
- * the field and dimension, on every process; *plan is then NULL). @p options may be NULL; for
- * now only the all-at-once schedule runs (REDIST_SCHEDULE_AUTO or _ALL_AT_ONCE, no limits, no
- * cost model): other options are REDIST_ERR_ARGUMENT. Between processes of one node messages
- * are read in a single copy as for 2-D plans (REDIST_SINGLE_COPY applies; docs/nd.md).
+ * the field and dimension, on every process; *plan is then NULL). @p options may be NULL
+ * (the defaults); every schedule, max_concurrent, max_memory and the cost model's alpha and
+ * beta mean what they mean for 2-D plans (redist_plan_create_opt), except that
+ * REDIST_SCHEDULE_MULTIPHASE runs in one phase, chosen as REDIST_SCHEDULE_AUTO would
+ * (docs/nd.md); limits no schedule can honour are REDIST_ERR_ARGUMENT on every process.
+ * Between processes of one node messages are read in a single copy as for 2-D plans
+ * (REDIST_SINGLE_COPY applies; docs/nd.md).
  */
 int redist_nd_plan_create(MPI_Comm comm, redist_type type, const redist_darray *a,
                           const redist_darray *b, const redist_options *options, redist_plan *plan);

@@ -316,6 +316,18 @@ bool differs(const front_end::CallFields<front_end::Range> &fields) {
   return out;
 }
 
+// The agreed failure of front_end::plan_everywhere / plan_nd_everywhere as `call`'s error.
+void throw_if_failed(const char *call, const front_end::Planned &planned) {
+  if (planned.status != REDIST_SUCCESS && !planned.here) {
+    throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
+                                       std::to_string(planned.first) + " (see its message)");
+  }
+  if (planned.status == REDIST_ERR_NO_MEMORY)
+    throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+  if (planned.status != REDIST_SUCCESS)
+    throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
+}
+
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
 // op: -1 for a copy, else the redist_op of redist_plan_create_op (any int the caller passed).
 int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
@@ -369,14 +381,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     front_end::Planned planned =
         front_end::plan_everywhere(result->comm, rank, size, result->comm, t, args.options,
                                    args.element_size, a->lld, b->lld, true);
-    if (planned.status != REDIST_SUCCESS && !planned.here) {
-      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                         std::to_string(planned.first) + " (see its message)");
-    }
-    if (planned.status == REDIST_ERR_NO_MEMORY)
-      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
-    if (planned.status != REDIST_SUCCESS)
-      throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
+    throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->op = op;
     result->type = type;
@@ -419,9 +424,6 @@ extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n
 
 namespace {
 
-std::unique_ptr<Executor> nd_executor(MPI_Comm comm, const NdTransfer &t, int rank, int size,
-                                      std::size_t element_size);
-
 /// The executor of a batch's operations on `comm` (front_end::plan_batch_everywhere).
 front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
                               const std::vector<redist_plan_s::BatchOp> &batch) {
@@ -448,15 +450,10 @@ void make_anew(const char *call, redist_plan_s &plan) {
   std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)> guard(&fresh,
                                                         [](MPI_Comm *c) { MPI_Comm_free(c); });
   check_mpi(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), call, "MPI_Comm_set_errhandler");
-  if (plan.nd) {
-    plan.executor =
-        nd_executor(fresh, *plan.nd, plan.rank, plan.size, plan.executor->element_size());
-    std::swap(plan.comm, fresh);
-    plan.failed = false;
-    return;
-  }
   front_end::Planned planned =
-      plan.batch.empty()
+      plan.nd ? front_end::plan_nd_everywhere(fresh, plan.rank, plan.size, *plan.nd, plan.options,
+                                              plan.executor->element_size())
+      : plan.batch.empty()
           ? front_end::plan_everywhere(fresh, plan.rank, plan.size, fresh, plan.transfer,
                                        plan.options, plan.executor->element_size(), plan.lld_a,
                                        plan.lld_b, true)
@@ -934,17 +931,6 @@ void add_nd_layout(Fingerprint &f, const NdLayout &l) {
     f.add(x);
 }
 
-// The executor of an N-d transfer on `comm` (this process's part).
-std::unique_ptr<Executor> nd_executor(MPI_Comm comm, const NdTransfer &t, int rank, int size,
-                                      std::size_t element_size) {
-  Strides src{};
-  Strides dst{};
-  Coords c{};
-  if (grid_of(t.src).find(rank, c)) src = local_strides(t.src, c);
-  if (grid_of(t.dst).find(rank, c)) dst = local_strides(t.dst, c);
-  return std::make_unique<Executor>(comm, make_nd_rank_plan(t, rank, size), element_size, src, dst);
-}
-
 int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darray *a,
                    const redist_darray *b, const int *perm, const redist_options *options,
                    redist_plan *plan) {
@@ -952,28 +938,15 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
     if (plan != nullptr) *plan = nullptr;
     const CommPosition position = comm_position(call, comm);
     auto t = std::make_shared<NdTransfer>();
+    ScheduleOptions schedule_opts;
     agree(comm, call, "type, options, perm or layouts (all but local_extents must agree)", [&] {
       if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
       if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
       if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
       if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
-      if (options != nullptr) {
-        // Only the all-at-once schedule runs N-d plans yet: no option is ignored silently.
-        if (options->schedule != REDIST_SCHEDULE_AUTO &&
-            options->schedule != REDIST_SCHEDULE_ALL_AT_ONCE)
-          throw_argument(call, "options->schedule", options->schedule,
-                         "N-d plans run all at once only (REDIST_SCHEDULE_AUTO or "
-                         "REDIST_SCHEDULE_ALL_AT_ONCE) for now");
-        if (options->max_concurrent != 0)
-          throw_argument(call, "options->max_concurrent", options->max_concurrent,
-                         "N-d plans take no limit yet (0)");
-        if (options->max_memory != 0)
-          throw_argument(call, "options->max_memory", options->max_memory,
-                         "N-d plans take no memory cap yet (0)");
-        if (options->alpha != 0.0 || options->beta != 0.0)
-          throw_argument(call, "options->alpha", 0,
-                         "N-d plans use no cost model yet (alpha and beta 0)");
-      }
+      redist_options defaults;
+      redist_options_init(&defaults);
+      schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
       t->src = to_nd_layout(call, "a", *a, position.size);
       t->dst = to_nd_layout(call, "b", *b, position.size);
       if (perm != nullptr) {
@@ -989,9 +962,12 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
       add_nd_layout(f, t->dst);
       for (const int p : t->perm)
         f.add(p);
-      if (options != nullptr) {
-        f.add(options->schedule).add(options->max_concurrent).add(options->max_memory);
-      }
+      f.add(static_cast<std::int64_t>(schedule_opts.strategy))
+          .add(schedule_opts.max_concurrent)
+          .add(schedule_opts.max_memory);
+      // The cost model decides the automatic schedule: it must agree too.
+      f.add(std::bit_cast<std::int64_t>(schedule_opts.model.alpha))
+          .add(std::bit_cast<std::int64_t>(schedule_opts.model.beta));
       return f.value();
     });
     auto result = std::make_unique<redist_plan_s>();
@@ -1000,18 +976,11 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
         result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
     check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
               "MPI_Comm_set_errhandler");
-    // Out of memory while planning, agreed: every process returns the same status.
-    std::optional<Error> local;
-    try {
-      result->executor =
-          nd_executor(result->comm, *t, position.rank, position.size, type_size(type));
-    } catch (const std::bad_alloc &) {
-      local = Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
-    }
-    agree(result->comm, call, "", [&] {
-      if (local) throw *local;
-      return std::uint64_t{0};
-    });
+    front_end::Planned planned = front_end::plan_nd_everywhere(
+        result->comm, position.rank, position.size, *t, schedule_opts, type_size(type));
+    throw_if_failed(call, planned);
+    result->executor = std::move(planned.executor);
+    result->options = schedule_opts;
     result->type = type;
     result->nd = std::move(t);
     result->rank = position.rank;

@@ -1,4 +1,5 @@
 #include "front_end.hpp"
+#include "nd_planner.hpp"
 #include "single_copy.hpp"
 
 #include <algorithm>
@@ -446,6 +447,22 @@ void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planne
   }
 }
 
+// The busiest process's all-at-once buffer and time over `comm` (one reduction), for the memory
+// cap and the prediction; `plan` is null where planning ran out of memory. False on every
+// process when some process did (inputs then unset).
+bool busiest_inputs(MPI_Comm comm, const RankPlan *plan, const CostModel &model,
+                    std::size_t element_size, ScheduleInputs &inputs) {
+  double global[3] = {0.0, 0.0, plan == nullptr ? 1.0 : 0.0};
+  if (plan != nullptr) {
+    const ScheduleInputs local = all_at_once_local(*plan, model, element_size);
+    global[0] = static_cast<double>(local.all_at_once_buffer_max);
+    global[1] = local.all_at_once_seconds;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, global, 3, MPI_DOUBLE, MPI_MAX, comm);
+  inputs = ScheduleInputs{static_cast<Index>(global[0]), global[1]};
+  return global[2] == 0.0;
+}
+
 } // namespace
 
 Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, const Transfer &t,
@@ -464,29 +481,59 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
   } catch (const std::bad_alloc &) {
     out_of_memory = true;
   }
-  // The busiest process's all-at-once buffer and time, for the memory cap and the prediction.
-  double global[3] = {0.0, 0.0, 0.0};
-  if (options.max_memory > 0 || predict) {
-    if (!out_of_memory) {
-      const ScheduleInputs local = all_at_once_local(rank_plan, options.model, element_size);
-      global[0] = static_cast<double>(local.all_at_once_buffer_max);
-      global[1] = local.all_at_once_seconds;
-    }
-    global[2] = out_of_memory ? 1.0 : 0.0;
-    MPI_Allreduce(MPI_IN_PLACE, global, 3, MPI_DOUBLE, MPI_MAX, comm);
-  }
-  if (!out_of_memory && global[2] == 0.0) {
+  ScheduleInputs inputs;
+  const bool planned_everywhere = (options.max_memory == 0 && !predict) ||
+                                  busiest_inputs(comm, out_of_memory ? nullptr : &rank_plan,
+                                                 options.model, element_size, inputs);
+  if (!out_of_memory && planned_everywhere) {
     try {
       ScheduleChoice choice;
       // The two-level cost model applies where the ranks are on several nodes.
       ScheduleOptions with_nodes = options;
       with_nodes.node_of_rank = nodes;
-      out.why = choose_schedule(t, rank_plan, with_nodes,
-                                ScheduleInputs{static_cast<Index>(global[0]), global[1]},
-                                element_size, choice);
+      out.why = choose_schedule(t, rank_plan, with_nodes, inputs, element_size, choice);
       if (out.why.empty()) {
         out.executor = std::make_unique<Executor>(exec_comm, nodes, std::move(rank_plan),
                                                   element_size, lld_a, lld_b, std::move(choice));
+      }
+    } catch (const std::bad_alloc &) {
+      out_of_memory = true;
+    }
+  }
+  agree_planned(comm, rank, size, out_of_memory, out);
+  return out;
+}
+
+Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &t,
+                           const ScheduleOptions &options, std::size_t element_size) {
+  Planned out;
+  const std::vector<int> nodes = node_ids(comm); // collective: before anything can fail
+  bool out_of_memory = false;
+  NdRankPlan rank_plan;
+  RankPlan skeleton; // its peers' ranks and element counts
+  try {
+    rank_plan = make_nd_rank_plan(t, rank, size);
+    skeleton = nd_skeleton(rank_plan);
+  } catch (const std::bad_alloc &) {
+    out_of_memory = true;
+  }
+  ScheduleInputs inputs;
+  const bool planned_everywhere = busiest_inputs(comm, out_of_memory ? nullptr : &skeleton,
+                                                 options.model, element_size, inputs);
+  if (!out_of_memory && planned_everywhere) {
+    try {
+      ScheduleChoice choice;
+      ScheduleOptions with_nodes = options;
+      with_nodes.node_of_rank = nodes;
+      out.why = choose_nd_schedule(t, rank_plan, with_nodes, inputs, element_size, choice);
+      if (out.why.empty()) {
+        Strides src{};
+        Strides dst{};
+        Coords c{};
+        if (grid_of(t.src).find(rank, c)) src = local_strides(t.src, c);
+        if (grid_of(t.dst).find(rank, c)) dst = local_strides(t.dst, c);
+        out.executor = std::make_unique<Executor>(comm, nodes, std::move(rank_plan), element_size,
+                                                  src, dst, std::move(choice));
       }
     } catch (const std::bad_alloc &) {
       out_of_memory = true;

@@ -261,6 +261,12 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
                         const ScheduleOptions &options, std::size_t element_size, Index lld_a,
                         Index lld_b, bool predict);
 
+/// plan_everywhere() for an N-d transfer (redist_nd_plan_create): its executor on `comm`, with
+/// the schedule choose_nd_schedule picks under `options` (the all-at-once inputs exchanged, for
+/// the memory cap and the predicted time) and this rank's strides of A and B.
+Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &t,
+                           const ScheduleOptions &options, std::size_t element_size);
+
 /// plan_everywhere() for a batch (redist_plan_create_batch): the executor of the transfers
 /// `ts` (element sizes and this process's leading dimensions per transfer) moved together,
 /// one message per pair of processes (Executor's batch constructor), all at once.

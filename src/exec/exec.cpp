@@ -43,9 +43,14 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan pla
 
 Executor::Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size,
                    const Strides &src_strides, const Strides &dst_strides, int tag)
-    : Executor(comm, node_ids(comm),
-               Pieces(std::move(plan), element_size, src_strides, dst_strides), 0, 0,
+    : Executor(comm, node_ids(comm), std::move(plan), element_size, src_strides, dst_strides,
                ScheduleChoice{}, tag) {}
+
+Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
+                   std::size_t element_size, const Strides &src_strides, const Strides &dst_strides,
+                   ScheduleChoice schedule, int tag)
+    : Executor(comm, node_ids, Pieces(std::move(plan), element_size, src_strides, dst_strides), 0,
+               0, std::move(schedule), tag) {}
 
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
                    int tag)

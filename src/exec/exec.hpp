@@ -48,11 +48,16 @@ public:
   /// Single copy is used only between ranks of one node (and that can read each other).
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan, std::size_t element_size,
            Index lld_src, Index lld_dst, ScheduleChoice schedule = {}, int tag = kTag);
-  /// An N-d plan (issue 16), all at once, its messages sent or read in a single copy as for
-  /// 2-D plans: strides are this rank's local strides of A (by A's dimension) and B
-  /// (local_strides). Collective over comm, as the first constructor.
+  /// An N-d plan (issue 16), its messages sent or read in a single copy as for 2-D plans:
+  /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
+  /// `schedule` as for 2-D plans (choose_nd_schedule; no two phases). Collective over comm,
+  /// as the first constructor.
   Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
            const Strides &dst_strides, int tag = kTag);
+  /// The same, local, with node_ids(comm) already made.
+  Executor(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
+           std::size_t element_size, const Strides &src_strides, const Strides &dst_strides,
+           ScheduleChoice schedule, int tag = kTag);
   /// A batch (issue 20, item 4; transport/batch_pieces.hpp): one Pieces per operation, each
   /// with its own plan, element size and leading dimensions; all at once, every message sent
   /// through MPI, one per peer carrying the pieces of every operation. Its executions take,

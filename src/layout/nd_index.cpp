@@ -79,4 +79,16 @@ std::vector<DimPeerRuns> dim_peer_runs(const DimTransfer &t, int proc, bool as_s
   return result;
 }
 
+std::vector<DimVolume> dim_volumes(const DimTransfer &t) {
+  std::vector<DimVolume> out;
+  for (int p = 0; p < t.src.nprocs(); ++p) {
+    for (const DimPeerRuns &r : dim_peer_runs(t, p, true)) {
+      if (r.runs.total() > 0) {
+        out.push_back({p, r.peer, r.runs.total()});
+      }
+    }
+  }
+  return out;
+}
+
 } // namespace redist

@@ -43,4 +43,15 @@ struct DimPeerRuns {
 /// are absent. Source and destination compute the same pattern for a pair.
 std::vector<DimPeerRuns> dim_peer_runs(const DimTransfer &t, int proc, bool as_source);
 
+/// Elements source process `src` sends destination process `dst` along one dimension.
+struct DimVolume {
+  int src = 0;
+  int dst = 0;
+  Index volume = 0;
+};
+/// Every pair of processes with data along the dimension, by (src, dst): the totals of
+/// dim_peer_runs from each source process (one period per pair, or the intervals met), so the
+/// time grows with the source processes and their periods, not with the extent.
+std::vector<DimVolume> dim_volumes(const DimTransfer &t);
+
 } // namespace redist

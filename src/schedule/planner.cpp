@@ -39,39 +39,26 @@ struct TwoDimensional {
   std::string detail;
 };
 
-// Desprez et al.'s step-optimal 1-D schedule: a closed form where its conditions hold
-// (class-based, Walker & Otto, Park et al.), else their Stepwise matchings.
-Schedule step_optimal(const Transfer1D &t, const VolumeGraph &g, const CostModel &model,
-                      std::size_t element_bytes, std::string &how) {
-  if (auto closed = schedule_closed_form(t, model, element_bytes)) {
-    how = "closed form";
-    return std::move(*closed);
-  }
-  how = "stepwise matchings";
-  return schedule_stepwise(g);
-}
-
-// The 1-D schedule of a strategy along one dimension.
+// The 1-D schedule of a strategy along one dimension: the circulant where asked for and
+// applicable, else Desprez et al.'s step-optimal closed form where its conditions hold
+// (class-based, Walker & Otto, Park et al.) for every strategy but the caterpillar and greedy,
+// else the strategy on the dimension's graph.
 Schedule one_dimension(Strategy s, const Transfer1D &t, const CostModel &model,
                        std::size_t element_bytes, std::string &how) {
-  const VolumeGraph g = volume_graph(t);
-  switch (s) {
-  case Strategy::caterpillar:
-    how = "caterpillar";
-    return schedule_caterpillar(g);
-  case Strategy::greedy:
-    how = "greedy matchings";
-    return schedule_greedy(g);
-  case Strategy::circulant:
+  if (s == Strategy::circulant) {
     if (auto circulant = schedule_circulant(t)) {
       how = "circulant";
       return std::move(*circulant);
     }
-    break; // not CYCLIC(x) -> CYCLIC(kx) here: the step-optimal schedule instead
-  default:
-    break;
+    // not CYCLIC(x) -> CYCLIC(kx) here: the step-optimal schedule instead
   }
-  return step_optimal(t, g, model, element_bytes, how);
+  if (s != Strategy::caterpillar && s != Strategy::greedy) {
+    if (auto closed = schedule_closed_form(t, model, element_bytes)) {
+      how = "closed form";
+      return std::move(*closed);
+    }
+  }
+  return graph_schedule(s, volume_graph(t), how);
 }
 
 // Direct 2-D schedules (on the full graph of grid positions) are computed only up to this
@@ -105,16 +92,20 @@ ScheduleStats stats_of(const Transfer &t, const ScheduleOptions &o, const Schedu
                 : schedule_stats(s, o.model, element_bytes);
 }
 
-// Drop the pieces a rank sends to itself (the executor copies those locally) and the steps
-// left empty, except for the caterpillar, whose empty steps are part of its definition.
 Schedule without_self(const Transfer &t, const Schedule &s, bool keep_empty_steps) {
+  return redist::without_self(s, t.src.grid.ranks, t.dst.grid.ranks, keep_empty_steps);
+}
+
+} // namespace
+
+Schedule without_self(const Schedule &s, std::span<const int> src_ranks,
+                      std::span<const int> dst_ranks, bool keep_empty_steps) {
   Schedule out;
   for (const Step &step : s.steps) {
     Step kept;
     for (const Piece &p : step.pieces) {
-      const int src = t.src.grid.ranks[static_cast<std::size_t>(p.src)];
-      const int dst = t.dst.grid.ranks[static_cast<std::size_t>(p.dst)];
-      if (src != dst) {
+      if (src_ranks[static_cast<std::size_t>(p.src)] !=
+          dst_ranks[static_cast<std::size_t>(p.dst)]) {
         kept.pieces.push_back(p);
       }
     }
@@ -172,6 +163,44 @@ Schedule cut_pieces(const Schedule &s, Index chunk) {
   return out;
 }
 
+Schedule graph_schedule(Strategy s, const VolumeGraph &g, std::string &how) {
+  switch (s) {
+  case Strategy::caterpillar:
+    how = "caterpillar";
+    return schedule_caterpillar(g);
+  case Strategy::greedy:
+    how = "greedy matchings";
+    return schedule_greedy(g);
+  default:
+    how = "stepwise matchings";
+    return schedule_stepwise(g);
+  }
+}
+
+std::string check_options(const ScheduleOptions &o, std::size_t element_bytes, Index &chunk) {
+  chunk = 0;
+  if (o.max_concurrent < 0) return "max_concurrent must be >= 0";
+  if (o.max_memory < 0) return "max_memory must be >= 0";
+  if (o.max_memory > 0) {
+    chunk = o.max_memory / static_cast<Index>(2 * element_bytes);
+    if (chunk < 1) {
+      return "max_memory of " + std::to_string(o.max_memory) +
+             " bytes is below one element sent and one received (" +
+             std::to_string(2 * element_bytes) + " bytes)";
+    }
+  }
+  return {};
+}
+
+Index step_setup_elements(const ScheduleOptions &o, const CostModel &level,
+                          std::size_t element_bytes) {
+  const double per_element = level.beta * static_cast<double>(element_bytes);
+  return static_cast<Index>(
+      std::max(1.0, std::round((level.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
+}
+
+namespace {
+
 // `graph` is the 2-D volume graph, computed here on first need when the caller has none.
 std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
                                   std::size_t element_bytes, std::optional<VolumeGraph> &graph,
@@ -196,10 +225,8 @@ std::string build_two_dimensional(const Transfer &t, const ScheduleOptions &o,
   if (s == Strategy::ggp || s == Strategy::oggp) {
     // Jeannot & Wagner: the step setup as elements, messages split across steps.
     // With two levels, the steps wait on the network: its start-up and rate set the size.
-    const CostModel &level = node_levels(t, o) ? o.inter : o.model;
-    const double per_element = level.beta * static_cast<double>(element_bytes);
-    const auto setup = static_cast<Index>(std::max(
-        1.0, std::round((level.alpha + o.model.step_setup) / std::max(per_element, 1e-30))));
+    const Index setup =
+        step_setup_elements(o, node_levels(t, o) ? o.inter : o.model, element_bytes);
     const VolumeGraph g = remote_graph();
     out.product = false;
     out.direct = s == Strategy::ggp ? schedule_ggp(g, o.max_concurrent, setup)
@@ -474,21 +501,6 @@ std::vector<RankStep> rank_steps_of_schedule(const Transfer &t, const RankPlan &
   return steps;
 }
 
-std::string check_options(const ScheduleOptions &o, std::size_t element_bytes, Index &chunk) {
-  chunk = 0;
-  if (o.max_concurrent < 0) return "max_concurrent must be >= 0";
-  if (o.max_memory < 0) return "max_memory must be >= 0";
-  if (o.max_memory > 0) {
-    chunk = o.max_memory / static_cast<Index>(2 * element_bytes);
-    if (chunk < 1) {
-      return "max_memory of " + std::to_string(o.max_memory) +
-             " bytes is below one element sent and one received (" +
-             std::to_string(2 * element_bytes) + " bytes)";
-    }
-  }
-  return {};
-}
-
 } // namespace
 
 ScheduleInputs all_at_once_local(const RankPlan &plan, const CostModel &model,
@@ -579,16 +591,22 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
 }
 
 std::optional<NodeLevels> node_levels(const Transfer &t, const ScheduleOptions &options) {
+  return node_levels(t.src.grid.ranks, t.dst.grid.ranks, options);
+}
+
+std::optional<NodeLevels> node_levels(std::span<const int> src_ranks,
+                                      std::span<const int> dst_ranks,
+                                      const ScheduleOptions &options) {
   if (options.node_of_rank.empty()) {
     return std::nullopt;
   }
   NodeLevels levels{options.inter, {}, {}};
   bool several = false;
   const int first = options.node_of_rank.front();
-  for (const auto &[grid, nodes] :
-       {std::pair{&t.src.grid, &levels.src_node}, std::pair{&t.dst.grid, &levels.dst_node}}) {
-    nodes->reserve(grid->ranks.size());
-    for (const int rank : grid->ranks) {
+  for (const auto &[ranks, nodes] :
+       {std::pair{src_ranks, &levels.src_node}, std::pair{dst_ranks, &levels.dst_node}}) {
+    nodes->reserve(ranks.size());
+    for (const int rank : ranks) {
       if (rank < 0 || static_cast<std::size_t>(rank) >= options.node_of_rank.size()) {
         return std::nullopt;
       }
@@ -600,6 +618,66 @@ std::optional<NodeLevels> node_levels(const Transfer &t, const ScheduleOptions &
     return std::nullopt;
   }
   return levels;
+}
+
+std::string all_at_once_choice(const ScheduleOptions &o, const ScheduleInputs &inputs,
+                               Index elements, double seconds, ScheduleChoice &choice) {
+  if (o.max_concurrent > 0) {
+    return "all-at-once cannot honour max_concurrent = " + std::to_string(o.max_concurrent);
+  }
+  if (o.max_memory != 0 && inputs.all_at_once_buffer_max > o.max_memory) {
+    return "all-at-once needs " + std::to_string(inputs.all_at_once_buffer_max) +
+           " buffer bytes on the busiest process, more than max_memory = " +
+           std::to_string(o.max_memory);
+  }
+  choice.detail = "all messages at once";
+  choice.stats.steps = 1;
+  choice.stats.elements = elements;
+  choice.stats.seconds = seconds;
+  return {};
+}
+
+std::string choose_one_phase(const ScheduleOptions &options, const ScheduleInputs &inputs,
+                             std::size_t element_bytes, const OnePhaseBuilder &build,
+                             ScheduleChoice &choice) {
+  choice = ScheduleChoice{};
+  Index chunk = 0;
+  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
+    return why;
+  }
+  if (options.strategy != Strategy::automatic) {
+    return build(options, choice);
+  }
+  ScheduleOptions explicit_options = options;
+  // On the linear model without contention no step schedule beats posting everything at
+  // once (a step costs its largest message); steps pay off when limits are set. Then the
+  // cheapest step schedule by the model wins.
+  const bool all_at_once_fits =
+      options.max_memory == 0 || inputs.all_at_once_buffer_max <= options.max_memory;
+  if (options.max_concurrent == 0 && all_at_once_fits) {
+    explicit_options.strategy = Strategy::all_at_once;
+    return build(explicit_options, choice);
+  }
+  std::vector<Strategy> candidates = {Strategy::stepwise, Strategy::greedy};
+  if (options.max_concurrent > 0) {
+    candidates.push_back(Strategy::oggp);
+    candidates.push_back(Strategy::ggp);
+  }
+  bool found = false;
+  for (const Strategy candidate : candidates) {
+    explicit_options.strategy = candidate;
+    ScheduleChoice trial;
+    if (build(explicit_options, trial).empty() &&
+        (!found || trial.stats.seconds < choice.stats.seconds)) {
+      choice = std::move(trial);
+      found = true;
+    }
+  }
+  if (!found) {
+    return "no schedule honours the limits";
+  }
+  choice.detail = "auto: " + choice.detail;
+  return {};
 }
 
 namespace {
@@ -667,19 +745,8 @@ std::string build_one_phase(const Transfer &t, const RankPlan &plan, const Sched
                             ScheduleChoice &choice) {
   choice.strategy = o.strategy;
   if (o.strategy == Strategy::all_at_once) {
-    if (o.max_concurrent > 0) {
-      return "all-at-once cannot honour max_concurrent = " + std::to_string(o.max_concurrent);
-    }
-    if (o.max_memory != 0 && inputs.all_at_once_buffer_max > o.max_memory) {
-      return "all-at-once needs " + std::to_string(inputs.all_at_once_buffer_max) +
-             " buffer bytes on the busiest process, more than max_memory = " +
-             std::to_string(o.max_memory);
-    }
-    choice.detail = "all messages at once";
-    choice.stats.steps = 1;
-    choice.stats.elements = plan.m * plan.n;
-    choice.stats.seconds = all_at_once_seconds(t, o, inputs, element_bytes);
-    return {};
+    return all_at_once_choice(o, inputs, plan.m * plan.n,
+                              all_at_once_seconds(t, o, inputs, element_bytes), choice);
   }
   choice.chunk_elements = chunk;
   if (closed_form_product_choice(t, plan, o, element_bytes, choice)) {
@@ -710,44 +777,14 @@ std::string build_one_phase(const Transfer &t, const RankPlan &plan, const Sched
 std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
                              const ScheduleOptions &options, const ScheduleInputs &inputs,
                              std::size_t element_bytes, ScheduleChoice &choice) {
-  choice = ScheduleChoice{};
   Index chunk = 0;
-  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
-    return why;
-  }
-  if (options.strategy != Strategy::automatic) {
-    return build_one_phase(t, plan, options, inputs, element_bytes, chunk, choice);
-  }
-  ScheduleOptions explicit_options = options;
-  // On the linear model without contention no step schedule beats posting everything at
-  // once (a step costs its largest message); steps pay off when limits are set. Then the
-  // cheapest step schedule by the model wins.
-  const bool all_at_once_fits =
-      options.max_memory == 0 || inputs.all_at_once_buffer_max <= options.max_memory;
-  if (options.max_concurrent == 0 && all_at_once_fits) {
-    explicit_options.strategy = Strategy::all_at_once;
-    return build_one_phase(t, plan, explicit_options, inputs, element_bytes, chunk, choice);
-  }
-  std::vector<Strategy> candidates = {Strategy::stepwise, Strategy::greedy};
-  if (options.max_concurrent > 0) {
-    candidates.push_back(Strategy::oggp);
-    candidates.push_back(Strategy::ggp);
-  }
-  bool found = false;
-  for (const Strategy candidate : candidates) {
-    explicit_options.strategy = candidate;
-    ScheduleChoice trial;
-    if (build_one_phase(t, plan, explicit_options, inputs, element_bytes, chunk, trial).empty() &&
-        (!found || trial.stats.seconds < choice.stats.seconds)) {
-      choice = std::move(trial);
-      found = true;
-    }
-  }
-  if (!found) {
-    return "no schedule honours the limits";
-  }
-  choice.detail = "auto: " + choice.detail;
-  return {};
+  static_cast<void>(check_options(options, element_bytes, chunk));
+  return choose_one_phase(
+      options, inputs, element_bytes,
+      [&](const ScheduleOptions &o, ScheduleChoice &c) {
+        return build_one_phase(t, plan, o, inputs, element_bytes, chunk, c);
+      },
+      choice);
 }
 
 // One dimension of an intermediate layout; its window starts at index 0.

@@ -14,8 +14,10 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -140,5 +142,58 @@ struct GlobalPhase {
 std::string global_phases(const Transfer &t, const ScheduleOptions &options,
                           std::size_t element_bytes, std::vector<GlobalPhase> &phases,
                           std::string &detail);
+
+// --- Shared by the 2-D planner and the N-d one (nd_planner.hpp) ---
+
+/// Empty when `o`'s limits are valid for elements of element_bytes, else why not; `chunk`:
+/// the largest piece the memory cap leaves (half of it for sending, half for receiving; 0: no
+/// cap).
+std::string check_options(const ScheduleOptions &o, std::size_t element_bytes, Index &chunk);
+
+/// The node levels of grid positions whose ranks are src_ranks (senders) and dst_ranks
+/// (receivers), as node_levels(const Transfer&, ...).
+[[nodiscard]] std::optional<NodeLevels> node_levels(std::span<const int> src_ranks,
+                                                    std::span<const int> dst_ranks,
+                                                    const ScheduleOptions &options);
+
+/// `s` without the pieces whose sender's rank (src_ranks by sender node) is its receiver's
+/// (dst_ranks): the executor copies those locally. Steps left empty are dropped unless
+/// keep_empty_steps (the caterpillar's).
+[[nodiscard]] Schedule without_self(const Schedule &s, std::span<const int> src_ranks,
+                                    std::span<const int> dst_ranks, bool keep_empty_steps);
+
+/// The 1-D (or whole-graph) schedule of strategy s on graph g without a closed form: the
+/// caterpillar, greedy matchings, else (stepwise, circulant) Desprez et al.'s Stepwise
+/// matchings; `how` names it.
+[[nodiscard]] Schedule graph_schedule(Strategy s, const VolumeGraph &g, std::string &how);
+
+/// Jeannot & Wagner 2004's bound on concurrent transfers applied to a contention-free
+/// schedule: each step cut into consecutive groups of at most k pieces (k <= 0: unchanged).
+[[nodiscard]] Schedule limit_concurrency(const Schedule &s, int k);
+
+/// The memory cap: every piece longer than `chunk` elements cut into chunks sent in
+/// consecutive sub-steps (sub-step j of a step carries chunk j of each of its pieces).
+[[nodiscard]] Schedule cut_pieces(const Schedule &s, Index chunk);
+
+/// GGP / OGGP's step setup in elements: `level`'s start-up plus the model's step setup over
+/// the time of one element at `level`'s rate.
+[[nodiscard]] Index step_setup_elements(const ScheduleOptions &o, const CostModel &level,
+                                        std::size_t element_bytes);
+
+/// The all-at-once choice under `o`'s limits (why not when they cannot be honoured):
+/// one step, `elements` moved in `seconds`.
+std::string all_at_once_choice(const ScheduleOptions &o, const ScheduleInputs &inputs,
+                               Index elements, double seconds, ScheduleChoice &choice);
+
+/// Builds the choice of one explicit strategy (neither automatic nor multiphase) for the rank
+/// being planned; empty, or why the options cannot be honoured.
+using OnePhaseBuilder = std::function<std::string(const ScheduleOptions &, ScheduleChoice &)>;
+
+/// The one-phase decision: `options.strategy` itself, or for `automatic` all-at-once when no
+/// limit asks for steps, else the cheapest step schedule by the model (stepwise, greedy, and
+/// with max_concurrent OGGP and GGP). `build` makes each candidate.
+std::string choose_one_phase(const ScheduleOptions &options, const ScheduleInputs &inputs,
+                             std::size_t element_bytes, const OnePhaseBuilder &build,
+                             ScheduleChoice &choice);
 
 } // namespace redist

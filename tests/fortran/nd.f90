@@ -246,10 +246,11 @@ contains
     integer(int64) :: extents_a(ndims), extents_b(ndims), expected_global(ndims)
     logical :: in_a, in_b, use_perm, windowed, split
     real(real64), allocatable, target :: a(:), b(:), expected(:), result(:)
-    character(len=80) :: what
+    character(len=160) :: what
     integer :: upper, pad, e
     integer(int64) :: inside(ndims)
     integer(int64), allocatable :: globals(:, :), offsets(:)
+    type(redist_options) :: options
 
     upper = merge(3, 7, ndims == 7)
     do d = 1, ndims
@@ -326,12 +327,26 @@ contains
       end do
     end if
 
-    if (use_perm) then
-      call redist_nd_plan_create(plan, MPI_COMM_WORLD, type, la, lb, status, perm=perm)
-    else
-      call redist_nd_plan_create(plan, MPI_COMM_WORLD, type, la, lb, status)
+    ! Every schedule in turn, with a transfer limit or a memory cap of 16-64 elements (of 16
+    ! bytes, the largest type) on some: the same result.
+    options%schedule = mod(index, REDIST_SCHEDULE_MULTIPHASE + 1)
+    if (options%schedule /= REDIST_SCHEDULE_ALL_AT_ONCE) then
+      select case (draw(3))
+      case (1)
+        options%max_concurrent = 1 + draw(3)
+      case (2)
+        options%max_memory = 16 * (16 + draw(49))
+      end select
     end if
-    write (what, '(a, i0, a, i0, a, i0)') 'N-d case ', index, ', rank ', ndims, ', type ', type
+    if (use_perm) then
+      call redist_nd_plan_create(plan, MPI_COMM_WORLD, type, la, lb, status, perm=perm, &
+                                 options=options)
+    else
+      call redist_nd_plan_create(plan, MPI_COMM_WORLD, type, la, lb, status, options=options)
+    end if
+    write (what, '(a, i0, a, i0, a, i0, a, i0, a, i0, a, i0)') 'N-d case ', index, ', rank ', &
+      ndims, ', type ', type, ', schedule ', options%schedule, ', k ', options%max_concurrent, &
+      ', max_memory ', options%max_memory
     call check(status == REDIST_SUCCESS, trim(what)//': create: '//redist_message())
     if (status /= REDIST_SUCCESS) return
     call run(result)

@@ -191,6 +191,52 @@ long long gather_and_check(const Darray &a, const Darray &b, const std::vector<i
   return wrong;
 }
 
+// The schedule dimension of the random cases: every third case c runs under schedule
+// (c / 3) % 9 (every redist_schedule in turn), a third of those under a max_concurrent limit and
+// a third under a memory cap of 16-64 elements per process (messages cut into chunks of 8-32),
+// a quarter with their own cost model; the other cases under the defaults (steps synchronise
+// the ranks: on 2 oversubscribed cores they cost the most time). Explicit all-at-once takes no
+// limit (ErrorsOnEveryRank checks that refusal).
+redist_options case_options(std::mt19937 &rng, int c) {
+  redist_options o;
+  redist_options_init(&o);
+  const int limit = draw(rng, 3);
+  const bool cost_model = draw(rng, 4) == 0;
+  if (c % 3 != 0) return o;
+  o.schedule = (c / 3) % (REDIST_SCHEDULE_MULTIPHASE + 1);
+  if (o.schedule != REDIST_SCHEDULE_ALL_AT_ONCE) {
+    if (limit == 1) o.max_concurrent = 1 + draw(rng, 3);
+    if (limit == 2) o.max_memory = static_cast<int64_t>(sizeof(double)) * (16 + draw(rng, 49));
+  }
+  if (cost_model) {
+    o.alpha = 1e-5;
+    o.beta = 1e-8;
+  }
+  return o;
+}
+
+std::string describe(const redist_options &o) {
+  return std::string(redist_schedule_name(o.schedule)) + " k " + std::to_string(o.max_concurrent) +
+         " max_memory " + std::to_string(o.max_memory);
+}
+
+// What redist_plan_get_info reports of the schedule: the one asked for, or for auto (and
+// multiphase, one phase for N-d plans) all at once exactly when no limit asks for steps;
+// a memory cap bounds the step buffers.
+void check_schedule_info(const redist_options &o, const redist_plan_info &info) {
+  const bool asked = o.schedule != REDIST_SCHEDULE_AUTO && o.schedule != REDIST_SCHEDULE_MULTIPHASE;
+  const bool at_once = info.schedule == REDIST_SCHEDULE_ALL_AT_ONCE;
+  EXPECT_EQ(info.schedule, asked ? o.schedule : info.schedule);
+  EXPECT_NE(info.schedule, REDIST_SCHEDULE_AUTO);
+  EXPECT_NE(info.schedule, REDIST_SCHEDULE_MULTIPHASE);
+  // Unasked, steps come exactly with a limit that asks for them.
+  EXPECT_TRUE(asked || o.max_concurrent > 0 || o.max_memory > 0 || at_once);
+  EXPECT_TRUE(asked || o.max_concurrent == 0 || !at_once);
+  EXPECT_TRUE(at_once || o.max_memory == 0 || info.buffer_bytes <= o.max_memory)
+      << info.buffer_bytes;
+  EXPECT_GE(info.predicted_seconds, 0.0);
+}
+
 TEST(NdPlan, RandomLayoutsAgainstDarray) {
   std::mt19937 rng(seed());
   const int size = comm_size();
@@ -209,6 +255,8 @@ TEST(NdPlan, RandomLayoutsAgainstDarray) {
       bsizes[d] = gsizes[static_cast<std::size_t>(perm[d])];
     const Darray a = random_layout(rng, gsizes, size);
     const Darray b = random_layout(rng, bsizes, size);
+    const redist_options options = case_options(rng, c);
+    SCOPED_TRACE("case " + std::to_string(c) + ": " + describe(options));
     const std::vector<double> a_local = scatter(a);
     std::vector<double> b_local(static_cast<std::size_t>(b.local_count(size, rank)), -1.0);
     const redist_darray av = a.view();
@@ -216,8 +264,8 @@ TEST(NdPlan, RandomLayoutsAgainstDarray) {
     redist_plan plan = nullptr;
     const int rc =
         permuted ? redist_nd_plan_create_perm(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, perm.data(),
-                                              nullptr, &plan)
-                 : redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, nullptr, &plan);
+                                              &options, &plan)
+                 : redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, &options, &plan);
     EXPECT_EQ(rc, REDIST_SUCCESS) << "case " << c << ": " << redist_last_error();
     if (rc != REDIST_SUCCESS) continue; // the same on every rank
     for (int run = 0; run < 2; ++run) { // a plan executes again
@@ -230,6 +278,7 @@ TEST(NdPlan, RandomLayoutsAgainstDarray) {
               static_cast<int64_t>(b_local.size() * sizeof(double)));
     EXPECT_EQ(info.bytes_local + info.bytes_sent,
               static_cast<int64_t>(a_local.size() * sizeof(double)));
+    check_schedule_info(options, info);
     EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
   }
 }
@@ -452,11 +501,16 @@ TEST(NdPlan, WindowsGenBlockPaddingAgainstElementOracle) {
     std::vector<double> b_local(static_cast<std::size_t>(b.local_size(rank)), -1.0);
     const redist_darray av = a.view(rank);
     const redist_darray bv = b.view(rank);
+    const redist_options options = case_options(rng, c);
+    SCOPED_TRACE("case " + std::to_string(c) + ": " + describe(options));
     redist_plan plan = nullptr;
-    const int rc = redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, nullptr, &plan);
+    const int rc = redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, &options, &plan);
     EXPECT_EQ(rc, REDIST_SUCCESS) << "case " << c << ": " << redist_last_error();
     if (rc != REDIST_SUCCESS) continue; // the same on every rank
     EXPECT_EQ(redist_plan_execute(plan, a_local.data(), b_local.data()), REDIST_SUCCESS);
+    redist_plan_info info{};
+    EXPECT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+    check_schedule_info(options, info);
     redist_plan_destroy(&plan);
     std::vector<double> expected(b_local.size(), -1.0);
     b.for_each_owned(rank, [&](const std::vector<int64_t> &g, int64_t off) {
@@ -522,14 +576,85 @@ TEST(NdPlan, ErrorsOnEveryRank) {
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     EXPECT_EQ(failed, 1) << bad.what << ": not an error on every rank";
   }
-  // An option that N-d plans do not take yet: named, not ignored.
-  redist_options options;
-  redist_options_init(&options);
-  options.max_concurrent = 2;
+  // Options that cannot be honoured, or are invalid: an error on every rank naming the option,
+  // no plan.
+  struct BadOptions {
+    const char *what;
+    redist_options options;
+  };
+  std::vector<BadOptions> bad_options;
+  redist_options o;
+  redist_options_init(&o);
+  o.schedule = REDIST_SCHEDULE_ALL_AT_ONCE;
+  o.max_concurrent = 2;
+  bad_options.push_back({"max_concurrent", o}); // all at once cannot honour a limit
+  redist_options_init(&o);
+  o.schedule = REDIST_SCHEDULE_STEPWISE;
+  o.max_memory = 15;
+  bad_options.push_back({"max_memory", o}); // below one element sent and one received
+  redist_options_init(&o);
+  o.schedule = 99;
+  bad_options.push_back({"options->schedule", o});
+  redist_options_init(&o);
+  o.max_concurrent = -1;
+  bad_options.push_back({"options->max_concurrent", o});
+  redist_options_init(&o);
+  o.alpha = -1.0;
+  bad_options.push_back({"options->alpha", o});
   redist_plan plan = nullptr;
-  EXPECT_EQ(redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &av, &options, &plan),
-            REDIST_ERR_ARGUMENT);
-  EXPECT_NE(std::string(redist_last_error()).find("max_concurrent"), std::string::npos);
+  for (const BadOptions &bad : bad_options) {
+    const int rc =
+        redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &av, &bad.options, &plan);
+    EXPECT_EQ(rc, REDIST_ERR_ARGUMENT) << bad.what;
+    EXPECT_EQ(plan, nullptr) << bad.what;
+    EXPECT_NE(std::string(redist_last_error()).find(bad.what), std::string::npos)
+        << bad.what << ": " << redist_last_error();
+    int failed = rc != REDIST_SUCCESS ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    EXPECT_EQ(failed, 1) << bad.what << ": not an error on every rank";
+  }
+  // (BLOCK, *) -> (CYCLIC, *): all at once under a cap of one element sent and one received is
+  // refused on every rank when rows move (a row is 5 elements); stepwise under the same cap
+  // runs in chunks of one element, and B is what the definition says.
+  Darray cyclic = good;
+  cyclic.distribs[0] = MPI_DISTRIBUTE_CYCLIC;
+  const redist_darray cv = cyclic.view();
+  redist_options_init(&o);
+  o.schedule = REDIST_SCHEDULE_ALL_AT_ONCE;
+  o.max_memory = 16;
+  const int refused = redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &cv, &o, &plan);
+  if (size > 1 && size < 6) { // rows move (from 6 ranks on, both put row r on rank r)
+    EXPECT_EQ(refused, REDIST_ERR_ARGUMENT);
+    EXPECT_EQ(plan, nullptr);
+    EXPECT_NE(std::string(redist_last_error()).find("more than max_memory = 16"), std::string::npos)
+        << redist_last_error();
+  }
+  redist_plan_destroy(&plan);
+  o.schedule = REDIST_SCHEDULE_STEPWISE;
+  ASSERT_EQ(redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &cv, &o, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  const int rank = comm_rank();
+  const int64_t rows_per_rank = (6 + size - 1) / size;
+  std::vector<double> a_rows(static_cast<std::size_t>(good.local_count(size, rank)));
+  for (std::size_t i = 0; i < a_rows.size(); ++i)
+    a_rows[i] = static_cast<double>(rank * rows_per_rank * 5 + static_cast<int64_t>(i));
+  std::vector<double> b_rows(static_cast<std::size_t>(cyclic.local_count(size, rank)), -1.0);
+  EXPECT_EQ(redist_plan_execute(plan, a_rows.data(), b_rows.data()), REDIST_SUCCESS);
+  for (std::size_t i = 0; i < b_rows.size(); ++i) {
+    const auto row = static_cast<int64_t>(i / 5) * size + rank; // CYCLIC(1) over the ranks
+    EXPECT_EQ(b_rows[i], static_cast<double>(row * 5 + static_cast<int64_t>(i % 5))) << i;
+  }
+  redist_plan_info info{};
+  EXPECT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+  EXPECT_EQ(info.schedule, REDIST_SCHEDULE_STEPWISE);
+  EXPECT_LE(info.buffer_bytes, 16);
+  // A bad argument at a stepwise execution: an error on every rank, B untouched.
+  const std::vector<double> before = b_rows;
+  EXPECT_NE(redist_plan_execute(plan, a_rows.empty() ? a_rows.data() : nullptr, b_rows.data()),
+            REDIST_SUCCESS);
+  EXPECT_EQ(b_rows, before);
+  redist_plan_destroy(&plan);
   // B untouched by a failed execution's argument check (NULL a where this rank sends).
   EXPECT_EQ(redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &av, nullptr, &plan),
             REDIST_SUCCESS);

@@ -5,6 +5,9 @@
 // with matching counts and the same element order on the sending and the receiving side.
 // REDIST_ND_EXHAUSTIVE=1 runs many more random cases.
 #include "nd_plan.hpp"
+#include "nd_planner.hpp"
+#include "pieces.hpp"
+#include "rank_steps_support.hpp"
 #include "reference.hpp"
 
 #include <gtest/gtest.h>
@@ -825,6 +828,155 @@ TEST(NdPlan, PlanMemoryDoesNotGrowWithExtents) {
     }
     EXPECT_LE(memory, std::size_t{64} * 1024);
   }
+}
+
+// ---- schedules (nd_planner.hpp) ------------------------------------------------------------
+
+// The elements each (source rank, destination rank) pair exchanges, from the brute force.
+std::map<std::pair<int, int>, Index> pair_volumes(Case c) {
+  c.src_alloc = allocations(c.t.src, c.comm_size, nullptr);
+  c.dst_alloc = allocations(c.t.dst, c.comm_size, nullptr);
+  std::map<std::pair<int, int>, Index> out;
+  for (const Move &m : brute_force(c)) {
+    ++out[{std::get<0>(m), std::get<1>(m)}];
+  }
+  return out;
+}
+
+TEST(NdSchedule, VolumesMatchDefinition) {
+  // The graph is a product of per-dimension volumes (GEN_BLOCK, windows, perms, rank 1-4);
+  // its numbering maps to ranks through NdScheduleGrids: both against the element count.
+  Random rng(test_seed(1611));
+  const int cases = exhaustive() ? 20000 : 1000;
+  for (int i = 0; i < cases; ++i) {
+    const Case c = random_case(rng, 4);
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
+    const VolumeGraph g = nd_volume_graph(c.t);
+    const NdScheduleGrids grids = nd_schedule_grids(c.t);
+    ASSERT_EQ(static_cast<std::size_t>(g.senders), grids.src_ranks.size());
+    ASSERT_EQ(static_cast<std::size_t>(g.receivers), grids.dst_ranks.size());
+    std::map<std::pair<int, int>, Index> got;
+    for (std::size_t m = 0; m < g.messages.size(); ++m) {
+      const Message &msg = g.messages[m];
+      ASSERT_GT(msg.volume, 0);
+      if (m > 0) {
+        const Message &before = g.messages[m - 1];
+        ASSERT_TRUE(std::pair(before.src, before.dst) < std::pair(msg.src, msg.dst));
+      }
+      got[{grids.src_ranks[static_cast<std::size_t>(msg.src)],
+           grids.dst_ranks[static_cast<std::size_t>(msg.dst)]}] += msg.volume;
+    }
+    ASSERT_EQ(got, pair_volumes(c));
+  }
+}
+
+TEST(NdSchedule, VolumesOfHugeExtentsNeedNoEnumeration) {
+  // Extents of 10^12: the per-dimension volumes come from one period per pair.
+  NdTransfer t;
+  const Index extent = 1'000'000'000'000;
+  t.src.dims = {dim(kCyclic, extent, 3, 64), dim(kBlock, 3000, 2), gen({700, 0, 1300})};
+  t.dst.dims = {dim(kCyclic, extent, 2, 100), gen({1000, 2000}), dim(kCyclic, 2000, 2, 3)};
+  ASSERT_EQ(check_nd_transfer(t, 18), "");
+  const VolumeGraph g = nd_volume_graph(t);
+  EXPECT_EQ(g.total(), extent * 3000 * 2000);
+  EXPECT_EQ(g.senders, 18);
+  EXPECT_EQ(g.receivers, 8);
+}
+
+constexpr std::array<Strategy, 6> kExplicitStrategies = {Strategy::caterpillar, Strategy::stepwise,
+                                                         Strategy::greedy,      Strategy::circulant,
+                                                         Strategy::ggp,         Strategy::oggp};
+
+TEST(NdSchedule, EveryStrategyAndLimitGivesValidStepsOnEveryRank) {
+  // For random N-d transfers, every strategy with and without max_concurrent and max_memory:
+  // the whole schedule is valid for the graph without self messages (contention-free steps of
+  // at most k pieces), and every rank's steps cover its messages in order, agree with its
+  // peers chunk by chunk, stay within the cap and do not deadlock (check_views, as 2-D).
+  Random rng(test_seed(1613));
+  const int cases = exhaustive() ? 3000 : 150;
+  const std::size_t es = 8;
+  int stepped = 0;
+  for (int i = 0; i < cases; ++i) {
+    const Case c = random_case(rng, 4);
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
+    const NdScheduleGrids grids = nd_schedule_grids(c.t);
+    VolumeGraph remote = nd_volume_graph(c.t);
+    std::erase_if(remote.messages, [&](const Message &m) {
+      return grids.src_ranks[static_cast<std::size_t>(m.src)] ==
+             grids.dst_ranks[static_cast<std::size_t>(m.dst)];
+    });
+    std::vector<NdRankPlan> plans;
+    ScheduleInputs inputs;
+    for (int r = 0; r < c.comm_size; ++r) {
+      plans.push_back(make_nd_rank_plan(c.t, r, c.comm_size));
+      const ScheduleInputs local = all_at_once_local(nd_skeleton(plans.back()), {}, es);
+      inputs.all_at_once_buffer_max =
+          std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
+      inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
+    }
+    std::vector<Strategy> strategies(kExplicitStrategies.begin(), kExplicitStrategies.end());
+    strategies.push_back(Strategy::automatic);
+    strategies.push_back(Strategy::multiphase);
+    for (const Strategy s : strategies) {
+      ScheduleOptions o;
+      o.strategy = s;
+      o.max_concurrent = rng.chance(40) ? rng.uniform_int(1, 3) : 0;
+      o.max_memory = rng.chance(40) ? static_cast<Index>(es) * rng.uniform(2, 12) : 0;
+      SCOPED_TRACE(std::string(strategy_name(s)) + " k " + std::to_string(o.max_concurrent) +
+                   " max_memory " + std::to_string(o.max_memory));
+      if (s != Strategy::automatic && s != Strategy::multiphase) {
+        Schedule whole;
+        std::string how;
+        ASSERT_EQ(nd_global_schedule(c.t, o, es, whole, how), "");
+        ASSERT_EQ(check_schedule(remote, whole, {true, o.max_concurrent}), "") << how;
+      }
+      std::vector<RankView> views;
+      for (int r = 0; r < c.comm_size; ++r) {
+        ScheduleChoice choice;
+        ASSERT_EQ(
+            choose_nd_schedule(c.t, plans[static_cast<std::size_t>(r)], o, inputs, es, choice), "");
+        ASSERT_NE(choice.strategy, Strategy::automatic);
+        ASSERT_TRUE(choice.strategy != Strategy::all_at_once || choice.steps.empty());
+        views.push_back({nd_skeleton(plans[static_cast<std::size_t>(r)]), std::move(choice)});
+      }
+      const bool all_at_once = views.front().choice.strategy == Strategy::all_at_once;
+      // The automatic choice takes steps exactly when a limit asks for them.
+      if (s == Strategy::automatic || s == Strategy::multiphase) {
+        EXPECT_EQ(all_at_once,
+                  o.max_concurrent == 0 &&
+                      (o.max_memory == 0 || inputs.all_at_once_buffer_max <= o.max_memory));
+      }
+      stepped += all_at_once ? 0 : 1;
+      ASSERT_EQ(check_views(views, o.max_memory, es), "");
+    }
+  }
+  EXPECT_GT(stepped, cases);
+}
+
+TEST(NdSchedule, LimitsThatCannotBeHonouredAreRefused) {
+  NdTransfer t;
+  t.src.dims = {dim(kBlock, 40, 2), dim(kCyclic, 30, 2, 3)};
+  t.dst.dims = {dim(kCyclic, 40, 2, 2), dim(kBlock, 30, 2)};
+  const NdRankPlan plan = make_nd_rank_plan(t, 0, 4);
+  const ScheduleInputs inputs = all_at_once_local(nd_skeleton(plan), {}, 8);
+  ScheduleChoice choice;
+  ScheduleOptions o;
+  o.max_memory = 15; // below one element sent and one received
+  EXPECT_NE(choose_nd_schedule(t, plan, o, inputs, 8, choice).find("max_memory of 15 bytes"),
+            std::string::npos);
+  o = {};
+  o.strategy = Strategy::all_at_once;
+  o.max_concurrent = 2;
+  EXPECT_NE(choose_nd_schedule(t, plan, o, inputs, 8, choice).find("max_concurrent = 2"),
+            std::string::npos);
+  o.max_concurrent = 0;
+  o.max_memory = 16;
+  EXPECT_NE(choose_nd_schedule(t, plan, o, inputs, 8, choice).find("all-at-once needs"),
+            std::string::npos);
+  o.strategy = Strategy::multiphase;
+  EXPECT_EQ(choose_nd_schedule(t, plan, o, inputs, 8, choice), "");
+  EXPECT_NE(choice.detail.find("N-d plans run in one phase"), std::string::npos);
+  EXPECT_NE(choice.strategy, Strategy::multiphase);
 }
 
 } // namespace
