@@ -1,6 +1,6 @@
 // scale_bench: time and memory of the pure layers at machine scale, no MPI.
 //
-//   scale_bench [--reps R] [--max-procs N] [--matching-max N] [--markdown]
+//   scale_bench [--reps R] [--max-procs N] [--matching-max N] [--nd-ranks K] [--nd-only]
 //
 // (a) One rank's part: make_rank_plan, then choose_schedule for `stepwise` (the rank's steps
 //     and the whole transfer's statistics), for 1-D grids P x 1 -> P x 1 (P = 1,024 ... 65,536)
@@ -21,6 +21,13 @@
 // Stepwise without a closed form falls back to matchings of the whole 1-D graph; those are
 // run only up to --matching-max processes per dimension (default 1,024) and reported as
 // skipped beyond.
+// (c) One rank's N-d plan (make_nd_rank_plan, issue 16 item 8) of a 3-D array on 4,096 ranks:
+//     the pencil moves (BLOCK, BLOCK, *) -> (*, BLOCK, BLOCK) -> (BLOCK, *, BLOCK) on 64 x 64
+//     grids, CYCLIC(4, 8, 1) -> CYCLIC(16, 1, 2) and (BLOCK, BLOCK, BLOCK) -> CYCLIC(1, 1, 1)
+//     (every rank a peer of every rank) on 16 x 16 x 16, for --nd-ranks ranks
+//     spread over the communicator (rank 0 and the last among them); per rank the median of
+//     --reps plans, then the median and the maximum over those ranks. --nd-only: (c) alone.
+#include "nd_plan.hpp"
 #include "planner.hpp"
 #include "schedule_cyclic.hpp"
 
@@ -35,6 +42,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -186,14 +194,19 @@ struct Options {
   int reps = 5;
   int max_procs = 65536;
   int matching_max = 1024;
+  int nd_ranks = 64;
+  bool nd_only = false;
 };
 
 void usage() {
-  std::puts("usage: scale_bench [--reps R] [--max-procs N] [--matching-max N]\n"
+  std::puts("usage: scale_bench [--reps R] [--max-procs N] [--matching-max N] [--nd-ranks K]\n"
+            "                   [--nd-only]\n"
             "  --reps R          runs per measurement, median reported (default 5)\n"
             "  --max-procs N     largest number of processes per grid (default 65536)\n"
             "  --matching-max N  run stepwise matchings (no closed form) only up to N processes\n"
-            "                    per dimension (default 1024)");
+            "                    per dimension (default 1024)\n"
+            "  --nd-ranks K      ranks sampled for the N-d plans at 4,096 ranks (default 64)\n"
+            "  --nd-only         only the N-d plans (c)");
 }
 
 bool parse(int argc, char **argv, Options &o) {
@@ -202,6 +215,10 @@ bool parse(int argc, char **argv, Options &o) {
     if (arg == "--help" || arg == "-h") {
       usage();
       std::exit(0);
+    }
+    if (arg == "--nd-only") {
+      o.nd_only = true;
+      continue;
     }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "scale_bench: option %s needs a value\n", arg.c_str());
@@ -220,6 +237,8 @@ bool parse(int argc, char **argv, Options &o) {
       o.max_procs = static_cast<int>(value);
     } else if (arg == "--matching-max") {
       o.matching_max = static_cast<int>(value);
+    } else if (arg == "--nd-ranks") {
+      o.nd_ranks = static_cast<int>(value);
     } else {
       std::fprintf(stderr, "scale_bench: unknown option %s\n", arg.c_str());
       usage();
@@ -229,12 +248,99 @@ bool parse(int argc, char **argv, Options &o) {
   return true;
 }
 
+// An N-d layout of an n^3 array, C order: per dimension (distribution, darg, processes).
+redist::NdLayout nd_layout(Index n,
+                           const std::vector<std::tuple<redist::Distribution, Index, int>> &dims) {
+  redist::NdLayout l;
+  for (const auto &[kind, darg, procs] : dims) {
+    redist::NdDimension d;
+    d.kind = kind;
+    d.extent = n;
+    d.darg = darg;
+    d.nprocs = procs;
+    l.dims.push_back(d);
+  }
+  return l;
+}
+
+void nd_plans(const Options &opt) {
+  using redist::Distribution;
+  constexpr int kRanks = 4096;
+  constexpr Index kN = 4096; // extents do not change the planning (one period per dimension)
+  const auto block = [](int p) {
+    return std::tuple{Distribution::block, redist::kDefaultDistArg, p};
+  };
+  const auto none = [] { return std::tuple{Distribution::none, redist::kDefaultDistArg, 1}; };
+  const auto cyclic = [](Index k, int p) { return std::tuple{Distribution::cyclic, k, p}; };
+  struct NdCase {
+    const char *name;
+    redist::NdTransfer t;
+  };
+  const std::vector<NdCase> cases = {
+      {"(B,B,*) 64x64x1 -> (*,B,B) 1x64x64",
+       {nd_layout(kN, {block(64), block(64), none()}),
+        nd_layout(kN, {none(), block(64), block(64)}),
+        {}}},
+      {"(*,B,B) 1x64x64 -> (B,*,B) 64x1x64",
+       {nd_layout(kN, {none(), block(64), block(64)}),
+        nd_layout(kN, {block(64), none(), block(64)}),
+        {}}},
+      {"(B,B,B) -> C(1,1,1) 16x16x16 (all peers)",
+       {nd_layout(kN, {block(16), block(16), block(16)}),
+        nd_layout(kN, {cyclic(1, 16), cyclic(1, 16), cyclic(1, 16)}),
+        {}}},
+      {"C(4,8,1) -> C(16,1,2) 16x16x16",
+       {nd_layout(kN, {cyclic(4, 16), cyclic(8, 16), cyclic(1, 16)}),
+        nd_layout(kN, {cyclic(16, 16), cyclic(1, 16), cyclic(2, 16)}),
+        {}}},
+  };
+  std::printf("## (c) one rank's N-d plan at %d ranks: make_nd_rank_plan, %d ranks sampled\n\n",
+              kRanks, opt.nd_ranks);
+  std::puts("| case | n^3 | median ms | max ms (rank) | peers (send / receive) of the slowest | "
+            "plan KiB of the slowest |");
+  std::puts("|---|---|---|---|---|---|");
+  for (const NdCase &c : cases) {
+    const std::string why = redist::check_nd_transfer(c.t, kRanks);
+    if (!why.empty()) {
+      std::fprintf(stderr, "scale_bench: %s: %s\n", c.name, why.c_str());
+      std::exit(1);
+    }
+    std::vector<double> per_rank;
+    double slowest = -1;
+    int slowest_rank = 0;
+    const int samples = std::min(opt.nd_ranks, kRanks);
+    for (int i = 0; i < samples; ++i) {
+      const int rank =
+          samples == 1 ? 0 : static_cast<int>(static_cast<long>(i) * (kRanks - 1) / (samples - 1));
+      const Measure m =
+          measure(opt.reps, [&] { return redist::make_nd_rank_plan(c.t, rank, kRanks); });
+      per_rank.push_back(m.median_ms);
+      if (m.median_ms > slowest) {
+        slowest = m.median_ms;
+        slowest_rank = rank;
+      }
+    }
+    std::vector<double> sorted = per_rank;
+    std::sort(sorted.begin(), sorted.end());
+    const redist::NdRankPlan plan = redist::make_nd_rank_plan(c.t, slowest_rank, kRanks);
+    std::printf("| %s | %lld^3 | %s | %s (%d) | %zu / %zu | %s |\n", c.name,
+                static_cast<long long>(kN), ms_text(sorted[sorted.size() / 2]).c_str(),
+                ms_text(slowest).c_str(), slowest_rank, plan.sends.size(), plan.recvs.size(),
+                kib(plan.memory_bytes()).c_str());
+    std::fflush(stdout);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   Options opt;
   if (!parse(argc, argv, opt)) {
     return 2;
+  }
+  if (opt.nd_only) {
+    nd_plans(opt);
+    return 0;
   }
   std::vector<Shape> shapes;
   for (int p = 1024; p <= 65536; p *= 4) {
@@ -336,5 +442,7 @@ int main(int argc, char **argv) {
                 ms_text(m.median_ms).c_str(), kib(m.peak_bytes).c_str());
     std::fflush(stdout);
   });
+  std::puts("");
+  nd_plans(opt);
   return 0;
 }

@@ -122,6 +122,26 @@ struct NdPiece {
   Index dst_step = 1;
 };
 
+/// `pieces` NdPieces of the same count and steps, consecutive in the message: piece i is
+/// `first` moved by i * src_advance in A's local array, i * dst_advance in B's and
+/// i * first.count in the message (a row of short pieces at constant strides, as cyclic
+/// distributions give: the 2-D Copier's row groups, for N-d messages).
+struct NdPieceGroup {
+  NdPiece first;
+  Index pieces = 1;
+  Index src_advance = 0;
+  Index dst_advance = 0;
+
+  [[nodiscard]] NdPiece at(Index i) const {
+    return {first.src + i * src_advance,
+            first.dst + i * dst_advance,
+            first.position + i * first.count,
+            first.count,
+            first.src_step,
+            first.dst_step};
+  }
+};
+
 /// Which local arrays a walk addresses: both (the local copy, a receiver reading the sender's
 /// array), only A's (packing: dst is then not computed), or only B's (unpacking: src not
 /// computed). Pieces merge as far as the addressed arrays are contiguous.
@@ -138,7 +158,9 @@ namespace detail {
 // above `emit` are walked element by element, each run of level `emit` gives a piece of
 // run.length * inner elements (the levels below `emit` are contiguous in both arrays and fill
 // the stride of the level above, so they fold in: the collapse of contiguous dimensions).
-template <class F> class NdWalk {
+// Grouped: f is given NdPieceGroups, the row's runs of equal pieces at constant strides as one
+// group each (the pieces are those of the ungrouped walk, joined the same way).
+template <class F, bool Grouped = false> class NdWalk {
 public:
   NdWalk(const NdMessage &m, PieceSide side, const Strides &src_strides, const Strides &dst_strides,
          F &f)
@@ -190,7 +212,7 @@ public:
     cache_row();
     walk(0, fixed_src_, fixed_dst_, 0);
     if (pending_.count > 0) {
-      f_(pending_);
+      give(pending_);
     }
   }
 
@@ -246,6 +268,67 @@ private:
       }
       before += r.length;
     });
+    if constexpr (Grouped) {
+      group_row();
+    }
+  }
+
+  // The row's pieces as groups: consecutive pieces of the same count and steps whose offsets
+  // advance by the same amounts (they never join: the row is joined already).
+  void group_row() {
+    for (const NdPiece &p : row_) {
+      if (!row_groups_.empty()) {
+        NdPieceGroup &g = row_groups_.back();
+        const NdPiece &q = g.first;
+        if (q.count == p.count && q.src_step == p.src_step && q.dst_step == p.dst_step) {
+          if (g.pieces == 1) {
+            g.src_advance = p.src - q.src;
+            g.dst_advance = p.dst - q.dst;
+            g.pieces = 2;
+            continue;
+          }
+          if (p.src == q.src + g.pieces * g.src_advance &&
+              p.dst == q.dst + g.pieces * g.dst_advance) {
+            ++g.pieces;
+            continue;
+          }
+        }
+      }
+      row_groups_.push_back({p, 1, 0, 0});
+    }
+  }
+
+  void give(const NdPiece &p) {
+    if constexpr (Grouped) {
+      f_(NdPieceGroup{p, 1, 0, 0});
+    } else {
+      f_(p);
+    }
+  }
+
+  // The cached row's groups at (src, dst, position): groups of a few pieces piece by piece; a
+  // longer group's first piece may join the piece before and its last the piece after, the
+  // others go as one group.
+  void walk_groups(Index src, Index dst, Index position) {
+    constexpr Index kShortestGroup = 3;
+    for (const NdPieceGroup &relative : row_groups_) {
+      NdPieceGroup g = relative;
+      g.first.src += src;
+      g.first.dst += dst;
+      g.first.position += position;
+      if (g.pieces < kShortestGroup) {
+        for (Index i = 0; i < g.pieces; ++i) {
+          emit(g.at(i));
+        }
+        continue;
+      }
+      emit(g.first);
+      give(pending_);
+      pending_ = g.at(g.pieces - 1);
+      g.first = g.at(1);
+      g.pieces -= 2;
+      f_(g);
+    }
   }
 
   [[nodiscard]] bool joins(const NdPiece &q, const NdPiece &p) const {
@@ -255,13 +338,19 @@ private:
   }
 
   void walk(int lvl, Index src, Index dst, Index position) {
+    if constexpr (Grouped) {
+      if (lvl == emit_ && !row_groups_.empty()) {
+        walk_groups(src, dst, position);
+        return;
+      }
+    }
     if (lvl == emit_ && !row_.empty()) {
       // The first piece may join the one before; the others do not (joined in the row).
       emit({src + row_[0].src, dst + row_[0].dst, position + row_[0].position, row_[0].count,
             row_[0].src_step, row_[0].dst_step});
       for (std::size_t i = 1; i < row_.size(); ++i) {
         const NdPiece &r = row_[i];
-        f_(pending_);
+        give(pending_);
         pending_ = {src + r.src, dst + r.dst, position + r.position,
                     r.count,     r.src_step,  r.dst_step};
       }
@@ -296,7 +385,7 @@ private:
       return;
     }
     if (q.count > 0) {
-      f_(q);
+      give(q);
     }
     q = p;
   }
@@ -316,6 +405,7 @@ private:
   Index fixed_dst_ = 0;
   NdPiece pending_;
   std::vector<NdPiece> row_;
+  std::vector<NdPieceGroup> row_groups_;
   Index lo_ = 0;
   Index hi_ = INT64_MAX;
 };
@@ -345,6 +435,18 @@ void for_each_nd_piece(const NdMessage &m, PieceSide side, const Strides &src_st
                        const Strides &dst_strides, Index lo, Index hi, F &&f) {
   if (m.ndims > 0 && lo < hi) {
     detail::NdWalk<F> walk(m, side, src_strides, dst_strides, f);
+    walk.run(lo, hi);
+  }
+}
+
+/// The walk of for_each_nd_piece over message positions [lo, hi), its pieces given in groups:
+/// f(const NdPieceGroup&), each group's pieces being pieces of for_each_nd_piece, in order.
+/// The copies take a group in one fixed-size loop instead of a call per piece.
+template <class F>
+void for_each_nd_group(const NdMessage &m, PieceSide side, const Strides &src_strides,
+                       const Strides &dst_strides, Index lo, Index hi, F &&f) {
+  if (m.ndims > 0 && lo < hi) {
+    detail::NdWalk<F, true> walk(m, side, src_strides, dst_strides, f);
     walk.run(lo, hi);
   }
 }

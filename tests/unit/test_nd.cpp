@@ -244,7 +244,135 @@ std::string check_one_sided(const NdMessage &m, PieceSide side, const Strides &s
         why = "windowed walk [" + std::to_string(lo) + ", " + std::to_string(hi) + ") misses " +
               std::to_string(at);
   }
+  // The grouped walk (the copies') gives the walk's pieces, in order, as groups of equal
+  // pieces; over a window, the window's pieces (and maybe a few around them) the same way.
+  for (const auto &window : windows) {
+    const Index lo = window.first;
+    const Index hi = window.second;
+    if (!why.empty() || lo < 0 || lo >= hi) continue;
+    std::vector<NdPiece> flat;
+    std::vector<NdPiece> grouped;
+    for_each_nd_piece(m, side, src, dst, lo, hi, [&](const NdPiece &p) { flat.push_back(p); });
+    for_each_nd_group(m, side, src, dst, lo, hi, [&](const NdPieceGroup &g) {
+      if (g.pieces < 1 && why.empty()) why = "an empty group";
+      for (Index i = 0; i < g.pieces; ++i)
+        grouped.push_back(g.at(i));
+    });
+    const auto same = [](const NdPiece &x, const NdPiece &y) {
+      return x.src == y.src && x.dst == y.dst && x.position == y.position && x.count == y.count &&
+             x.src_step == y.src_step && x.dst_step == y.dst_step;
+    };
+    if (why.empty() && !std::equal(flat.begin(), flat.end(), grouped.begin(), grouped.end(), same))
+      why = "grouped walk [" + std::to_string(lo) + ", " + std::to_string(hi) +
+            ") gives other pieces than the walk";
+  }
   return why;
+}
+
+// The executor's copies of this rank's messages (Pieces: pack, unpack, the local copy, the
+// copy from a sender's array; the whole message and windows of it, as chunks and bounce
+// buffers take them) against the elements the walk was checked to give: A's element at offset
+// o holds o, so a packed message must hold both[p].first at position p, and B must hold it at
+// both[p].second.
+std::string check_copies(const Case &c, int rank, const NdRankPlan &plan) {
+  const auto elements = [](const std::vector<Index> &alloc) {
+    Index n = 1;
+    for (const Index e : alloc)
+      n *= std::max<Index>(1, e);
+    return static_cast<std::size_t>(n);
+  };
+  const auto strides = [&](const std::vector<std::vector<Index>> &alloc, int r,
+                           StorageOrder order) {
+    return ref_strides(alloc[static_cast<std::size_t>(r)], order);
+  };
+  const Strides dst_strides = strides(c.dst_alloc, rank, c.t.dst.order);
+  const Strides src_strides = plan.in_src ? strides(c.src_alloc, rank, c.t.src.order) : Strides{};
+  Pieces pieces(plan, sizeof(double), src_strides, dst_strides);
+  for (std::size_t i = 0; i < plan.recvs.size(); ++i)
+    pieces.set_sender_strides(i, strides(c.src_alloc, plan.recvs[i].rank, c.t.src.order));
+  const RankPlan &skeleton = pieces.plan();
+  const auto filled = [](std::size_t n) {
+    std::vector<double> v(n);
+    std::iota(v.begin(), v.end(), 0.0);
+    return v;
+  };
+  const std::size_t b_size =
+      plan.in_dst ? elements(c.dst_alloc[static_cast<std::size_t>(rank)]) : 0;
+  const auto windows_of = [](Index n) {
+    return std::vector<std::pair<Index, Index>>{
+        {0, n}, {0, n / 2}, {n / 2, n}, {n / 3, n / 3 + n / 4 + 1}, {n - 1, n}};
+  };
+  const auto from_walk = [&](const NdMessage &m, const Strides &a) {
+    std::vector<std::pair<Index, Index>> both;
+    for_each_piece_nd(m, a, dst_strides, [&](Index s, Index d, Index count) {
+      for (Index e = 0; e < count; ++e)
+        both.emplace_back(s + e, d + e);
+    });
+    return both;
+  };
+  for (std::size_t i = 0; i < plan.sends.size(); ++i) {
+    const auto both = from_walk(plan.message(plan.sends[i], true), src_strides);
+    const std::vector<double> a = filled(elements(c.src_alloc[static_cast<std::size_t>(rank)]));
+    const auto n = static_cast<Index>(both.size());
+    for (const auto &[lo, hi] : windows_of(n)) {
+      if (lo >= hi) continue;
+      std::vector<double> out(static_cast<std::size_t>(hi - lo), -1.0);
+      pieces.pack(skeleton.sends[i], reinterpret_cast<const std::byte *>(a.data()),
+                  reinterpret_cast<std::byte *>(out.data()), lo, hi);
+      for (Index p = lo; p < hi; ++p)
+        if (out[static_cast<std::size_t>(p - lo)] !=
+            static_cast<double>(both[static_cast<std::size_t>(p)].first))
+          return "pack to " + std::to_string(plan.sends[i].rank) + ": position " +
+                 std::to_string(p) + " wrong in window [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + ")";
+    }
+  }
+  const auto check_b = [&](const std::vector<double> &b,
+                           const std::vector<std::pair<Index, Index>> &both, Index lo, Index hi,
+                           const std::string &what) -> std::string {
+    std::vector<double> want(b.size(), -1.0);
+    for (Index p = lo; p < hi; ++p) {
+      const auto &e = both[static_cast<std::size_t>(p)];
+      want[static_cast<std::size_t>(e.second)] = static_cast<double>(e.first);
+    }
+    return b == want
+               ? std::string{}
+               : what + " wrong in window [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
+  };
+  for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
+    const int sender = plan.recvs[i].rank;
+    const Strides a_strides = strides(c.src_alloc, sender, c.t.src.order);
+    const auto both = from_walk(plan.message(plan.recvs[i], false), a_strides);
+    const auto n = static_cast<Index>(both.size());
+    const std::vector<double> a = filled(elements(c.src_alloc[static_cast<std::size_t>(sender)]));
+    for (const auto &[lo, hi] : windows_of(n)) {
+      if (lo >= hi) continue;
+      std::vector<double> in;
+      for (Index p = lo; p < hi; ++p)
+        in.push_back(static_cast<double>(both[static_cast<std::size_t>(p)].first));
+      std::vector<double> b(b_size, -1.0);
+      pieces.unpack(skeleton.recvs[i], reinterpret_cast<const std::byte *>(in.data()),
+                    reinterpret_cast<std::byte *>(b.data()), lo, hi);
+      const std::string from = " from " + std::to_string(sender);
+      if (std::string why = check_b(b, both, lo, hi, "unpack" + from); !why.empty()) return why;
+      std::fill(b.begin(), b.end(), -1.0);
+      pieces.copy_from_array(skeleton.recvs[i], reinterpret_cast<const std::byte *>(a.data()), 0,
+                             reinterpret_cast<std::byte *>(b.data()), lo, hi);
+      if (std::string why = check_b(b, both, lo, hi, "copy_from_array" + from); !why.empty())
+        return why;
+    }
+  }
+  if (plan.self.elements > 0) {
+    const auto both = from_walk(plan.message(plan.self, true), src_strides);
+    const std::vector<double> a = filled(elements(c.src_alloc[static_cast<std::size_t>(rank)]));
+    std::vector<double> b(b_size, -1.0);
+    pieces.copy_local(reinterpret_cast<const std::byte *>(a.data()),
+                      reinterpret_cast<std::byte *>(b.data()));
+    if (std::string why = check_b(b, both, 0, static_cast<Index>(both.size()), "local copy");
+        !why.empty())
+      return why;
+  }
+  return {};
 }
 
 std::string check_plans(const Case &c, PlanView &view) {
@@ -298,6 +426,7 @@ std::string check_plans(const Case &c, PlanView &view) {
       }
       view.received[{p.rank, rank}] = std::move(elements);
     }
+    if (std::string why = check_copies(c, rank, plan); !why.empty()) return at + why;
     const auto round = [&](int a, int b) {
       return ((a - b) % c.comm_size + c.comm_size) % c.comm_size;
     };

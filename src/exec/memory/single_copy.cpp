@@ -263,7 +263,7 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   constexpr double kCopyPerByte = 0.085e-9;      // a pass over memory
   constexpr double kFromCachePerByte = 0.03e-9;  // a pass out of the bounce buffer
   constexpr double kPerPieceCopied = 3e-9;       // a memmove call of pack or unpack
-  constexpr double kPerRemotePieceRead = 175e-9; // the kernel pins its pages
+  constexpr double kPerRemotePieceRead = 300e-9; // the kernel pins its pages
   constexpr double kPerLocalPieceRead = 100e-9;  // 40 ns alone, 170 ns with 2 ranks per core
   constexpr double kPerLocalPieceBounced = 5e-9;
   constexpr double kRoundTrip = 20e-6; // address and reply

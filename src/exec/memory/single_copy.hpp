@@ -115,7 +115,7 @@ struct Mapped {
 /// source array mapped, `direct` and `bounced` copy its pieces in user space.
 /// Costs per byte and per piece measured on this project's 2-core machine
 /// (docs/performance.md): a cross-memory read moves bytes as MPI does for a packed message,
-/// but costs about 175 ns per remote piece (the kernel pins its pages) and 100 ns per local
+/// but costs about 300 ns per remote piece (the kernel pins its pages) and 100 ns per local
 /// piece read directly (two processes per core); packing or unpacking costs a memory copy
 /// (0.085 ns per byte), unpacking from the cache much less; a read needs a round trip.
 /// Unpacking from a mapped buffer, or copying from a mapped array, is itself the move between

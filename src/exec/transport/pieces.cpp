@@ -10,12 +10,43 @@
 namespace redist {
 namespace {
 
+// `count` pieces of N bytes, piece e from from + e * from_step to to + e * to_step (bytes):
+// a loop of fixed-size moves instead of a call per piece.
 template <std::size_t N>
-void copy_strided_elements(std::byte *to, Index to_step, const std::byte *from, Index from_step,
-                           Index count) {
+void copy_fixed_pieces(std::byte *to, Index to_step, const std::byte *from, Index from_step,
+                       Index count) {
   for (Index e = 0; e < count; ++e) {
-    std::memcpy(to + static_cast<std::size_t>(e * to_step) * N,
-                from + static_cast<std::size_t>(e * from_step) * N, N);
+    std::memcpy(to + e * to_step, from + e * from_step, N);
+  }
+}
+
+// The same for pieces of `bytes` bytes; false (nothing copied) for sizes without such a loop.
+bool copy_short_pieces(std::byte *to, Index to_step, const std::byte *from, Index from_step,
+                       Index count, std::size_t bytes) {
+  switch (bytes) {
+  case 4:
+    copy_fixed_pieces<4>(to, to_step, from, from_step, count);
+    return true;
+  case 8:
+    copy_fixed_pieces<8>(to, to_step, from, from_step, count);
+    return true;
+  case 16:
+    copy_fixed_pieces<16>(to, to_step, from, from_step, count);
+    return true;
+  case 24:
+    copy_fixed_pieces<24>(to, to_step, from, from_step, count);
+    return true;
+  case 32:
+    copy_fixed_pieces<32>(to, to_step, from, from_step, count);
+    return true;
+  case 48:
+    copy_fixed_pieces<48>(to, to_step, from, from_step, count);
+    return true;
+  case 64:
+    copy_fixed_pieces<64>(to, to_step, from, from_step, count);
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -123,23 +154,45 @@ public:
     packed_ += total;
     std::byte *to = dst_ + static_cast<std::size_t>(dst) * es_;
     const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
-    if (g.length == 1) {
-      switch (es_) {
-      case 4:
-        return copy_strided_elements<4>(to, dst_step, from, src_step, g.count);
-      case 8:
-        return copy_strided_elements<8>(to, dst_step, from, src_step, g.count);
-      case 16:
-        return copy_strided_elements<16>(to, dst_step, from, src_step, g.count);
-      default:
-        break;
-      }
-    }
     const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
+    const auto es = static_cast<Index>(es_);
+    if (copy_short_pieces(to, dst_step * es, from, src_step * es, g.count, bytes)) {
+      return;
+    }
     for (Index e = 0; e < g.count; ++e) {
       copy_bytes(to + static_cast<std::size_t>(e * dst_step) * es_,
                  from + static_cast<std::size_t>(e * src_step) * es_, bytes, streaming_);
     }
+  }
+
+  /// A height x width rectangle of the message at the next positions: element (e, w) at
+  /// src + e * src_e + w * src_w, dst + e * dst_e + w * dst_w (in the arrays that are not
+  /// packed) and position + w * height + e (a group of strided pieces: an N-d transposition),
+  /// copied in cache-sized sub-blocks.
+  void add_rectangle(Index src, Index src_e, Index src_w, Index dst, Index dst_e, Index dst_w,
+                     Index height, Index width) {
+    const Index total = height * width;
+    if (packed_ + total <= window_lo_ || packed_ >= window_hi_) {
+      packed_ += total; // wholly outside the window
+      return;
+    }
+    flush();
+    if (packed_ < window_lo_ || packed_ + total > window_hi_) {
+      // Clipped by the window: the elements inside it one at a time.
+      for (Index w = 0; w < width; ++w) {
+        for (Index e = 0; e < height; ++e) {
+          add(src + e * src_e + w * src_w, dst + e * dst_e + w * dst_w, 1);
+        }
+      }
+      flush();
+      return;
+    }
+    const Index from = src_packed_ ? packed_ - window_lo_ : src;
+    const Index to = dst_packed_ ? packed_ - window_lo_ : dst;
+    packed_ += total;
+    copy_rectangle(dst_ + static_cast<std::size_t>(to) * es_, dst_packed_ ? 1 : dst_e,
+                   dst_packed_ ? height : dst_w, src_ + static_cast<std::size_t>(from) * es_,
+                   src_packed_ ? 1 : src_e, src_packed_ ? height : src_w, height, width, es_);
   }
 
 private:
@@ -254,44 +307,21 @@ Pieces::Pieces(NdRankPlan plan, std::size_t element_size, const Strides &src_str
 
 void Pieces::copy_nd(const NdPeer &peer, bool sending, PieceSide side, const Strides &src_strides,
                      const std::byte *from, std::byte *to, Index lo, Index hi) const {
-  const std::size_t es = element_size_;
-  const bool streaming = static_cast<std::size_t>(peer.elements) * es >= kStreamingBytes;
-  for_each_nd_piece(
+  const bool streaming = static_cast<std::size_t>(peer.elements) * element_size_ >= kStreamingBytes;
+  // Packed side: message positions from lo; array side: the groups' offsets.
+  const bool from_packed = side == PieceSide::destination;
+  const bool to_packed = side == PieceSide::source;
+  Copier copier(from, to, element_size_, from_packed, to_packed, streaming, lo, hi);
+  for_each_nd_group(
       nd_->message(peer, sending), side, src_strides, nd_dst_strides_, lo, hi,
-      [&](const NdPiece &p) {
-        const Index begin = std::max(p.position, lo);
-        const Index end = std::min(p.position + p.count, hi);
-        if (begin >= end) {
-          return;
-        }
-        const Index skip = begin - p.position;
-        // Packed side: message positions from lo; array side: the piece's strided elements.
-        const bool from_packed = side == PieceSide::destination;
-        const bool to_packed = side == PieceSide::source;
-        const Index from_step = from_packed ? 1 : p.src_step;
-        const Index to_step = to_packed ? 1 : p.dst_step;
-        const std::byte *f =
-            from +
-            static_cast<std::size_t>(from_packed ? begin - lo : p.src + skip * from_step) * es;
-        std::byte *t =
-            to + static_cast<std::size_t>(to_packed ? begin - lo : p.dst + skip * to_step) * es;
-        if (from_step == 1 && to_step == 1) {
-          const std::size_t bytes = static_cast<std::size_t>(end - begin) * es;
-          switch (bytes) { // short pieces (fine cyclic distributions) without a call
-          case 8:
-            std::memmove(t, f, 8);
-            break;
-          case 16:
-            std::memmove(t, f, 16);
-            break;
-          case 32:
-            std::memmove(t, f, 32);
-            break;
-          default:
-            copy_bytes(t, f, bytes, streaming);
-          }
+      [&](const NdPieceGroup &g) {
+        const NdPiece &p = g.first;
+        copier.skip_to(p.position);
+        if ((from_packed || p.src_step == 1) && (to_packed || p.dst_step == 1)) {
+          copier.add_group({p.src, p.dst, p.count, g.pieces, g.src_advance, g.dst_advance}, 0, 0);
         } else {
-          copy_rectangle(t, to_step, 0, f, from_step, 0, end - begin, 1, es);
+          copier.add_rectangle(p.src, p.src_step, g.src_advance, p.dst, p.dst_step, g.dst_advance,
+                               p.count, g.pieces);
         }
       });
 }
