@@ -209,11 +209,13 @@ TEST(Transports, TransposedArrayReadInRectangles) {
   const double beta = 0.5;
   for (const bool combines : {false, true}) {
     std::vector<double> expected(static_cast<std::size_t>(kLldB * local_cols), kUntouched);
+    Index extent = 0; // A's elements up to the last one read
     for (Index wj = 0; wj < t.n; ++wj) {
       if (ref_owner(t.dst.cols, wj) != 0) {
         continue;
       }
       for (Index wi = 0; wi < t.m; ++wi) {
+        extent = std::max(extent, t.src.i + wj + (t.src.j + wi) * kLldA + 1);
         const double from = a[static_cast<std::size_t>(t.src.i + wj + (t.src.j + wi) * kLldA)];
         expected[static_cast<std::size_t>(wi + ref_local(t.dst.cols, wj) * kLldB)] =
             combines ? alpha * from + beta * kUntouched : from;
@@ -233,6 +235,7 @@ TEST(Transports, TransposedArrayReadInRectangles) {
     const single_copy::Address at{reinterpret_cast<std::uintptr_t>(a.data()), {}};
     const Index n = plan.recvs[0].elements;
     ASSERT_EQ(n, 300 * local_cols);
+    EXPECT_EQ(receiver.source_extent(plan.recvs[0], kLldA), extent); // for a mapped array
     std::vector<double> b(expected.size(), kUntouched);
     const Index cuts[] = {0, 1234, n - 77, n};
     for (int k = 0; k < 3; ++k) {

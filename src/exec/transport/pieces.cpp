@@ -574,7 +574,7 @@ single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
     const auto rows_total = static_cast<std::size_t>(rows.total());
     const auto cols_total = static_cast<std::size_t>(cols.total());
     const std::size_t width = single_copy::kBounceBytes / element_size_ /
-                              std::min(rows_total, static_cast<std::size_t>(kReadRectangleRows));
+                              std::clamp<std::size_t>(rows_total, 1, kReadRectangleRows);
     return {bytes,
             (stretches(cols).first + cols_total / std::max<std::size_t>(width, 1)) * rows_total,
             (stretches(rows).second + rows_total / static_cast<std::size_t>(kReadRectangleRows)) *
