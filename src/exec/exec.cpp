@@ -110,7 +110,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  // Transposed plans are sent (execute()): no memory file to share.
+  // Plans whose messages are all sent (prepare()): no memory file to share.
   const bool shareable = negotiation_.mode() != single_copy::Mode::never && !pieces_.sent_only();
   if (!all_at_once) { // one step's buffer, reused by every step: its pages fault in once
     segment_ = single_copy::SharedBuffer(step_send_bytes_, shareable);
@@ -193,10 +193,9 @@ void Executor::prepare(const std::byte *a) {
   requests_.forget_combined();
   repaired_ = 0;
   if (pieces_.sent_only() || sent_only_) {
-    // Every message of a transposed plan is sent: no single-copy way reads such a sender's
-    // array yet (Pieces::gather, source_extent, estimate_pieces assume a copy), a limit to
-    // lift. Every rank has the same Transfer, so both ends of each message skip the
-    // negotiation and keep Way::sent.
+    // Every message is sent (a batch, a transposed trapezoid: Pieces::sent_only). Every rank
+    // has the same Transfer, so both ends of each message skip the negotiation and keep
+    // Way::sent.
   } else if (!negotiation_.done()) {
     negotiation_.run(requests_, a, segment_);
     segment_.release_fd(); // every receiver has mapped it or chosen otherwise

@@ -83,9 +83,9 @@ public:
   void execute(const void *a, void *b);
   /// B := alpha op(A) + beta B (operation.hpp) instead of the copy: unpacking and the local
   /// copy apply `op` (a transposed plan's op is T or C); the message exchange is execute()'s.
-  /// A plan that is not transposed keeps its single-copy ways: their readers combine what
-  /// they read into b (Pieces::read_combined, copy_from_array, unpack); a transposed plan's
-  /// messages are all sent (Pieces::sent_only()).
+  /// The single-copy ways stay: their readers combine what they read into b
+  /// (Pieces::read_combined, read_transposed, copy_from_array, unpack); a transposed
+  /// trapezoid's messages are all sent (Pieces::sent_only()).
   void execute(const void *a, void *b, const Operation &op);
   /// Split execution: begin() then end() is execute(a, b) (with `op`: execute(a, b, *op)),
   /// and between them this rank may compute on other data. a must not change and b must not

@@ -404,7 +404,8 @@ std::int64_t expected_code(const CopySpec &c, const MatSpec &a, const MatSpec &b
       const std::int64_t wi = gi - (b.ia - 1), wj = gj - (b.ja - 1);
       if (wi >= 0 && wi < c.m && wj >= 0 && wj < c.n &&
           in_region(c.region, c.unit_diag, c.m, c.n, wi, wj)) {
-        return a_code(a, a.ia - 1 + wi, a.ja - 1 + wj, a_salt);
+        return c.transposed ? a_code(a, a.ia - 1 + wj, a.ja - 1 + wi, a_salt)
+                            : a_code(a, a.ia - 1 + wi, a.ja - 1 + wj, a_salt);
       }
     }
   }

@@ -222,6 +222,7 @@ struct CopySpec {
   Region region = Region::Full;
   bool unit_diag = false;
   std::int64_t m = 0, n = 0;
+  bool transposed = false; ///< B(i, j) <- A(j, i): A's window is n x m
 };
 
 /// The code expected at buffer position p of B after copying A (salt a_salt) into B whose

@@ -140,10 +140,12 @@ std::int64_t check_b_after_fault(const MatSpec &a, const MatSpec &b, const mpite
 std::int64_t check_b_after_operation(const MatSpec &a, const MatSpec &b,
                                      const mpitest::LocalBuf &lb, const std::vector<double> &buf,
                                      std::int64_t m, std::int64_t n, int a_salt, int b_salt,
-                                     const std::array<double, 2> &alpha_beta, std::string &report) {
+                                     const std::array<double, 2> &alpha_beta, std::string &report,
+                                     bool transposed) {
   mpitest::CopySpec c;
   c.m = m;
   c.n = n;
+  c.transposed = transposed;
   std::int64_t wrong = 0;
   for (std::int64_t p = 0; p < lb.elems; ++p) {
     const std::int64_t code = mpitest::expected_code(c, a, b, lb, p, a_salt, b_salt);
@@ -463,7 +465,10 @@ long long max_everywhere(long long v) {
 /// MPI_ERRORS_RETURN), and what its executions did.
 class TestExecutor {
 public:
-  TestExecutor(const Scenario &s, redist::Strategy strategy, redist::Index max_memory = 0) : s_(s) {
+  /// `transposed`: B := A^T (Transfer::perm {1, 0}; s.a's window is then s.n x s.m).
+  TestExecutor(const Scenario &s, redist::Strategy strategy, redist::Index max_memory = 0,
+               bool transposed = false)
+      : s_(s), transposed_(transposed) {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     CArgs x(s);
@@ -472,6 +477,9 @@ public:
     t.dst = redist::to_layout(*x.pb);
     t.m = s.m;
     t.n = s.n;
+    if (transposed) {
+      t.perm = {1, 0};
+    }
     redist::RankPlan plan = redist::make_rank_plan(t, world_rank(), world_size());
     redist::ScheduleOptions options;
     options.strategy = strategy;
@@ -527,7 +535,7 @@ public:
     }
     if (alpha_beta != nullptr) {
       wrong = check_b_after_operation(s_.a, s_.b, d.lb, d.b, s_.m, s_.n, a_salt, b_salt,
-                                      *alpha_beta, report);
+                                      *alpha_beta, report, transposed_);
       return error;
     }
     std::int64_t lost = 0;
@@ -538,6 +546,7 @@ public:
 
 private:
   Scenario s_;
+  bool transposed_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::unique_ptr<redist::Executor> executor_;
   std::string why_;
@@ -766,76 +775,101 @@ TEST(Faults, FailedSingleCopyReadFallsBackToSending) {
   }
 }
 
-// Operation plans (B := alpha A + beta B, op N) combine what they read into B. A read that fails
+// Operation plans (B := alpha op(A) + beta B) combine what they read into B. A read that fails
 // after some of its bounce buffers were combined, or a message of which some chunks were
 // combined before another failed, is repaired by sending the whole message again: the repair
 // must combine only the elements not combined yet (before the fix, beta != 0 made the others
-// wrong). Messages of several bounce buffers (whole columns of 512 elements: one
-// process_vm_readv per bounce buffer): on the last process the first read works, the second
+// wrong). op N: messages of several bounce buffers (whole columns of 512 elements: one
+// process_vm_readv per bounce buffer); on the last process the first read works, the second
 // fails (the middle of its first message), or the first fails (nothing combined); stepwise,
-// chunks of the packed message. Sent through MPI (REDIST_SINGLE_COPY=never), stepwise: the
-// second chunk's receive fails after the first chunk was combined.
+// chunks of the packed message. op T (Pieces::read_transposed; 2 processes): a message of 256
+// of B's rows (A's columns) by 400 of its columns is read in rectangles of 128 rows by 256
+// columns, so the second read fails after the first rectangle -- the upper half of 256
+// columns -- was combined (not a prefix of the message), the third after a whole block of
+// columns. Sent
+// through MPI (REDIST_SINGLE_COPY=never), stepwise: the second chunk's receive fails after the
+// first chunk was combined.
 TEST(Faults, FailedReadOfAnOperationCombinesEachElementOnce) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const int p = world_size();
   std::vector<int> reversed(static_cast<std::size_t>(p));
   for (int k = 0; k < p; ++k)
     reversed[static_cast<std::size_t>(k)] = p - 1 - k;
-  Scenario s;
-  s.a = errtest::matrix(errtest::init_grid('R', 1, p), 512, 1600, 512, 8, 0, 0, 1, 1, 0);
-  s.b = errtest::matrix(errtest::map_grid(1, p, reversed), 512, 1600, 512, 10, 0, 1, 1, 1, 3);
-  s.ictxt = errtest::init_grid('R', 1, p);
-  s.m = 512;
-  s.n = 1600;
+  struct Operation {
+    Scenario s;
+    bool transposed;
+    long long failures; // which reads fail in turn: the first, the second, ...
+    std::vector<const char *> ways;
+  };
+  Operation ops[2];
+  ops[0].s.a = errtest::matrix(errtest::init_grid('R', 1, p), 512, 1600, 512, 8, 0, 0, 1, 1, 0);
+  ops[0].s.b =
+      errtest::matrix(errtest::map_grid(1, p, reversed), 512, 1600, 512, 10, 0, 1, 1, 1, 3);
+  ops[0].s.n = 1600;
+  ops[0].transposed = false;
+  ops[0].failures = 2;
+  ops[0].ways = {"direct", "bounced", "read-packed", "never"};
+  ops[1].s.a = errtest::matrix(errtest::init_grid('R', 1, p), 800, 512, 800, 8, 0, 0, 1, 1, 2);
+  ops[1].s.b =
+      errtest::matrix(errtest::map_grid(1, p, reversed), 512, 800, 512, 100, 0, 1, 1, 1, 3);
+  ops[1].s.n = 800;
+  ops[1].transposed = true;
+  ops[1].failures = 3;
+  ops[1].ways = {"direct", "read-packed"}; // bounced reads as direct does; sent as for op N
   const std::array<double, 2> alpha_beta{-2.0, 0.5};
   const int last = p - 1;
-  const char *const ways[] = {"direct", "bounced", "read-packed", "never"};
-  for (const char *way : ways) {
-    const bool sent = std::string(way) == "never";
-    const SingleCopyMode env(way);
-    for (const auto strategy : {redist::Strategy::all_at_once, redist::Strategy::stepwise}) {
-      if (sent && strategy == redist::Strategy::all_at_once) continue; // whole or nothing
-      for (long long skip = 0; skip < 2; ++skip) {
-        const std::string where =
-            std::string("[REDIST_SINGLE_COPY=") + way +
-            (strategy == redist::Strategy::all_at_once ? ", all-at-once" : ", stepwise") +
-            ", failure " + std::to_string(skip + 1) + "] ";
-        TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
-        std::int64_t wrong = 0;
-        std::string report;
-        ASSERT_EQ(x.run(1, 2, wrong, report, &alpha_beta), "") << where;
-        ASSERT_EQ(wrong, 0) << where << report;
-        if (!sent && sum_everywhere(static_cast<long long>(x->single_copy_receives())) == 0) {
-          GTEST_SKIP() << "cross-memory reads are not permitted between these processes";
-        }
-        const long long before =
-            sent ? faults::injected() : sc::injected_failures(sc::Injected::read);
-        if (world_rank() == last) {
-          if (sent) {
-            faults::Fault f;
-            f.calls = faults::wait_recv;
-            f.tags = tags_of(0);
-            f.skip = skip + 1; // a later chunk: the first was combined
-            f.count = 1;
-            faults::arm(f);
-          } else {
-            sc::inject_failures(sc::Injected::read, skip, 1);
+  for (Operation &op : ops) {
+    Scenario &s = op.s;
+    s.ictxt = errtest::init_grid('R', 1, p);
+    s.m = 512;
+    for (const char *way : op.ways) {
+      const bool sent = std::string(way) == "never";
+      const SingleCopyMode env(way);
+      for (const auto strategy : {redist::Strategy::all_at_once, redist::Strategy::stepwise}) {
+        if (sent && strategy == redist::Strategy::all_at_once) continue; // whole or nothing
+        for (long long skip = 0; skip < op.failures; ++skip) {
+          const std::string where =
+              std::string(op.transposed ? "[op T, " : "[op N, ") + "REDIST_SINGLE_COPY=" + way +
+              (strategy == redist::Strategy::all_at_once ? ", all-at-once" : ", stepwise") +
+              ", failure " + std::to_string(skip + 1) + "] ";
+          TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0,
+                         op.transposed);
+          std::int64_t wrong = 0;
+          std::string report;
+          ASSERT_EQ(x.run(1, 2, wrong, report, &alpha_beta), "") << where;
+          ASSERT_EQ(wrong, 0) << where << report;
+          if (!sent && sum_everywhere(static_cast<long long>(x->single_copy_receives())) == 0) {
+            GTEST_SKIP() << "cross-memory reads are not permitted between these processes";
           }
+          const long long before =
+              sent ? faults::injected() : sc::injected_failures(sc::Injected::read);
+          if (world_rank() == last) {
+            if (sent) {
+              faults::Fault f;
+              f.calls = faults::wait_recv;
+              f.tags = tags_of(0);
+              f.skip = skip + 1; // a later chunk: the first was combined
+              f.count = 1;
+              faults::arm(f);
+            } else {
+              sc::inject_failures(sc::Injected::read, skip, 1);
+            }
+          }
+          mpitest::watchdog_arm(where + "a failed read of an operation");
+          EXPECT_EQ(x.run(3, 4, wrong, report, &alpha_beta), "") << where << "repaired";
+          mpitest::watchdog_disarm();
+          faults::disarm();
+          sc::inject_failures(sc::Injected::read, 0, 0);
+          const long long fired = sum_everywhere(
+              (sent ? faults::injected() : sc::injected_failures(sc::Injected::read)) - before);
+          EXPECT_EQ(fired, 1) << where << "failures injected";
+          EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), 1)
+              << where << "messages repaired";
+          EXPECT_EQ(wrong, 0) << where << "B after the repair:\n" << report;
+          EXPECT_EQ(x.run(5, 6, wrong, report, &alpha_beta), "") << where << "the next execution";
+          EXPECT_EQ(wrong, 0) << where << report;
+          if (::testing::Test::HasFailure()) return;
         }
-        mpitest::watchdog_arm(where + "a failed read of an operation");
-        EXPECT_EQ(x.run(3, 4, wrong, report, &alpha_beta), "") << where << "repaired";
-        mpitest::watchdog_disarm();
-        faults::disarm();
-        sc::inject_failures(sc::Injected::read, 0, 0);
-        const long long fired = sum_everywhere(
-            (sent ? faults::injected() : sc::injected_failures(sc::Injected::read)) - before);
-        EXPECT_EQ(fired, 1) << where << "failures injected";
-        EXPECT_EQ(sum_everywhere(static_cast<long long>(x->repaired_messages())), 1)
-            << where << "messages repaired";
-        EXPECT_EQ(wrong, 0) << where << "B after the repair:\n" << report;
-        EXPECT_EQ(x.run(5, 6, wrong, report, &alpha_beta), "") << where << "the next execution";
-        EXPECT_EQ(wrong, 0) << where << report;
-        if (::testing::Test::HasFailure()) return;
       }
     }
   }

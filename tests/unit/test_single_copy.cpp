@@ -390,6 +390,14 @@ TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
     EXPECT_EQ(single_copy::cheapest_way(counts, Mode::mapped, {}), Way::read_packed);
     EXPECT_NE(single_copy::cheapest_way(counts, Mode::always, {}), Way::mapped);
   }
+  // A transposed message (pdtran 4000^2 at 2 ranks: 40000 pieces of 800 bytes at the sender):
+  // reading it from the sender's array was measured slower than packing it (transposed) and
+  // reading or mapping the packed message; the forced ways stay forced.
+  const single_copy::PieceCounts transposed{32 * mib, 40000, 40000, true};
+  EXPECT_EQ(single_copy::cheapest_way(transposed, Mode::automatic, {}), Way::read_packed);
+  EXPECT_EQ(single_copy::cheapest_way(transposed, Mode::automatic, {.buffer = true}), Way::mapped);
+  EXPECT_EQ(single_copy::cheapest_way(transposed, Mode::bounced, {}), Way::bounced);
+  EXPECT_EQ(single_copy::cheapest_way(transposed, Mode::direct, {}), Way::direct);
 }
 
 TEST(RunPattern, IndexOfInvertsCountBelow) {

@@ -173,6 +173,84 @@ TEST(Transports, ArrayReadDirectAndBounced) {
   }
 }
 
+// A transposed plan's message read from the sender's array (Pieces::read_transposed), copied
+// and combined (B := -2 A^T + 0.5 B, exact in doubles): 300 of B's rows per column (bands of
+// 128 rows in the bounce buffer) by 349 of B's columns in runs of 3 (blocks of 256 columns),
+// read in three windows that start and end inside columns. Checked against positions from the
+// block-cyclic definitions.
+TEST(Transports, TransposedArrayReadInRectangles) {
+  if (!cross_memory_attach_works()) {
+    GTEST_SKIP() << "process_vm_readv is not permitted here";
+  }
+  constexpr Index kLldA = 705;
+  constexpr Index kLldB = 301;
+  Transfer t;
+  t.m = 300;
+  t.n = 700;
+  t.perm = {1, 0};
+  t.src.rows = {702, 7, 1, 0};
+  t.src.cols = {303, 4, 1, 0};
+  t.src.grid = {1, 1, {0}};
+  t.src.i = 2;
+  t.src.j = 3;
+  t.dst.rows = {300, 10, 1, 0};
+  t.dst.cols = {700, 3, 2, 1};
+  t.dst.grid = {1, 2, {1, 0}};
+  const RankPlan plan = make_rank_plan(t, 1, 2);
+  ASSERT_EQ(plan.recvs.size(), 1U);
+  std::vector<double> a(static_cast<std::size_t>(kLldA * 303), 0.0);
+  for (Index c = 0; c < 303; ++c) {
+    for (Index r = 0; r < 702; ++r) {
+      a[static_cast<std::size_t>(r + c * kLldA)] = 1.0 + static_cast<double>(r + 1000 * c);
+    }
+  }
+  const Index local_cols = t.dst.cols.local_extent(0); // rank 1 is grid column 0
+  const double alpha = -2.0;
+  const double beta = 0.5;
+  for (const bool combines : {false, true}) {
+    std::vector<double> expected(static_cast<std::size_t>(kLldB * local_cols), kUntouched);
+    Index extent = 0; // A's elements up to the last one read
+    for (Index wj = 0; wj < t.n; ++wj) {
+      if (ref_owner(t.dst.cols, wj) != 0) {
+        continue;
+      }
+      for (Index wi = 0; wi < t.m; ++wi) {
+        extent = std::max(extent, t.src.i + wj + (t.src.j + wi) * kLldA + 1);
+        const double from = a[static_cast<std::size_t>(t.src.i + wj + (t.src.j + wi) * kLldA)];
+        expected[static_cast<std::size_t>(wi + ref_local(t.dst.cols, wj) * kLldB)] =
+            combines ? alpha * from + beta * kUntouched : from;
+      }
+    }
+    Pieces receiver(plan, sizeof(double), 1, kLldB);
+    const Operation op = Operation::make(Scalar::f64, false, &alpha, &beta);
+    if (combines) {
+      receiver.set_operation(&op);
+    }
+    ReadScratch scratch;
+    scratch.bounce = std::make_unique<std::byte[]>(single_copy::kBounceBytes);
+    ArrayCopy arrays(receiver);
+    ArrayRead way(receiver, scratch, arrays, true);
+    single_copy::Identity sender = me();
+    sender.lld = kLldA;
+    const single_copy::Address at{reinterpret_cast<std::uintptr_t>(a.data()), {}};
+    const Index n = plan.recvs[0].elements;
+    ASSERT_EQ(n, 300 * local_cols);
+    EXPECT_EQ(receiver.source_extent(plan.recvs[0], kLldA), extent); // for a mapped array
+    std::vector<double> b(expected.size(), kUntouched);
+    const Index cuts[] = {0, 1234, n - 77, n};
+    for (int k = 0; k < 3; ++k) {
+      Index done = -1;
+      ASSERT_EQ(way.read(0, sender, at, cuts[k], cuts[k + 1], bytes(b), done), 0);
+      EXPECT_EQ(done, cuts[k + 1]);
+    }
+    EXPECT_EQ(b, expected) << "combines " << combines;
+    const single_copy::Address nowhere{8, {}};
+    Index done = -1;
+    EXPECT_NE(way.read(0, sender, nowhere, 0, n, bytes(b), done), 0);
+    EXPECT_EQ(done, 0);
+  }
+}
+
 TEST(Transports, PackedRead) {
   if (!cross_memory_attach_works()) {
     GTEST_SKIP() << "process_vm_readv is not permitted here";

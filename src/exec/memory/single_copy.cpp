@@ -270,10 +270,26 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   const auto bytes = static_cast<double>(counts.bytes);
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);
-  const double pack = bytes * kCopyPerByte + remote * kPerPieceCopied;
+  // A transposition costs about 2.7 passes over memory (one side is read or written across
+  // cache lines; measured on this machine, docs/performance.md).
+  constexpr double kTransposePerByte = 0.23e-9;
+  // A transposed message read from the sender's array: its pieces are short stretches of A's
+  // columns, read cold across many pages; measured ~0.6 us each with their bytes (pdtran
+  // 4000^2, 2 ranks: 40000 pieces of 800 bytes, 27 ms), 2-6x slower than packing.
+  constexpr double kPerRemotePieceTransposed = 600e-9;
+  const bool transposes = counts.transposes;
+  const double pack =
+      bytes * (transposes ? kTransposePerByte : kCopyPerByte) + remote * kPerPieceCopied;
+  // A transposed message is read through the bounce buffer and transposed out of it.
+  const double bounced =
+      transposes ? remote * kPerRemotePieceTransposed + bytes * kCopyPerByte + kRoundTrip
+                 : remote * kPerRemotePieceRead + local * kPerLocalPieceBounced +
+                       bytes * kFromCachePerByte + kRoundTrip;
   // From a mapped array the copy is the move itself, a piece at a time.
   const double direct =
-      mapped.array ? (remote + local) * kPerPieceCopied + kRoundTrip
+      mapped.array ? (remote + local) * kPerPieceCopied + kRoundTrip +
+                         (transposes ? bytes * kTransposePerByte : 0)
+      : transposes ? bounced
                    : remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip;
   const double sent = pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied;
   // With the buffer mapped, unpacking from it replaces the two reads through the bounce
@@ -286,9 +302,7 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   };
   const std::pair<double, Way> unmapped_ways[] = {
       {direct, Way::direct},
-      {remote * kPerRemotePieceRead + local * kPerLocalPieceBounced + bytes * kFromCachePerByte +
-           kRoundTrip,
-       Way::bounced},
+      {bounced, Way::bounced},
       {pack + bytes * kFromCachePerByte + local * kPerPieceCopied + kRoundTrip, Way::read_packed},
       {sent, Way::sent},
   };

@@ -88,6 +88,9 @@ struct PieceCounts {
   std::size_t bytes = 0;
   std::size_t remote_pieces = 0; ///< contiguous stretches in the sender's array
   std::size_t local_pieces = 0;  ///< contiguous stretches in the receiver's array
+  /// A transposed message: packing it transposes, and a read from the sender's array goes
+  /// through the bounce buffer and is transposed out of it (never `direct`).
+  bool transposes = false;
 };
 
 /// How one message moves (the sender learns it from the receiver on the first execution).

@@ -13,6 +13,10 @@ int ArrayRead::read(std::size_t i, const single_copy::Identity &sender,
     }
   }
   const Peer &peer = pieces_.plan().recvs[i];
+  if (pieces_.plan().transposed()) {
+    return pieces_.read_transposed(peer, sender.lld, lo, hi, scratch_, sender.pid, at.address, b,
+                                   done);
+  }
   if (pieces_.operation() != nullptr) {
     return pieces_.read_combined(peer, sender.lld, lo, hi, false, scratch_, sender.pid, at.address,
                                  b, done);

@@ -3,7 +3,9 @@
 // sender's array as it is (no packing), straight into its array or through the bounce buffer
 // with one process_vm_readv per bounce buffer; from a shared array it has mapped, it copies
 // them instead (ArrayCopy). With an operation (Pieces::operation()) the pieces are read into
-// the bounce buffer and combined into b from there (Pieces::read_combined), both ways alike.
+// the bounce buffer and combined into b from there (Pieces::read_combined), both ways alike;
+// a transposed plan's message is read a rectangle of A at a time into the bounce buffer and
+// transposed from there, both ways alike (Pieces::read_transposed).
 
 #include "array_copy.hpp"
 #include "message_read.hpp"
@@ -18,6 +20,9 @@ public:
 
   int read(std::size_t i, const single_copy::Identity &sender, const single_copy::Address &at,
            Index lo, Index hi, std::byte *b, Index &done) override;
+  [[nodiscard]] std::span<const std::pair<Index, Index>> combined_apart() const override {
+    return scratch_.combined_apart;
+  }
 
 private:
   const Pieces &pieces_;

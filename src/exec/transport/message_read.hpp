@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 namespace redist {
@@ -22,6 +24,9 @@ struct ReadScratch {
   single_copy::Reader reader;
   std::unique_ptr<std::byte[]> bounce;
   std::vector<BouncedPiece> bounced; // kept between messages: a read allocates nothing
+  /// After a failed transposed read: receive elements combined into b besides [lo, done)
+  /// (Pieces::read_transposed); empty otherwise.
+  std::vector<std::pair<Index, Index>> combined_apart;
 };
 
 class MessageRead {
@@ -38,6 +43,11 @@ public:
   virtual int read(std::size_t i, const single_copy::Identity &sender,
                    const single_copy::Address &at, Index lo, Index hi, std::byte *b,
                    Index &done) = 0;
+  /// After a failed read: receive elements combined into b besides [lo, done) (a transposed
+  /// read combines rectangles of the message); empty otherwise.
+  [[nodiscard]] virtual std::span<const std::pair<Index, Index>> combined_apart() const {
+    return {};
+  }
 };
 
 } // namespace redist

@@ -54,6 +54,9 @@ bool copy_short_pieces(std::byte *to, Index to_step, const std::byte *from, Inde
 // to `to` (to_e, to_w), in kTransposeTile x kTransposeTile sub-blocks so that both sides of a
 // transposition stay in the cache. N: the element size, 0 for `es` given at run time.
 constexpr Index kTransposeTile = 32;
+// The rows of a rectangle a transposed read reads at once (Pieces::read_transposed): the bounce
+// buffer holds 256 of its columns in doubles, pieces of A of 2 KiB.
+constexpr Index kReadRectangleRows = 128;
 
 template <std::size_t N>
 void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
@@ -236,6 +239,21 @@ Index source_extent(const RunPattern &rows, const RunPattern &cols, Index lld) {
   cols.for_each(cols.index_of(cols.total() - 1), cols.window_length(),
                 [&](const Run &c) { last_column = c.src_local + c.length - 1; });
   return last_column * lld + row_end;
+}
+
+// The pattern's stretches contiguous in the source's local indices and in the destination's.
+std::pair<std::size_t, std::size_t> stretches(const RunPattern &pattern) {
+  std::size_t src = 0;
+  std::size_t dst = 0;
+  Index next_src = -1;
+  Index next_dst = -1;
+  pattern.for_each([&](const Run &r) {
+    src += r.src_local == next_src ? 0 : 1;
+    dst += r.dst_local == next_dst ? 0 : 1;
+    next_src = r.src_local + r.length;
+    next_dst = r.dst_local + r.length;
+  });
+  return {src, dst};
 }
 
 // Adds to `reader` the part of each piece (src, dst, count) that lies in positions [lo, hi) of
@@ -577,22 +595,27 @@ single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
   if (nd_) {
     return estimate_nd_pieces(peer);
   }
+  const RunPattern &rows = plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)];
+  const RunPattern &cols = plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)];
+  const auto bytes = static_cast<std::size_t>(peer.elements) * element_size_;
+  if (plan_.transposed()) {
+    // read_transposed: each of A's columns (B's rows) in pieces along A's rows (B's columns),
+    // cut where A is not contiguous and between rectangles; b written along B's columns.
+    const auto rows_total = static_cast<std::size_t>(rows.total());
+    const auto cols_total = static_cast<std::size_t>(cols.total());
+    const std::size_t width = single_copy::kBounceBytes / element_size_ /
+                              std::clamp<std::size_t>(rows_total, 1, kReadRectangleRows);
+    return {bytes,
+            (stretches(cols).first + cols_total / std::max<std::size_t>(width, 1)) * rows_total,
+            (stretches(rows).second + rows_total / static_cast<std::size_t>(kReadRectangleRows)) *
+                cols_total,
+            true};
+  }
   // Stretches contiguous on each side in one column, times the columns: a column's stretches
   // that continue into the next one (whole columns with lld = column length) count apart.
-  std::size_t remote = 0;
-  std::size_t local = 0;
-  Index next_src = -1;
-  Index next_dst = -1;
-  plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)].for_each([&](const Run &r) {
-    remote += r.src_local == next_src ? 0 : 1;
-    local += r.dst_local == next_dst ? 0 : 1;
-    next_src = r.src_local + r.length;
-    next_dst = r.dst_local + r.length;
-  });
-  const auto columns =
-      static_cast<std::size_t>(plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)].total());
-  return {static_cast<std::size_t>(peer.elements) * element_size_, remote * columns,
-          local * columns};
+  const auto [remote, local] = stretches(rows);
+  const auto columns = static_cast<std::size_t>(cols.total());
+  return {bytes, remote * columns, local * columns};
 }
 
 void Pieces::gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
@@ -665,9 +688,109 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
   return error;
 }
 
+int Pieces::read_transposed(const Peer &peer, Index sender_lld, Index lo, Index hi,
+                            ReadScratch &scratch, std::int64_t pid, std::uint64_t address,
+                            std::byte *b, Index &done) const {
+  const RunPattern &rows = plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)];
+  const RunPattern &cols = plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)];
+  const std::size_t es = element_size_;
+  const Index per_column = rows.total();
+  scratch.combined_apart.clear();
+  done = lo;
+  hi = std::min(hi, peer.elements);
+  if (per_column == 0 || lo >= hi) {
+    return 0;
+  }
+  // Message element (s, t) -- B's local row of the message's row s, B's local column of its
+  // column t; A's local column and row -- is message position t * per_column + s. A rectangle
+  // [s0, s1) x [t0, t1) of the message is read into the bounce buffer row by row (element
+  // (s, t) at (s - s0) * width + t - t0): each of its rows is one of A's columns, a few long
+  // pieces of the sender's array; then it is transposed out of the cache into b.
+  const auto capacity = static_cast<Index>(single_copy::kBounceBytes / es);
+  single_copy::Reader &reader = scratch.reader;
+  std::byte *bounce = scratch.bounce.get();
+  const auto read_rectangle = [&](Index s0, Index s1, Index t0, Index t1) {
+    const Index width = t1 - t0;
+    const Index row_lo = rows.index_of(s0);
+    const Index row_hi = rows.index_of(s1 - 1) + 1;
+    const Index col_lo = cols.index_of(t0);
+    const Index col_hi = cols.index_of(t1 - 1) + 1;
+    reader.start(pid, address, bounce, nullptr);
+    Index s = 0;
+    rows.for_each(row_lo, row_hi, [&](const Run &r) {
+      for (Index dr = 0; dr < r.length; ++dr, ++s) {
+        const Index column = (r.src_local + dr) * sender_lld;
+        Index t = 0;
+        cols.for_each(col_lo, col_hi, [&](const Run &c) {
+          reader.add(static_cast<std::size_t>(column + c.src_local) * es,
+                     static_cast<std::size_t>(s * width + t) * es,
+                     static_cast<std::size_t>(c.length) * es);
+          t += c.length;
+        });
+      }
+    });
+    if (!reader.finish()) {
+      return reader.error();
+    }
+    Index t = 0;
+    cols.for_each(col_lo, col_hi, [&](const Run &c) {
+      Index s_run = 0;
+      rows.for_each(row_lo, row_hi, [&](const Run &r) {
+        std::byte *to = b + static_cast<std::size_t>(r.dst_local + c.dst_local * lld_dst_) * es;
+        const std::byte *from = bounce + static_cast<std::size_t>(s_run * width + t) * es;
+        if (operation_ != nullptr) {
+          apply_operation(*operation_, to, 1, lld_dst_, from, width, 1, r.length, c.length);
+        } else {
+          copy_rectangle(to, 1, lld_dst_, from, width, 1, r.length, c.length, es);
+        }
+        s_run += r.length;
+      });
+      t += c.length;
+    });
+    return 0;
+  };
+  Index position = lo;
+  while (position < hi) {
+    const Index t0 = position / per_column;
+    const Index s0 = position % per_column;
+    if (s0 != 0 || hi - position < per_column) {
+      // Part of one column (a window of the message starts or ends inside it).
+      const Index s1 = std::min({per_column, s0 + capacity, s0 + (hi - position)});
+      if (const int error = read_rectangle(s0, s1, t0, t0 + 1); error != 0) {
+        return error;
+      }
+      position += s1 - s0;
+      done = position;
+      continue;
+    }
+    // Whole columns [t0, t1), a band of kReadRectangleRows rows at a time.
+    const Index height = std::min(per_column, kReadRectangleRows);
+    const Index t1 =
+        t0 + std::max<Index>(1, std::min(capacity / height, (hi - position) / per_column));
+    for (Index s = 0; s < per_column; s += height) {
+      if (const int error = read_rectangle(s, std::min(per_column, s + height), t0, t1);
+          error != 0) {
+        // Rows [0, s) of columns [t0, t1) are combined: the first continues [lo, done).
+        done = t0 * per_column + s;
+        for (Index t = t0 + 1; t < t1 && s > 0; ++t) {
+          scratch.combined_apart.emplace_back(t * per_column, t * per_column + s);
+        }
+        return error;
+      }
+    }
+    position = t1 * per_column;
+    done = position;
+  }
+  return 0;
+}
+
 Index Pieces::source_extent(const Peer &peer, Index lld) const {
   if (nd_) {
     return nd_source_extent(peer);
+  }
+  if (plan_.transposed()) { // B's rows are A's columns
+    return redist::source_extent(plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)],
+                                 plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)], lld);
   }
   return redist::source_extent(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], lld);

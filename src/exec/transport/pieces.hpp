@@ -42,10 +42,11 @@ public:
   explicit Pieces(std::vector<Pieces> operations);
   /// A batch's operations (empty: not a batch).
   [[nodiscard]] std::span<const Pieces> batch_operations() const;
-  /// Every message of the plan goes through MPI: a transposed 2-D plan or a batch (no
-  /// single-copy way walks them yet: gather, source_extent, estimate_pieces are 2-D and N-d
-  /// copies').
-  [[nodiscard]] bool sent_only() const { return plan_.transposed() || batch_ != nullptr; }
+  /// Every message of the plan goes through MPI: a batch, or a transposed 2-D plan on a
+  /// trapezoid (no single-copy way walks them yet: read_transposed reads rectangles).
+  [[nodiscard]] bool sent_only() const {
+    return batch_ != nullptr || (plan_.transposed() && plan_.region.kind != Region::Kind::full);
+  }
   [[nodiscard]] const NdRankPlan *nd_plan() const { return nd_.get(); }
   /// N-d plans: this rank's strides of A, which its receivers read it with.
   [[nodiscard]] const Strides &source_strides() const { return nd_src_strides_; }
@@ -68,9 +69,8 @@ public:
   void copy_local(const std::byte *a, std::byte *b) const;
   /// Transposed plans (RankPlan::transposed()): pack and copy_local walk tiles.hpp's tiles;
   /// unpack is a copy's (the receiver's side of a transposed message is), copy_from_array
-  /// tiles too. gather, source_extent and estimate_pieces assume A is
-  /// contiguous along B's rows and are not used for transposed plans: the Executor sends
-  /// their messages (no single-copy way yet; a limit to lift).
+  /// tiles too. A read from a sender's array is read_transposed's (gather, with the sender's
+  /// array, is a copy's); a read of its packed message is a copy's.
   /// Copy receive elements [lo, hi) of `peer` from its sender's array `src` (mapped here,
   /// leading dimension src_lld) into b.
   void copy_from_array(const Peer &peer, const std::byte *src, Index src_lld, std::byte *b,
@@ -95,6 +95,14 @@ public:
   int read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
                     ReadScratch &scratch, std::int64_t pid, std::uint64_t address, std::byte *b,
                     Index &done) const;
+  /// A transposed plan (full region): read receive elements [lo, hi) of `peer` from process
+  /// pid's array at `address` (leading dimension sender_lld) into scratch.bounce, a rectangle
+  /// of A at a time (long pieces along A's columns), and transpose each into b, combined as
+  /// operation() says or copied. 0, or the reader's error. `done` and scratch.combined_apart:
+  /// the elements combined into b before a failure ([lo, done) and those ranges; a rectangle
+  /// spans columns of B, so what was combined need not be one range).
+  int read_transposed(const Peer &peer, Index sender_lld, Index lo, Index hi, ReadScratch &scratch,
+                      std::int64_t pid, std::uint64_t address, std::byte *b, Index &done) const;
   /// From now on unpack, copy_local and copy_from_array combine into b as `op` says (B :=
   /// alpha op(A) + beta B, operation.hpp) instead of copying; null (or a plain copy): copy.
   /// Pack stays a copy (of A's elements, transposed for a transposed plan); conjugation and

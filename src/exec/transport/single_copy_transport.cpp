@@ -62,6 +62,11 @@ void SingleCopyTransport::complete(Requests &requests, RequestInfo info, std::by
     const int error = read_.read(i, senders_[i], address_in_[i], info.lo, info.hi, b, done);
     if (pieces_.combines()) {
       requests.note_combined(i, info.lo, done);
+      if (error != 0) {
+        for (const auto &[first, second] : read_.combined_apart()) {
+          requests.note_combined(i, first, second);
+        }
+      }
     }
     if (error != 0) {
       requests.mark_recv(i, Requests::kReadFailed);
