@@ -321,8 +321,10 @@ std::string json_num(double v) {
 
 template <class T, class F> std::string joined(const std::vector<T> &v, const char *sep, F f) {
   std::string out;
-  for (std::size_t k = 0; k < v.size(); ++k)
-    out += (k ? sep : "") + f(v[k]);
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (k) out += sep;
+    out += f(v[k]);
+  }
   return out;
 }
 
@@ -688,8 +690,10 @@ void apply_network(const Network &net, bool max_concurrent_given, bool two_d,
 
 std::string link_name(const redist::torus::Torus &t, Index id) {
   const redist::torus::Link l = t.link(id);
-  return "(" + joined(t.coordinates(l.node), ",", [](int x) { return std::to_string(x); }) +
-         ") dim " + std::to_string(l.dim) + (l.direction > 0 ? " +" : " -");
+  std::string name = "(";
+  name += joined(t.coordinates(l.node), ",", [](int x) { return std::to_string(x); });
+  name += ") dim " + std::to_string(l.dim) + (l.direction > 0 ? " +" : " -");
+  return name;
 }
 
 std::string slab_name(const redist::torus::LoadBounds &b) {
