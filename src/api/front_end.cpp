@@ -463,6 +463,32 @@ bool busiest_inputs(MPI_Comm comm, const RankPlan *plan, const CostModel &model,
   return global[2] == 0.0;
 }
 
+// The half of planning every kind of plan shares, after its rank plan is made (or ran out of
+// memory here): the busiest process's inputs where `inputs_needed` (one reduction, on every
+// process), then the schedule and the executor. Running out of memory sets `out_of_memory`,
+// which agree_planned then makes known everywhere.
+template <class Choose, class Build>
+void schedule_and_build(MPI_Comm comm, const RankPlan *plan, bool inputs_needed,
+                        const ScheduleOptions &options, const std::vector<int> &nodes,
+                        std::size_t element_size, bool &out_of_memory, Planned &out,
+                        Choose &&choose, Build &&build) {
+  ScheduleInputs inputs;
+  const bool planned_everywhere =
+      !inputs_needed ||
+      busiest_inputs(comm, out_of_memory ? nullptr : plan, options.model, element_size, inputs);
+  if (out_of_memory || !planned_everywhere) return;
+  try {
+    ScheduleChoice choice;
+    // The two-level cost model applies where the ranks are on several nodes.
+    ScheduleOptions with_nodes = options;
+    with_nodes.node_of_rank = nodes;
+    out.why = choose(with_nodes, inputs, choice);
+    if (out.why.empty()) out.executor = build(std::move(choice));
+  } catch (const std::bad_alloc &) {
+    out_of_memory = true;
+  }
+}
+
 } // namespace
 
 Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, const Transfer &t,
@@ -481,25 +507,16 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
   } catch (const std::bad_alloc &) {
     out_of_memory = true;
   }
-  ScheduleInputs inputs;
-  const bool planned_everywhere = (options.max_memory == 0 && !predict) ||
-                                  busiest_inputs(comm, out_of_memory ? nullptr : &rank_plan,
-                                                 options.model, element_size, inputs);
-  if (!out_of_memory && planned_everywhere) {
-    try {
-      ScheduleChoice choice;
-      // The two-level cost model applies where the ranks are on several nodes.
-      ScheduleOptions with_nodes = options;
-      with_nodes.node_of_rank = nodes;
-      out.why = choose_schedule(t, rank_plan, with_nodes, inputs, element_size, choice);
-      if (out.why.empty()) {
-        out.executor = std::make_unique<Executor>(exec_comm, nodes, std::move(rank_plan),
-                                                  element_size, lld_a, lld_b, std::move(choice));
-      }
-    } catch (const std::bad_alloc &) {
-      out_of_memory = true;
-    }
-  }
+  schedule_and_build(
+      comm, &rank_plan, options.max_memory != 0 || predict, options, nodes, element_size,
+      out_of_memory, out,
+      [&](const ScheduleOptions &with_nodes, const ScheduleInputs &inputs, ScheduleChoice &choice) {
+        return choose_schedule(t, rank_plan, with_nodes, inputs, element_size, choice);
+      },
+      [&](ScheduleChoice &&choice) {
+        return std::make_unique<Executor>(exec_comm, nodes, std::move(rank_plan), element_size,
+                                          lld_a, lld_b, std::move(choice));
+      });
   agree_planned(comm, rank, size, out_of_memory, out);
   return out;
 }
@@ -517,28 +534,21 @@ Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &
   } catch (const std::bad_alloc &) {
     out_of_memory = true;
   }
-  ScheduleInputs inputs;
-  const bool planned_everywhere = busiest_inputs(comm, out_of_memory ? nullptr : &skeleton,
-                                                 options.model, element_size, inputs);
-  if (!out_of_memory && planned_everywhere) {
-    try {
-      ScheduleChoice choice;
-      ScheduleOptions with_nodes = options;
-      with_nodes.node_of_rank = nodes;
-      out.why = choose_nd_schedule(t, rank_plan, with_nodes, inputs, element_size, choice);
-      if (out.why.empty()) {
+  // Always the busiest process's inputs: an N-d plan reports its predicted time.
+  schedule_and_build(
+      comm, &skeleton, true, options, nodes, element_size, out_of_memory, out,
+      [&](const ScheduleOptions &with_nodes, const ScheduleInputs &inputs, ScheduleChoice &choice) {
+        return choose_nd_schedule(t, rank_plan, with_nodes, inputs, element_size, choice);
+      },
+      [&](ScheduleChoice &&choice) {
         Strides src{};
         Strides dst{};
         Coords c{};
         if (grid_of(t.src).find(rank, c)) src = local_strides(t.src, c);
         if (grid_of(t.dst).find(rank, c)) dst = local_strides(t.dst, c);
-        out.executor = std::make_unique<Executor>(comm, nodes, std::move(rank_plan), element_size,
-                                                  src, dst, std::move(choice));
-      }
-    } catch (const std::bad_alloc &) {
-      out_of_memory = true;
-    }
-  }
+        return std::make_unique<Executor>(comm, nodes, std::move(rank_plan), element_size, src, dst,
+                                          std::move(choice));
+      });
   agree_planned(comm, rank, size, out_of_memory, out);
   return out;
 }
