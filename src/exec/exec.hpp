@@ -12,6 +12,7 @@
 
 #include "array_copy.hpp"
 #include "array_read.hpp"
+#include "copy.hpp"
 #include "mapped_read.hpp"
 #include "message_read.hpp"
 #include "negotiation.hpp"
@@ -183,7 +184,14 @@ private:
   /// `offset` of send_buffer_, or of segment_ when its way maps it or there is no
   /// send_buffer_).
   void post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer);
-  void post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::size_t offset);
+  void post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::size_t offset,
+                 bool packed = false);
+  /// Where send i's way packs it, from byte `offset` (post_send).
+  std::byte *send_buffer_of(std::size_t i, std::size_t offset);
+  /// All at once: pack every message this rank packs and copy its local part a window of
+  /// each at a time, when that pays (large, and the local copy takes windows). Whether it
+  /// did; then the packed messages only need posting.
+  bool pack_with_local_copy(const std::byte *a, std::byte *b);
   /// From the second execution on: the ways agreed for it, and the pages of send_buffer_
   /// that only messages no longer packed there used given back.
   void use_later_ways();
@@ -208,6 +216,12 @@ private:
   std::unique_ptr<std::byte[]> recv_buffer_;
   Requests requests_; // receives first, then sends; the first failure of an execution
   ReadScratch scratch_;
+  std::vector<PieceCopy> collected_; // pack_with_local_copy's pieces of one window
+  // pack_with_local_copy: from how many bytes (the local part and the packed messages) it
+  // interleaves, and how many bytes of A a window reads (a quarter of this project's
+  // machine's second-level cache); REDIST_TEST_INTERLEAVING lowers both.
+  std::size_t interleaving_bytes_ = kStreamingBytes;
+  std::size_t interleaved_window_bytes_ = std::size_t{512} << 10;
   ArrayCopy array_copy_;
   ArrayRead direct_read_;
   ArrayRead bounced_read_;

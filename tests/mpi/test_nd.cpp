@@ -237,49 +237,73 @@ void check_schedule_info(const redist_options &o, const redist_plan_info &info) 
   EXPECT_GE(info.predicted_seconds, 0.0);
 }
 
-TEST(NdPlan, RandomLayoutsAgainstDarray) {
-  std::mt19937 rng(seed());
+namespace {
+
+// Case c: random layouts of extents gsizes (B's permuted every third case), redistributed
+// twice, B gathered and checked against the global array.
+void run_random_case(std::mt19937 &rng, int c, const std::vector<int64_t> &gsizes) {
   const int size = comm_size();
   const int rank = comm_rank();
+  const int ndims = static_cast<int>(gsizes.size());
+  std::vector<int> perm(static_cast<std::size_t>(ndims));
+  std::iota(perm.begin(), perm.end(), 0);
+  const bool permuted = c % 3 == 2;
+  if (permuted) std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int64_t> bsizes(gsizes.size());
+  for (int d = 0; d < ndims; ++d)
+    bsizes[d] = gsizes[static_cast<std::size_t>(perm[d])];
+  const Darray a = random_layout(rng, gsizes, size);
+  const Darray b = random_layout(rng, bsizes, size);
+  const redist_options options = case_options(rng, c);
+  SCOPED_TRACE("case " + std::to_string(c) + ": " + describe(options));
+  const std::vector<double> a_local = scatter(a);
+  std::vector<double> b_local(static_cast<std::size_t>(b.local_count(size, rank)), -1.0);
+  const redist_darray av = a.view();
+  const redist_darray bv = b.view();
+  redist_plan plan = nullptr;
+  const int rc =
+      permuted ? redist_nd_plan_create_perm(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, perm.data(),
+                                            &options, &plan)
+               : redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, &options, &plan);
+  EXPECT_EQ(rc, REDIST_SUCCESS) << "case " << c << ": " << redist_last_error();
+  if (rc != REDIST_SUCCESS) return;   // the same on every rank
+  for (int run = 0; run < 2; ++run) { // a plan executes again
+    EXPECT_EQ(redist_plan_execute(plan, a_local.data(), b_local.data()), REDIST_SUCCESS);
+    EXPECT_EQ(gather_and_check(a, b, perm, b_local), 0) << "case " << c << " run " << run;
+  }
+  redist_plan_info info{};
+  EXPECT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+  EXPECT_EQ(info.bytes_local + info.bytes_received,
+            static_cast<int64_t>(b_local.size() * sizeof(double)));
+  EXPECT_EQ(info.bytes_local + info.bytes_sent,
+            static_cast<int64_t>(a_local.size() * sizeof(double)));
+  check_schedule_info(options, info);
+  EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+}
+
+} // namespace
+
+TEST(NdPlan, RandomLayoutsAgainstDarray) {
+  std::mt19937 rng(seed());
   for (int c = 0; c < 120; ++c) {
     const int ndims = 1 + draw(rng, 4);
     std::vector<int64_t> gsizes(static_cast<std::size_t>(ndims));
     for (auto &g : gsizes)
       g = 1 + draw(rng, ndims <= 2 ? 13 : 6);
-    std::vector<int> perm(static_cast<std::size_t>(ndims));
-    std::iota(perm.begin(), perm.end(), 0);
-    const bool permuted = c % 3 == 2;
-    if (permuted) std::shuffle(perm.begin(), perm.end(), rng);
-    std::vector<int64_t> bsizes(gsizes.size());
-    for (int d = 0; d < ndims; ++d)
-      bsizes[d] = gsizes[static_cast<std::size_t>(perm[d])];
-    const Darray a = random_layout(rng, gsizes, size);
-    const Darray b = random_layout(rng, bsizes, size);
-    const redist_options options = case_options(rng, c);
-    SCOPED_TRACE("case " + std::to_string(c) + ": " + describe(options));
-    const std::vector<double> a_local = scatter(a);
-    std::vector<double> b_local(static_cast<std::size_t>(b.local_count(size, rank)), -1.0);
-    const redist_darray av = a.view();
-    const redist_darray bv = b.view();
-    redist_plan plan = nullptr;
-    const int rc =
-        permuted ? redist_nd_plan_create_perm(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, perm.data(),
-                                              &options, &plan)
-                 : redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, &options, &plan);
-    EXPECT_EQ(rc, REDIST_SUCCESS) << "case " << c << ": " << redist_last_error();
-    if (rc != REDIST_SUCCESS) continue; // the same on every rank
-    for (int run = 0; run < 2; ++run) { // a plan executes again
-      EXPECT_EQ(redist_plan_execute(plan, a_local.data(), b_local.data()), REDIST_SUCCESS);
-      EXPECT_EQ(gather_and_check(a, b, perm, b_local), 0) << "case " << c << " run " << run;
-    }
-    redist_plan_info info{};
-    EXPECT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
-    EXPECT_EQ(info.bytes_local + info.bytes_received,
-              static_cast<int64_t>(b_local.size() * sizeof(double)));
-    EXPECT_EQ(info.bytes_local + info.bytes_sent,
-              static_cast<int64_t>(a_local.size() * sizeof(double)));
-    check_schedule_info(options, info);
-    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+    run_random_case(rng, c, gsizes);
+  }
+}
+
+// Long rows: a fastest dimension of 40-200 elements, so that pieces reach hundreds of bytes
+// (the interleaved packing collects those of 256 bytes and more, mpi_nd_np3_interleaved_*).
+TEST(NdPlan, LongRowsAgainstDarray) {
+  std::mt19937 rng(seed() + 1);
+  for (int c = 0; c < 24; ++c) {
+    std::vector<int64_t> gsizes(static_cast<std::size_t>(2 + draw(rng, 2)));
+    for (auto &g : gsizes)
+      g = 1 + draw(rng, 6);
+    gsizes[static_cast<std::size_t>(draw(rng, 2)) * (gsizes.size() - 1)] = 40 + draw(rng, 161);
+    run_random_case(rng, c, gsizes);
   }
 }
 
@@ -506,7 +530,7 @@ TEST(NdPlan, WindowsGenBlockPaddingAgainstElementOracle) {
     redist_plan plan = nullptr;
     const int rc = redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, &options, &plan);
     EXPECT_EQ(rc, REDIST_SUCCESS) << "case " << c << ": " << redist_last_error();
-    if (rc != REDIST_SUCCESS) continue; // the same on every rank
+    if (rc != REDIST_SUCCESS) return; // the same on every rank
     EXPECT_EQ(redist_plan_execute(plan, a_local.data(), b_local.data()), REDIST_SUCCESS);
     redist_plan_info info{};
     EXPECT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);

@@ -433,7 +433,7 @@ public:
         std::byte *buffer = send_base == nullptr ? nullptr
                                                  : send_base + send_offsets_[i] +
                                                        static_cast<std::size_t>(begin) * es;
-        transport_->post_send(requests_, i, begin, hi, a, buffer);
+        transport_->post_send(requests_, i, begin, hi, a, buffer, false);
       }
       complete(requests_, 0, receives, b, "MPI_Waitany (receive)");
       complete(requests_, receives, requests_.size(), b, "MPI_Waitany (send)");

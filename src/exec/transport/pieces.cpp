@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 namespace redist {
@@ -103,10 +104,14 @@ public:
   /// On the packed side only message positions [window_lo, window_hi) are copied, to or from
   /// buffer position (position - window_lo): a piece of a message split across steps.
   /// `streaming`: large pieces bypass the cache (copy.hpp).
+  /// `collected`: where pieces of at least kCollectedPieceBytes go instead of being copied
+  /// (Pieces::collect), or null.
   Copier(const std::byte *src, std::byte *dst, std::size_t element_size, bool src_packed,
-         bool dst_packed, bool streaming, Index window_lo = 0, Index window_hi = INT64_MAX)
+         bool dst_packed, bool streaming, Index window_lo = 0, Index window_hi = INT64_MAX,
+         std::vector<PieceCopy> *collected = nullptr)
       : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed), dst_packed_(dst_packed),
-        streaming_(streaming), window_lo_(window_lo), window_hi_(window_hi) {}
+        streaming_(streaming), window_lo_(window_lo), window_hi_(window_hi), collected_(collected) {
+  }
   [[nodiscard]] Index window_lo() const { return window_lo_; }
   [[nodiscard]] Index window_hi() const { return window_hi_; }
   /// Continue at message position `position` (no piece before it is added).
@@ -163,8 +168,8 @@ public:
       return;
     }
     for (Index e = 0; e < g.count; ++e) {
-      copy_bytes(to + static_cast<std::size_t>(e * dst_step) * es_,
-                 from + static_cast<std::size_t>(e * src_step) * es_, bytes, streaming_);
+      copy(to + static_cast<std::size_t>(e * dst_step) * es_,
+           from + static_cast<std::size_t>(e * src_step) * es_, bytes);
     }
   }
 
@@ -207,6 +212,14 @@ private:
     const std::byte *from = src_ + static_cast<std::size_t>(src_off_) * es_;
     const std::size_t bytes = static_cast<std::size_t>(count_) * es_;
     count_ = 0;
+    copy(to, from, bytes);
+  }
+
+  void copy(std::byte *to, const std::byte *from, std::size_t bytes) {
+    if (collected_ != nullptr && bytes >= kCollectedPieceBytes) {
+      collected_->push_back({to, from, bytes});
+      return;
+    }
     copy_bytes(to, from, bytes, streaming_); // as memmove: user arrays may overlap
   }
 
@@ -218,6 +231,7 @@ private:
   bool streaming_;
   Index window_lo_;
   Index window_hi_;
+  std::vector<PieceCopy> *collected_;
   Index packed_ = 0;
   Index src_off_ = 0;
   Index dst_off_ = 0;
@@ -329,7 +343,8 @@ void Pieces::copy_nd(const NdPeer &peer, bool sending, PieceSide side, const Str
   // Packed side: message positions from lo; array side: the groups' offsets.
   const bool from_packed = side == PieceSide::destination;
   const bool to_packed = side == PieceSide::source;
-  Copier copier(from, to, element_size_, from_packed, to_packed, streaming, lo, hi);
+  Copier copier(from, to, element_size_, from_packed, to_packed, streaming, lo, hi,
+                sending ? collected_ : nullptr);
   for_each_nd_group(
       nd_->message(peer, sending), side, src_strides, nd_dst_strides_, lo, hi,
       [&](const NdPieceGroup &g) {
@@ -479,7 +494,7 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
                     true, lo, std::min(hi, peer.elements));
     return;
   }
-  Copier copier(a, out, element_size_, false, true, streams(peer), lo, hi);
+  Copier copier(a, out, element_size_, false, true, streams(peer), lo, hi, collected_);
   const auto r = static_cast<std::size_t>(peer.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
                plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier, lld_src_);
@@ -526,8 +541,22 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier, lld_src_);
 }
 
-void Pieces::copy_local(const std::byte *a, std::byte *b) const {
+void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) const {
   if (plan_.self.elements == 0) {
+    return;
+  }
+  if (lo != 0 || hi < plan_.self.elements) {
+    if (!windows_local()) {
+      throw std::logic_error("redist: a window of a local copy that takes none");
+    }
+    if (nd_) {
+      copy_nd(nd_->self, true, PieceSide::both, nd_src_strides_, a, b, lo, hi);
+      return;
+    }
+    Copier copier(a, b, element_size_, false, false, streams(plan_.self), lo, hi, collected_);
+    const auto r = static_cast<std::size_t>(plan_.self.row_slot);
+    copy_message(plan_.send_rows[r], send_groups_[r],
+                 plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier, lld_src_);
     return;
   }
   if (batch_) {
@@ -589,6 +618,16 @@ Index Pieces::nd_source_extent(const Peer &peer) const {
     last += end * sender[static_cast<std::size_t>(m.perm[static_cast<std::size_t>(d)])];
   }
   return last + 1;
+}
+
+std::size_t Pieces::local_source_stretches() const {
+  if (nd_) {
+    return static_cast<std::size_t>(redist::estimate_nd_pieces(
+        nd_->message(nd_->self, true), PieceSide::source, nd_src_strides_, nd_dst_strides_));
+  }
+  return stretches(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)]).first *
+         static_cast<std::size_t>(
+             plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)].total());
 }
 
 single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {

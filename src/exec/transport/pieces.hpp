@@ -21,6 +21,16 @@ namespace redist {
 class Copier;
 struct BatchParts;
 
+/// A long piece's copy, collected to be made later in the order of the source addresses
+/// (Pieces::collect).
+struct PieceCopy {
+  std::byte *to;
+  const std::byte *from;
+  std::size_t bytes;
+};
+/// Pieces shorter than this are copied at once even while collecting.
+inline constexpr std::size_t kCollectedPieceBytes = 256;
+
 class Pieces {
 public:
   /// lld_src / lld_dst: this rank's leading dimensions. `copies` false: the plan is only
@@ -65,8 +75,23 @@ public:
             Index hi = INT64_MAX) const;
   void unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo = 0,
               Index hi = INT64_MAX) const;
-  /// The local-copy way: the elements this rank keeps, from a to b.
-  void copy_local(const std::byte *a, std::byte *b) const;
+  /// The local-copy way: the elements this rank keeps, from a to b; only those at positions
+  /// [lo, hi) of the local message if windows_local().
+  void copy_local(const std::byte *a, std::byte *b, Index lo = 0, Index hi = INT64_MAX) const;
+  /// Whether copy_local takes a window of the local message in time proportional to the
+  /// window (an N-d plan, or a 2-D copy of a full region that is not transposed): the executor
+  /// then interleaves it with the packing (Executor::pack_with_local_copy).
+  [[nodiscard]] bool windows_local() const {
+    return batch_ == nullptr && (nd_ != nullptr || (!plan_.transposed() && operation_ == nullptr &&
+                                                    plan_.region.kind == Region::Kind::full));
+  }
+  /// The contiguous stretches of A the local copy reads, estimated as estimate_pieces does
+  /// (a 2-D column's stretches count apart from the next column's).
+  [[nodiscard]] std::size_t local_source_stretches() const;
+  /// Until collect(nullptr), pack and copy_local of a plan that windows_local() append the
+  /// pieces of at least kCollectedPieceBytes to `copies` instead of copying them; the caller
+  /// makes those copies (Executor::pack_with_local_copy).
+  void collect(std::vector<PieceCopy> *copies) { collected_ = copies; }
   /// Transposed plans (RankPlan::transposed()): pack and copy_local walk tiles.hpp's tiles;
   /// unpack is a copy's (the receiver's side of a transposed message is), copy_from_array
   /// tiles too. A read from a sender's array is read_transposed's (gather, with the sender's
@@ -164,8 +189,9 @@ private:
   Index lld_dst_;
   std::vector<RowGroups> send_groups_; // by row slot (full regions only)
   std::vector<RowGroups> recv_groups_;
-  const Operation *operation_ = nullptr; // set for one execution
-  std::shared_ptr<const NdRankPlan> nd_; // an N-d plan; plan_ is then its skeleton
+  const Operation *operation_ = nullptr;        // set for one execution
+  std::vector<PieceCopy> *collected_ = nullptr; // collect()
+  std::shared_ptr<const NdRankPlan> nd_;        // an N-d plan; plan_ is then its skeleton
   Strides nd_src_strides_{};
   Strides nd_dst_strides_{};
   std::vector<Strides> nd_sender_strides_; // per receive

@@ -14,9 +14,9 @@ void Sent::post_receive(Requests &requests, std::size_t i, Index lo, Index hi, s
 }
 
 void Sent::post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
-                     std::byte *buffer) {
+                     std::byte *buffer, bool packed) {
   const Peer &peer = pieces_.plan().sends[i];
-  if (a != nullptr) { // NULL: an argument error of a deferred execution, sent unfilled
+  if (a != nullptr && !packed) { // NULL: an argument error of a deferred execution, sent unfilled
     call_timers::lap(call_timers::post_sends);
     pieces_.pack(peer, a, buffer, lo, hi);
     call_timers::lap(call_timers::pack);

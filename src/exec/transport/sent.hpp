@@ -18,7 +18,7 @@ public:
   void post_receive(Requests &requests, std::size_t i, Index lo, Index hi,
                     std::byte *buffer) override;
   void post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
-                 std::byte *buffer) override;
+                 std::byte *buffer, bool packed) override;
   void complete(Requests &requests, RequestInfo info, std::byte *b) override;
   void failed(Requests &requests, RequestInfo info) override;
   /// Deferred: a message whose pieces all arrived is left in its buffer (arrived() says so)

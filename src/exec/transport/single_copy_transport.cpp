@@ -26,11 +26,13 @@ void SingleCopyTransport::post_receive(Requests &requests, std::size_t i, Index 
 }
 
 void SingleCopyTransport::post_send(Requests &requests, std::size_t i, Index lo, Index hi,
-                                    const std::byte *a, std::byte *buffer) {
+                                    const std::byte *a, std::byte *buffer, bool packed) {
   const Peer &peer = pieces_.plan().sends[i];
   const bool packs = !single_copy::reads_array(way_);
   if (packs) {
-    pieces_.pack(peer, a, buffer, lo, hi);
+    if (!packed) {
+      pieces_.pack(peer, a, buffer, lo, hi);
+    }
     streaming_fence(); // the receiver reads the buffer from another process
   }
   reply_in_[i] = 0;

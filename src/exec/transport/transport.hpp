@@ -44,9 +44,10 @@ public:
   virtual void post_receive(Requests &requests, std::size_t i, Index lo, Index hi,
                             std::byte *buffer) = 0;
   /// The sender's part of moving send elements [lo, hi) of plan.sends[i] from `a`; `buffer`
-  /// (hi - lo elements, where send_buffer() says) is where it packs.
+  /// (hi - lo elements, where send_buffer() says) is where it packs, or where the executor has
+  /// packed them already if `packed`.
   virtual void post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
-                         std::byte *buffer) = 0;
+                         std::byte *buffer, bool packed) = 0;
   /// A request this transport posted completed without error; b is the receiver's array.
   virtual void complete(Requests &requests, RequestInfo info, std::byte *b) = 0;
   /// A request this transport posted failed (at its post, or completed with an error): mark
