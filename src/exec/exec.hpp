@@ -218,10 +218,12 @@ private:
   ReadScratch scratch_;
   std::vector<PieceCopy> collected_; // pack_with_local_copy's pieces of one window
   // pack_with_local_copy: from how many bytes (the local part and the packed messages) it
-  // interleaves, and how many bytes of A a window reads (a quarter of this project's
-  // machine's second-level cache); REDIST_TEST_INTERLEAVING lowers both.
+  // interleaves, and how many bytes of A a window reads (the second-level cache of this
+  // project's machine; nd_bench was fastest with windows of 1 to 8 MiB, its CYCLIC case 25%
+  // slower with 512 KiB, whose walks restart four times as often); REDIST_TEST_INTERLEAVING
+  // lowers both.
   std::size_t interleaving_bytes_ = kStreamingBytes;
-  std::size_t interleaved_window_bytes_ = std::size_t{512} << 10;
+  std::size_t interleaved_window_bytes_ = std::size_t{2} << 20;
   ArrayCopy array_copy_;
   ArrayRead direct_read_;
   ArrayRead bounced_read_;
