@@ -50,6 +50,12 @@ for np in 1 3 4; do
 done
 ci_mpi 120 3 "$build/tests/errors/redist_error_fatal_tests"
 ci_mpi 120 3 "$build/tests/mpi/redist_mpi_dropin_tests"
+# Packing interleaved with the local copy (Executor::pack_with_local_copy) on every plan that
+# can take it, 2-D (sent) and N-d (packed for a mapped read).
+REDIST_TEST_INTERLEAVING=200 ci_mpi 120 3 "$build/tests/mpi/redist_exec_tests" --cases=40 \
+  --case-timeout=60 --gtest_filter=Executor.RandomTransfersExecutedRepeatedly
+REDIST_TEST_INTERLEAVING=3000 REDIST_SINGLE_COPY=mapped ci_mpi 120 3 \
+  "$build/tests/mpi/redist_nd_tests"
 ci_mpi 120 4 "$build/examples/redist_demo"
 ci_reliability_tests "$build" sanitize
 ci_done
