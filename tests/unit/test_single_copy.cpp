@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -47,6 +48,35 @@ TEST(CopyBytes, MatchesMemmoveWithAndWithoutStreaming) {
     streaming_fence();
     ASSERT_EQ(data, expected) << "trial " << trial << " n " << n << " from " << from << " to " << to
                               << " streaming " << streaming;
+  }
+}
+
+// stream_gather against an element-by-element copy: element sizes with and without the
+// streaming loop, destinations at every offset within 16 bytes, source steps forward and back.
+TEST(StreamGather, MatchesAnElementByElementCopy) {
+  std::mt19937_64 rng(12);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::size_t size = std::array<std::size_t, 5>{4, 8, 16, 2, 12}[trial % 5];
+    const std::size_t count = rng() % 70;
+    const auto step = static_cast<std::ptrdiff_t>(size * (1 + rng() % 5));
+    const bool backwards = rng() % 4 == 0;
+    const std::size_t span = count * static_cast<std::size_t>(step) + size;
+    std::vector<std::byte> source = random_bytes(span, rng);
+    std::vector<std::byte> out(count * size + 32, std::byte{0x5A});
+    std::vector<std::byte> expected = out;
+    const std::size_t offset = rng() % 16;
+    const std::byte *first =
+        backwards ? source.data() + (count > 0 ? (count - 1) * static_cast<std::size_t>(step) : 0)
+                  : source.data();
+    const std::ptrdiff_t from_step = backwards ? -step : step;
+    for (std::size_t e = 0; e < count; ++e) {
+      std::memcpy(expected.data() + offset + e * size,
+                  first + static_cast<std::ptrdiff_t>(e) * from_step, size);
+    }
+    stream_gather(out.data() + offset, first, from_step, count, size);
+    streaming_fence();
+    ASSERT_EQ(out, expected) << "trial " << trial << " size " << size << " count " << count
+                             << " step " << from_step << " offset " << offset;
   }
 }
 

@@ -16,6 +16,13 @@ inline constexpr std::size_t kStreamingBytes = std::size_t{8} << 20;
 /// Overlapping ranges are copied as memmove does.
 void copy_bytes(std::byte *to, const std::byte *from, std::size_t n, bool streaming);
 
+/// `count` elements of `size` bytes, element e from `from + e * from_step`, to consecutive
+/// places from `to` (a column of a transposition into a large destination): on x86-64, for
+/// sizes 4, 8 and 16, the destination's whole cache lines with streaming stores; otherwise,
+/// and the partial lines at the ends, element by element.
+void stream_gather(std::byte *to, const std::byte *from, std::ptrdiff_t from_step,
+                   std::size_t count, std::size_t size);
+
 /// Orders the streaming stores before everything after it.
 void streaming_fence();
 

@@ -54,6 +54,8 @@ bool copy_short_pieces(std::byte *to, Index to_step, const std::byte *from, Inde
 // Element (e, w) of a height x width rectangle from `from` (steps from_e, from_w, in elements)
 // to `to` (to_e, to_w), in kTransposeTile x kTransposeTile sub-blocks so that both sides of a
 // transposition stay in the cache. N: the element size, 0 for `es` given at run time.
+// `streaming` (a large copy): where `to` is contiguous along e, its columns are written with
+// streaming stores (copy.hpp's stream_gather).
 constexpr Index kTransposeTile = 32;
 // The rows of a rectangle a transposed read reads at once (Pieces::read_transposed): the bounce
 // buffer holds 256 of its columns in doubles, pieces of A of 2 KiB.
@@ -61,8 +63,9 @@ constexpr Index kReadRectangleRows = 128;
 
 template <std::size_t N>
 void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
-                    Index from_w, Index height, Index width, std::size_t es) {
+                    Index from_w, Index height, Index width, std::size_t es, bool streaming) {
   const std::size_t size = N > 0 ? N : es;
+  const bool gather = streaming && to_e == 1;
   for (Index w0 = 0; w0 < width; w0 += kTransposeTile) {
     const Index w1 = std::min(width, w0 + kTransposeTile);
     for (Index e0 = 0; e0 < height; e0 += kTransposeTile) {
@@ -70,6 +73,13 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
       for (Index w = w0; w < w1; ++w) {
         std::byte *t = to + static_cast<std::size_t>(w * to_w) * size;
         const std::byte *f = from + static_cast<std::size_t>(w * from_w) * size;
+        if (gather) {
+          stream_gather(t + static_cast<std::size_t>(e0) * size,
+                        f + static_cast<std::size_t>(e0 * from_e) * size,
+                        static_cast<std::ptrdiff_t>(from_e * static_cast<Index>(size)),
+                        static_cast<std::size_t>(e1 - e0), size);
+          continue;
+        }
         for (Index e = e0; e < e1; ++e) {
           std::memcpy(t + static_cast<std::size_t>(e * to_e) * size,
                       f + static_cast<std::size_t>(e * from_e) * size, N > 0 ? N : es);
@@ -80,16 +90,17 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
 }
 
 void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
-                    Index from_w, Index height, Index width, std::size_t es) {
+                    Index from_w, Index height, Index width, std::size_t es,
+                    bool streaming = false) {
   switch (es) {
   case 4:
-    return copy_rectangle<4>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+    return copy_rectangle<4>(to, to_e, to_w, from, from_e, from_w, height, width, es, streaming);
   case 8:
-    return copy_rectangle<8>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+    return copy_rectangle<8>(to, to_e, to_w, from, from_e, from_w, height, width, es, streaming);
   case 16:
-    return copy_rectangle<16>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+    return copy_rectangle<16>(to, to_e, to_w, from, from_e, from_w, height, width, es, streaming);
   default:
-    return copy_rectangle<0>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+    return copy_rectangle<0>(to, to_e, to_w, from, from_e, from_w, height, width, es, streaming);
   }
 }
 
@@ -200,7 +211,8 @@ public:
     packed_ += total;
     copy_rectangle(dst_ + static_cast<std::size_t>(to) * es_, dst_packed_ ? 1 : dst_e,
                    dst_packed_ ? height : dst_w, src_ + static_cast<std::size_t>(from) * es_,
-                   src_packed_ ? 1 : src_e, src_packed_ ? height : src_w, height, width, es_);
+                   src_packed_ ? 1 : src_e, src_packed_ ? height : src_w, height, width, es_,
+                   streaming_);
   }
 
 private:
@@ -408,7 +420,8 @@ void Pieces::copy_message(const RunPattern &rows, const RowGroups &groups, const
 }
 
 void Pieces::copy_transposed(const RunPattern &rows, const RunPattern &cols, const std::byte *a,
-                             Index src_lld, std::byte *to, bool packed, Index lo, Index hi) const {
+                             Index src_lld, std::byte *to, bool packed, Index lo, Index hi,
+                             bool streaming) const {
   const std::size_t es = element_size_;
   for_each_tile(
       rows, cols, plan_.region, plan_.m, plan_.n, true, src_lld, lld_dst_, [&](const Tile &tile) {
@@ -434,7 +447,8 @@ void Pieces::copy_transposed(const RunPattern &rows, const RunPattern &cols, con
                                           es;
           if (packed) {
             copy_rectangle(to + static_cast<std::size_t>(tile.position + w0 * step + e0 - lo) * es,
-                           1, step, from, tile.src_step, tile.src_width_step, e1 - e0, w1 - w0, es);
+                           1, step, from, tile.src_step, tile.src_width_step, e1 - e0, w1 - w0, es,
+                           streaming);
           } else if (operation_ != nullptr) {
             apply_operation(*operation_,
                             to + static_cast<std::size_t>(tile.dst + e0 * tile.dst_step +
@@ -447,7 +461,7 @@ void Pieces::copy_transposed(const RunPattern &rows, const RunPattern &cols, con
                                                          w0 * tile.dst_width_step) *
                                     es,
                            tile.dst_step, tile.dst_width_step, from, tile.src_step,
-                           tile.src_width_step, e1 - e0, w1 - w0, es);
+                           tile.src_width_step, e1 - e0, w1 - w0, es, streaming);
           }
         };
         // Whole columns in one blocked copy; only the first and last may be clipped.
@@ -491,7 +505,7 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
   if (plan_.transposed()) {
     copy_transposed(plan_.send_rows[static_cast<std::size_t>(peer.row_slot)],
                     plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], a, lld_src_, out,
-                    true, lo, std::min(hi, peer.elements));
+                    true, lo, std::min(hi, peer.elements), streams(peer));
     return;
   }
   Copier copier(a, out, element_size_, false, true, streams(peer), lo, hi, collected_);
@@ -570,7 +584,7 @@ void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) co
   if (plan_.transposed()) {
     copy_transposed(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
                     plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], a, lld_src_, b,
-                    false, 0, plan_.self.elements);
+                    false, 0, plan_.self.elements, streams(plan_.self));
     return;
   }
   if (operation_ != nullptr) {
@@ -845,7 +859,7 @@ void Pieces::copy_from_array(const Peer &peer, const std::byte *src, Index src_l
   if (plan_.transposed()) {
     copy_transposed(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
                     plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], src, src_lld, b,
-                    false, lo, std::min(hi, peer.elements));
+                    false, lo, std::min(hi, peer.elements), streams(peer));
     return;
   }
   if (operation_ != nullptr) {

@@ -154,9 +154,11 @@ private:
                     Copier &copier, Index src_lld) const;
   /// A transposed plan's message (tiles.hpp's for_each_tile, in cache-sized sub-blocks) from a
   /// (leading dimension src_lld) into `to`, message positions [lo, hi): packed (from position
-  /// lo) when `packed`, else into B's local array.
+  /// lo) when `packed`, else into B's local array; `streaming` for a large message
+  /// (copy.hpp).
   void copy_transposed(const RunPattern &rows, const RunPattern &cols, const std::byte *a,
-                       Index src_lld, std::byte *to, bool packed, Index lo, Index hi) const;
+                       Index src_lld, std::byte *to, bool packed, Index lo, Index hi,
+                       bool streaming) const;
   /// unpack / copy_local / copy_from_array with operation_: the pieces of (rows, cols) from
   /// `from` (packed from message position lo when `packed`, else an array of A with leading
   /// dimension src_lld) combined into b.
