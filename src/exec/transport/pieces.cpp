@@ -61,11 +61,10 @@ constexpr Index kTransposeTile = 32;
 // buffer holds 256 of its columns in doubles, pieces of A of 2 KiB.
 constexpr Index kReadRectangleRows = 128;
 
-template <std::size_t N>
+template <std::size_t N, bool Gather>
 void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
-                    Index from_w, Index height, Index width, std::size_t es, bool streaming) {
+                    Index from_w, Index height, Index width, std::size_t es) {
   const std::size_t size = N > 0 ? N : es;
-  const bool gather = streaming && to_e == 1;
   for (Index w0 = 0; w0 < width; w0 += kTransposeTile) {
     const Index w1 = std::min(width, w0 + kTransposeTile);
     for (Index e0 = 0; e0 < height; e0 += kTransposeTile) {
@@ -73,19 +72,29 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
       for (Index w = w0; w < w1; ++w) {
         std::byte *t = to + static_cast<std::size_t>(w * to_w) * size;
         const std::byte *f = from + static_cast<std::size_t>(w * from_w) * size;
-        if (gather) {
+        if constexpr (Gather) { // to_e == 1
           stream_gather(t + static_cast<std::size_t>(e0) * size,
                         f + static_cast<std::size_t>(e0 * from_e) * size,
                         static_cast<std::ptrdiff_t>(from_e * static_cast<Index>(size)),
                         static_cast<std::size_t>(e1 - e0), size);
-          continue;
-        }
-        for (Index e = e0; e < e1; ++e) {
-          std::memcpy(t + static_cast<std::size_t>(e * to_e) * size,
-                      f + static_cast<std::size_t>(e * from_e) * size, N > 0 ? N : es);
+        } else {
+          for (Index e = e0; e < e1; ++e) {
+            std::memcpy(t + static_cast<std::size_t>(e * to_e) * size,
+                        f + static_cast<std::size_t>(e * from_e) * size, N > 0 ? N : es);
+          }
         }
       }
     }
+  }
+}
+
+template <std::size_t N>
+void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
+                    Index from_w, Index height, Index width, std::size_t es, bool streaming) {
+  if (streaming && to_e == 1) {
+    copy_rectangle<N, true>(to, to_e, to_w, from, from_e, from_w, height, width, es);
+  } else {
+    copy_rectangle<N, false>(to, to_e, to_w, from, from_e, from_w, height, width, es);
   }
 }
 
