@@ -369,8 +369,31 @@ TEST(TransposeExec, RandomTransposesExecutedRepeatedly) {
   EXPECT_EQ(failed, 0);
 }
 
-/// Hand-made: one rank's whole n x m A to another's (or its own) m x n B, 1 x 1 grids, tiles
-/// of many 32 x 32 sub-blocks; all at once and in stepwise chunks that split columns.
+/// Rank 0's n x m A (a window at (ia, ja) of an (n + 2) x (m + 1) matrix) to rank 1's (or, on
+/// one rank, its own) m x n B, 1 x 1 grids, blocks of `block`, padded leading dimensions.
+TransposeCase rank_to_rank_case(int index, int element_size, std::int64_t m, std::int64_t n,
+                                std::int64_t block, std::int64_t lld_extra) {
+  TransposeCase c;
+  c.index = index;
+  c.element_size = element_size;
+  c.m = m;
+  c.n = n;
+  c.a.grid.ranks = {0};
+  c.b.grid.ranks = {world_size() > 1 ? 1 : 0};
+  c.a.mg = n + 2;
+  c.a.ng = m + 1;
+  c.b.mg = m;
+  c.b.ng = n;
+  for (MatSpec *s : {&c.a, &c.b}) {
+    s->mb = block;
+    s->nb = block;
+    s->lld_extra = {lld_extra};
+  }
+  return c;
+}
+
+/// Hand-made: tiles of many 32 x 32 sub-blocks; all at once and in stepwise chunks that split
+/// columns.
 TEST(TransposeExec, LargeTilesInChunks) {
   const int np = world_size();
   Tally tally;
@@ -378,24 +401,9 @@ TEST(TransposeExec, LargeTilesInChunks) {
   int index = 0;
   for (const int es : {4, 8, 16}) {
     for (const std::int64_t chunk : {std::int64_t{0}, std::int64_t{977}, std::int64_t{4096}}) {
-      TransposeCase c;
-      c.index = index++;
-      c.element_size = es;
-      c.m = 131;
-      c.n = 97;
-      c.a.grid.ranks = {0};
-      c.b.grid.ranks = {np > 1 ? 1 : 0};
-      c.a.mg = c.n + 2;
-      c.a.ng = c.m + 1;
+      TransposeCase c = rank_to_rank_case(index++, es, 131, 97, 300, 3);
       c.a.ia = 3;
       c.a.ja = 2;
-      c.b.mg = c.m;
-      c.b.ng = c.n;
-      for (MatSpec *s : {&c.a, &c.b}) {
-        s->mb = 300;
-        s->nb = 300;
-        s->lld_extra = {3};
-      }
       c.options.strategy = chunk > 0 ? Strategy::stepwise : Strategy::all_at_once;
       c.options.max_memory = 2 * es * chunk;
       failed += run_everywhere(c, "hand-made np " + std::to_string(np), tally);
@@ -413,25 +421,11 @@ TEST(TransposeExec, LargeMessagesStream) {
   int failed = 0;
   int index = 0;
   for (const int es : {4, 8, 16}) {
-    TransposeCase c;
-    c.index = index++;
-    c.element_size = es;
-    c.m = 1601;
-    c.n = 1600;
-    c.a.grid.ranks = {0};
-    c.b.grid.ranks = {np > 1 ? 1 : 0};
-    c.a.mg = c.n + 1;
-    c.a.ng = c.m + 2;
+    TransposeCase c = rank_to_rank_case(index++, es, 1601, 1600, 2000, 1);
     c.a.ia = 2;
-    c.a.ja = 3;
+    c.a.ja = 2;
     c.b.mg = c.m + 1;
-    c.b.ng = c.n;
     c.b.ia = 2;
-    for (MatSpec *s : {&c.a, &c.b}) {
-      s->mb = 2000;
-      s->nb = 2000;
-      s->lld_extra = {1};
-    }
     failed += run_everywhere(c, "hand-made np " + std::to_string(np), tally);
   }
   EXPECT_EQ(failed, 0);

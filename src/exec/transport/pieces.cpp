@@ -568,26 +568,15 @@ void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) co
   if (plan_.self.elements == 0) {
     return;
   }
-  if (lo != 0 || hi < plan_.self.elements) {
-    if (!windows_local()) {
-      throw std::logic_error("redist: a window of a local copy that takes none");
-    }
-    if (nd_) {
-      copy_nd(nd_->self, true, PieceSide::both, nd_src_strides_, a, b, lo, hi);
-      return;
-    }
-    Copier copier(a, b, element_size_, false, false, streams(plan_.self), lo, hi, collected_);
-    const auto r = static_cast<std::size_t>(plan_.self.row_slot);
-    copy_message(plan_.send_rows[r], send_groups_[r],
-                 plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier, lld_src_);
-    return;
+  if ((lo != 0 || hi < plan_.self.elements) && !windows_local()) {
+    throw std::logic_error("redist: a window of a local copy that takes none");
   }
   if (batch_) {
     copy_batch_local(a, b);
     return;
   }
   if (nd_) {
-    copy_nd(nd_->self, true, PieceSide::both, nd_src_strides_, a, b, 0, INT64_MAX);
+    copy_nd(nd_->self, true, PieceSide::both, nd_src_strides_, a, b, lo, hi);
     return;
   }
   if (plan_.transposed()) {
@@ -602,7 +591,7 @@ void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) co
                  plan_.self.elements, lld_src_);
     return;
   }
-  Copier copier(a, b, element_size_, false, false, streams(plan_.self));
+  Copier copier(a, b, element_size_, false, false, streams(plan_.self), lo, hi, collected_);
   const auto r = static_cast<std::size_t>(plan_.self.row_slot);
   copy_message(plan_.send_rows[r], send_groups_[r],
                plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], copier, lld_src_);
