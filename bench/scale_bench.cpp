@@ -21,13 +21,15 @@
 // Stepwise without a closed form falls back to matchings of the whole 1-D graph; those are
 // run only up to --matching-max processes per dimension (default 1,024) and reported as
 // skipped beyond.
-// (c) One rank's N-d plan (make_nd_rank_plan, issue 16 item 8) of a 3-D array on 4,096 ranks:
+// (c) One rank's N-d plan (make_nd_rank_plan, issue 16 item 8) of a 3-D array on 4,096 ranks,
+//     alone and with the `auto` schedule choice (choose_nd_schedule, which may try two phases):
 //     the pencil moves (BLOCK, BLOCK, *) -> (*, BLOCK, BLOCK) -> (BLOCK, *, BLOCK) on 64 x 64
 //     grids, CYCLIC(4, 8, 1) -> CYCLIC(16, 1, 2) and (BLOCK, BLOCK, BLOCK) -> CYCLIC(1, 1, 1)
 //     (every rank a peer of every rank) on 16 x 16 x 16, for --nd-ranks ranks
 //     spread over the communicator (rank 0 and the last among them); per rank the median of
 //     --reps plans, then the median and the maximum over those ranks. --nd-only: (c) alone.
 #include "nd_plan.hpp"
+#include "nd_planner.hpp"
 #include "planner.hpp"
 #include "schedule_cyclic.hpp"
 
@@ -296,18 +298,23 @@ void nd_plans(const Options &opt) {
   };
   std::printf("## (c) one rank's N-d plan at %d ranks: make_nd_rank_plan, %d ranks sampled\n\n",
               kRanks, opt.nd_ranks);
-  std::puts("| case | n^3 | median ms | max ms (rank) | peers (send / receive) of the slowest | "
-            "plan KiB of the slowest |");
-  std::puts("|---|---|---|---|---|---|");
+  std::puts("| case | n^3 | median ms | max ms (rank) | with the auto schedule choice: median / "
+            "max ms (chosen) | peers (send / receive) of the slowest | plan KiB of the slowest |");
+  std::puts("|---|---|---|---|---|---|---|");
   for (const NdCase &c : cases) {
     const std::string why = redist::check_nd_transfer(c.t, kRanks);
     if (!why.empty()) {
       std::fprintf(stderr, "scale_bench: %s: %s\n", c.name, why.c_str());
       std::exit(1);
     }
+    // The inputs every rank gets from one reduction (exact: nd_all_at_once_estimate).
+    const redist::ScheduleInputs inputs =
+        redist::nd_all_at_once_estimate(c.t, redist::ScheduleOptions{}.model, sizeof(double));
     std::vector<double> per_rank;
+    std::vector<double> with_choice;
     double slowest = -1;
     int slowest_rank = 0;
+    std::string chosen;
     const int samples = std::min(opt.nd_ranks, kRanks);
     for (int i = 0; i < samples; ++i) {
       const int rank =
@@ -319,14 +326,27 @@ void nd_plans(const Options &opt) {
         slowest = m.median_ms;
         slowest_rank = rank;
       }
+      with_choice.push_back(
+          measure(opt.reps, [&] {
+            const redist::NdRankPlan plan = redist::make_nd_rank_plan(c.t, rank, kRanks);
+            redist::ScheduleChoice choice;
+            const std::string refused = redist::choose_nd_schedule(
+                c.t, plan, redist::ScheduleOptions{}, inputs, sizeof(double), choice);
+            chosen =
+                refused.empty() ? std::string(redist::strategy_name(choice.strategy)) : refused;
+            return plan.sends.size() + choice.steps.size();
+          }).median_ms);
     }
     std::vector<double> sorted = per_rank;
     std::sort(sorted.begin(), sorted.end());
+    std::sort(with_choice.begin(), with_choice.end());
     const redist::NdRankPlan plan = redist::make_nd_rank_plan(c.t, slowest_rank, kRanks);
-    std::printf("| %s | %lld^3 | %s | %s (%d) | %zu / %zu | %s |\n", c.name,
+    std::printf("| %s | %lld^3 | %s | %s (%d) | %s / %s (%s) | %zu / %zu | %s |\n", c.name,
                 static_cast<long long>(kN), ms_text(sorted[sorted.size() / 2]).c_str(),
-                ms_text(slowest).c_str(), slowest_rank, plan.sends.size(), plan.recvs.size(),
-                kib(plan.memory_bytes()).c_str());
+                ms_text(slowest).c_str(), slowest_rank,
+                ms_text(with_choice[with_choice.size() / 2]).c_str(),
+                ms_text(with_choice.back()).c_str(), chosen.c_str(), plan.sends.size(),
+                plan.recvs.size(), kib(plan.memory_bytes()).c_str());
     std::fflush(stdout);
   }
 }

@@ -3,6 +3,7 @@
 #include "call_timers.hpp"
 #include "copy.hpp"
 #include "error.hpp"
+#include "nd_planner.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -102,6 +103,16 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
                                             two->mid_lld, two->choices[0], tag + 1);
     phases_[1] = std::make_unique<Executor>(comm, node_ids, two->plans[1], element_size,
                                             two->mid_lld, lld_dst, two->choices[1], tag + 2);
+    mid_.resize(static_cast<std::size_t>(two->mid_elements) * element_size);
+    return;
+  }
+  if (const NdTwoPhase *two = schedule_.nd_phases.get()) {
+    phases_[0] = std::make_unique<Executor>(comm, node_ids, two->plans[0], element_size,
+                                            pieces_.source_strides(), two->mid_strides,
+                                            two->choices[0], tag + 1);
+    phases_[1] =
+        std::make_unique<Executor>(comm, node_ids, two->plans[1], element_size, two->mid_strides,
+                                   pieces_.destination_strides(), two->choices[1], tag + 2);
     mid_.resize(static_cast<std::size_t>(two->mid_elements) * element_size);
     return;
   }
@@ -715,8 +726,7 @@ std::size_t Executor::array_copies() const {
 
 std::size_t Executor::buffer_bytes() const {
   if (phases_[0]) {
-    return static_cast<std::size_t>(schedule_.phases->mid_elements) * pieces_.element_size() +
-           phases_[0]->buffer_bytes() + phases_[1]->buffer_bytes();
+    return mid_.size() + phases_[0]->buffer_bytes() + phases_[1]->buffer_bytes();
   }
   if (schedule_.strategy == Strategy::all_at_once) {
     return send_offsets_.back() + recv_offsets_.back();

@@ -51,8 +51,8 @@ public:
            Index lld_src, Index lld_dst, ScheduleChoice schedule = {}, int tag = kTag);
   /// An N-d plan (issue 16), its messages sent or read in a single copy as for 2-D plans:
   /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
-  /// `schedule` as for 2-D plans (choose_nd_schedule; no two phases). Collective over comm,
-  /// as the first constructor.
+  /// `schedule` as for 2-D plans (choose_nd_schedule; two phases through its nd_phases).
+  /// Collective over comm, as the first constructor.
   Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
            const Strides &dst_strides, int tag = kTag);
   /// The same, local, with node_ids(comm) already made.

@@ -1,8 +1,11 @@
 #include "nd_planner.hpp"
 
+#include "schedule_cyclic.hpp"
 #include "schedule_matching.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -288,11 +291,245 @@ Index window_elements(const NdTransfer &t) {
   return elements;
 }
 
-// Why an N-d multiphase request runs in one phase.
-constexpr const char *kNdOnePhase =
-    "multiphase: N-d plans run in one phase (two phases are 2-D only)";
+// Communicator size implied by the grids: one more than the largest rank in either.
+int nd_comm_size(const NdTransfer &t) {
+  int size = 0;
+  for (const NdLayout *l : {&t.src, &t.dst}) {
+    size =
+        std::max(size, l->ranks.empty() ? static_cast<int>(grid_of(*l).positions())
+                                        : *std::max_element(l->ranks.begin(), l->ranks.end()) + 1);
+  }
+  return size;
+}
+
+// The coordinates of position p of a grid numbered row-major (the last dimension fastest).
+Coords coords_of(const GridView &grid, std::size_t p) {
+  Coords c{};
+  for (int d = grid.ndims - 1; d >= 0; --d) {
+    const auto extent = static_cast<std::size_t>(grid.extents[static_cast<std::size_t>(d)]);
+    c[static_cast<std::size_t>(d)] = static_cast<int>(p % extent);
+    p /= extent;
+  }
+  return c;
+}
+
+// One dimension of an N-d intermediate layout.
+struct NdMidDimension {
+  NdDimension dim;
+  bool intermediate = false;
+};
+
+// The choices along dimension `a` of an intermediate layout on t.src's grid (`source`, a being
+// A's dimension) or on t.dst's (a being B's): the end's own distribution of the window (a
+// GEN_BLOCK's extents cut to it), and where both ends are block-cyclic along it
+// mid_dimensions' choices.
+std::vector<NdMidDimension> nd_mid_dimensions(const NdTransfer &t, bool source, int a) {
+  int d = a;
+  for (int e = 0; source && e < t.ndims(); ++e) {
+    d = t.perm_at(e) == a ? e : d;
+  }
+  const DimTransfer dt = t.dim(d);
+  const DimDistribution &own = source ? dt.src : dt.dst;
+  const Index start = source ? dt.src_start : dt.dst_start;
+  if (own.gen_block) {
+    NdDimension dim;
+    dim.kind = Distribution::gen_block;
+    dim.extent = dt.length;
+    dim.nprocs = own.nprocs();
+    for (std::size_t c = 0; c + 1 < own.bounds.size(); ++c) {
+      const Index lo = std::max(own.bounds[c], start);
+      const Index hi = std::min(own.bounds[c + 1], start + dt.length);
+      dim.gen_block.push_back(std::max<Index>(0, hi - lo));
+    }
+    return {{dim, false}};
+  }
+  std::vector<BlockCyclic> intermediates;
+  if (!dt.src.gen_block && !dt.dst.gen_block) {
+    intermediates = multiphase_intermediates(
+        Transfer1D{dt.src.cyclic, dt.dst.cyclic, dt.src_start, dt.dst_start, dt.length});
+  }
+  std::vector<NdMidDimension> out;
+  for (const MidDimension &m : mid_dimensions(dt.length, own.cyclic, start, intermediates)) {
+    NdDimension dim;
+    dim.kind = Distribution::cyclic;
+    dim.extent = m.layout.extent;
+    dim.darg = m.layout.block;
+    dim.nprocs = m.layout.nprocs;
+    dim.first_process = m.layout.src;
+    out.push_back({dim, m.intermediate});
+  }
+  return out;
+}
+
+// Bytes of the largest intermediate array of `mid` over its grid.
+Index nd_mid_bytes_max(const NdLayout &mid, std::size_t element_bytes) {
+  auto bytes = static_cast<Index>(element_bytes);
+  for (const NdDimension &dim : mid.dims) {
+    const DimDistribution resolved = resolve(dim);
+    Index widest = 0;
+    for (int p = 0; p < dim.nprocs; ++p) {
+      widest = std::max(widest, resolved.local_extent(p));
+    }
+    bytes *= widest;
+  }
+  return bytes;
+}
+
+// A dimension of an intermediate layout as choice.detail names it.
+std::string dimension_name(const NdDimension &dim) {
+  if (dim.kind == Distribution::gen_block) return "GEN_BLOCK";
+  return dim.nprocs == 1 ? "*" : "CYCLIC(" + std::to_string(dim.darg) + ")";
+}
 
 } // namespace
+
+std::vector<NdMidLayout> nd_mid_layouts(const NdTransfer &t) {
+  std::vector<NdMidLayout> out;
+  const int n = t.ndims();
+  for (const bool source : {true, false}) {
+    const NdLayout &end = source ? t.src : t.dst;
+    std::vector<std::vector<NdMidDimension>> choices;
+    std::size_t combinations = 1;
+    std::size_t widest = 1;
+    for (int a = 0; a < n; ++a) {
+      choices.push_back(nd_mid_dimensions(t, source, a));
+      combinations *= choices.back().size();
+      widest = std::max(widest, choices.back().size());
+    }
+    const auto add = [&](const std::vector<std::size_t> &pick) {
+      NdMidLayout mid{{}, source};
+      mid.layout.ranks = end.ranks;
+      mid.layout.order = end.order;
+      bool intermediate = false;
+      for (std::size_t a = 0; a < choices.size(); ++a) {
+        mid.layout.dims.push_back(choices[a][pick[a]].dim);
+        intermediate = intermediate || choices[a][pick[a]].intermediate;
+      }
+      if (intermediate) {
+        out.push_back(std::move(mid));
+      }
+    };
+    std::vector<std::size_t> pick(choices.size(), 0);
+    if (combinations <= kNdMidCombinations) {
+      for (std::size_t k = 0; k < combinations; ++k) {
+        std::size_t rest = k;
+        for (std::size_t a = 0; a < choices.size(); ++a) {
+          pick[a] = rest % choices[a].size();
+          rest /= choices[a].size();
+        }
+        add(pick);
+      }
+    } else {
+      for (std::size_t i = 1; i < widest; ++i) {
+        for (std::size_t a = 0; a < choices.size(); ++a) {
+          pick[a] = std::min(i, choices[a].size() - 1);
+        }
+        add(pick);
+      }
+    }
+  }
+  return out;
+}
+
+std::array<NdTransfer, 2> nd_two_phases(const NdTransfer &t, const NdMidLayout &mid) {
+  if (mid.on_source) {
+    return {NdTransfer{t.src, mid.layout, {}}, NdTransfer{mid.layout, t.dst, t.perm}};
+  }
+  return {NdTransfer{t.src, mid.layout, t.perm}, NdTransfer{mid.layout, t.dst, {}}};
+}
+
+ScheduleInputs nd_all_at_once_estimate(const NdTransfer &t, const CostModel &model,
+                                       std::size_t element_bytes) {
+  // Per dimension of B: the volumes between A's processes along perm[d] and B's along d, and
+  // each process's degree and total.
+  struct DimTotals {
+    std::vector<DimVolume> volumes; // by (src, dst)
+    std::vector<Index> send_messages, sent, recv_messages, received;
+    [[nodiscard]] Index volume(int src, int dst) const {
+      const auto it = std::lower_bound(volumes.begin(), volumes.end(), std::pair{src, dst},
+                                       [](const DimVolume &v, auto key) {
+                                         return std::pair{v.src, v.dst} < key;
+                                       });
+      return it != volumes.end() && it->src == src && it->dst == dst ? it->volume : 0;
+    }
+  };
+  const int n = t.ndims();
+  std::vector<DimTotals> dims(static_cast<std::size_t>(n));
+  for (int d = 0; d < n; ++d) {
+    const DimTransfer dt = t.dim(d);
+    DimTotals &dim = dims[static_cast<std::size_t>(d)];
+    dim.volumes = dim_volumes(dt);
+    std::sort(dim.volumes.begin(), dim.volumes.end(), [](const DimVolume &x, const DimVolume &y) {
+      return std::pair{x.src, x.dst} < std::pair{y.src, y.dst};
+    });
+    dim.send_messages.assign(static_cast<std::size_t>(dt.src.nprocs()), 0);
+    dim.sent.assign(static_cast<std::size_t>(dt.src.nprocs()), 0);
+    dim.recv_messages.assign(static_cast<std::size_t>(dt.dst.nprocs()), 0);
+    dim.received.assign(static_cast<std::size_t>(dt.dst.nprocs()), 0);
+    for (const DimVolume &v : dim.volumes) {
+      ++dim.send_messages[static_cast<std::size_t>(v.src)];
+      dim.sent[static_cast<std::size_t>(v.src)] += v.volume;
+      ++dim.recv_messages[static_cast<std::size_t>(v.dst)];
+      dim.received[static_cast<std::size_t>(v.dst)] += v.volume;
+    }
+  }
+  const GridView src = grid_of(t.src);
+  const GridView dst = grid_of(t.dst);
+  // The elements a rank at A's coordinates a and B's b keeps.
+  const auto kept = [&](const Coords &a, const Coords &b) {
+    Index elements = 1;
+    for (int d = 0; d < n; ++d) {
+      const auto du = static_cast<std::size_t>(d);
+      elements *= dims[du].volume(a[static_cast<std::size_t>(t.perm_at(d))], b[du]);
+    }
+    return elements;
+  };
+  const auto comm_size = static_cast<std::size_t>(nd_comm_size(t));
+  std::vector<AllAtOnceTotals> ranks(comm_size);
+  // Every rank's position on each grid (none: positions()), in one pass over each grid.
+  const auto positions_of_ranks = [&](const GridView &grid) {
+    std::vector<std::size_t> out(comm_size, grid.positions());
+    for (std::size_t p = 0; p < grid.positions(); ++p) {
+      out[static_cast<std::size_t>(grid.rank_at(coords_of(grid, p)))] = p;
+    }
+    return out;
+  };
+  const std::vector<std::size_t> src_position = positions_of_ranks(src);
+  const std::vector<std::size_t> dst_position = positions_of_ranks(dst);
+  for (std::size_t p = 0; p < src.positions(); ++p) {
+    const Coords a = coords_of(src, p);
+    const int rank = src.rank_at(a);
+    const std::size_t q = dst_position[static_cast<std::size_t>(rank)];
+    const Index self = q < dst.positions() ? kept(a, coords_of(dst, q)) : 0;
+    Index messages = 1;
+    Index elements = 1;
+    for (int d = 0; d < n; ++d) {
+      const auto at = static_cast<std::size_t>(a[static_cast<std::size_t>(t.perm_at(d))]);
+      messages *= dims[static_cast<std::size_t>(d)].send_messages[at];
+      elements *= dims[static_cast<std::size_t>(d)].sent[at];
+    }
+    AllAtOnceTotals &r = ranks[static_cast<std::size_t>(rank)];
+    r.sent_messages += messages - (self > 0 ? 1 : 0);
+    r.sent += elements - self;
+  }
+  for (std::size_t p = 0; p < dst.positions(); ++p) {
+    const Coords b = coords_of(dst, p);
+    const int rank = dst.rank_at(b);
+    const std::size_t q = src_position[static_cast<std::size_t>(rank)];
+    const Index self = q < src.positions() ? kept(coords_of(src, q), b) : 0;
+    Index messages = 1;
+    Index elements = 1;
+    for (int d = 0; d < n; ++d) {
+      const auto at = static_cast<std::size_t>(b[static_cast<std::size_t>(d)]);
+      messages *= dims[static_cast<std::size_t>(d)].recv_messages[at];
+      elements *= dims[static_cast<std::size_t>(d)].received[at];
+    }
+    AllAtOnceTotals &r = ranks[static_cast<std::size_t>(rank)];
+    r.received_messages += messages - (self > 0 ? 1 : 0);
+    r.received += elements - self;
+  }
+  return all_at_once_maxima(ranks, model, element_bytes);
+}
 
 VolumeGraph nd_volume_graph(const NdTransfer &t) {
   const NdScheduleGrids grids = nd_schedule_grids(t);
@@ -303,9 +540,12 @@ VolumeGraph nd_volume_graph(const NdTransfer &t) {
   return g;
 }
 
-std::string choose_nd_schedule(const NdTransfer &t, const NdRankPlan &plan,
-                               const ScheduleOptions &options, const ScheduleInputs &inputs,
-                               std::size_t element_bytes, ScheduleChoice &choice) {
+namespace {
+
+// The one-phase decision for an N-d transfer (options.strategy is not multiphase).
+std::string choose_nd_one_phase(const NdTransfer &t, const NdRankPlan &plan,
+                                const ScheduleOptions &options, const ScheduleInputs &inputs,
+                                std::size_t element_bytes, ScheduleChoice &choice) {
   const NdScheduler scheduler(t, options);
   const auto build = [&](const ScheduleOptions &o, ScheduleChoice &c) -> std::string {
     c.strategy = o.strategy;
@@ -331,14 +571,114 @@ std::string choose_nd_schedule(const NdTransfer &t, const NdRankPlan &plan,
     c.steps = rank_steps(scheduler.grids(), t, plan, whole);
     return {};
   };
-  if (options.strategy != Strategy::multiphase) {
-    return choose_one_phase(options, inputs, element_bytes, build, choice);
+  return choose_one_phase(options, inputs, element_bytes, build, choice);
+}
+
+// The two-phase part of the decision (choose_two_phase's in planner.cpp, for N-d transfers):
+// the intermediate layout of nd_mid_layouts the model finds cheapest, each phase chosen as
+// `automatic` would under the options' limits, the intermediate array counted against
+// max_memory. False when none applies or fits, or none is predicted faster than `bound`
+// seconds (a candidate is dropped as soon as its first phase alone reaches the bound or the
+// best candidate's time).
+bool choose_nd_two_phase(const NdTransfer &t, const NdRankPlan &plan,
+                         const ScheduleOptions &options, std::size_t element_bytes,
+                         ScheduleChoice &choice,
+                         double bound = std::numeric_limits<double>::infinity()) {
+  if (window_elements(t) == 0) {
+    return false;
   }
-  ScheduleOptions one = options;
-  one.strategy = Strategy::automatic;
-  std::string why = choose_one_phase(one, inputs, element_bytes, build, choice);
-  choice.detail = std::string(kNdOnePhase) + ", one phase: " + choice.detail;
-  return why;
+  const int comm_size = std::max(nd_comm_size(t), plan.rank + 1);
+  std::shared_ptr<NdTwoPhase> best;
+  const auto seconds = [](const NdTwoPhase &p) {
+    return p.choices[0].stats.seconds + p.choices[1].stats.seconds;
+  };
+  for (NdMidLayout &mid : nd_mid_layouts(t)) {
+    ScheduleOptions phase_options = options;
+    phase_options.strategy = Strategy::automatic;
+    if (options.max_memory > 0) {
+      // The intermediate array and both phases' buffers are held together.
+      phase_options.max_memory =
+          (options.max_memory - nd_mid_bytes_max(mid.layout, element_bytes)) / 2;
+      if (phase_options.max_memory < static_cast<Index>(2 * element_bytes)) {
+        continue;
+      }
+    }
+    auto two = std::make_shared<NdTwoPhase>();
+    two->transfers = nd_two_phases(t, mid);
+    const double to_beat = best ? std::min(bound, seconds(*best)) : bound;
+    bool feasible = true;
+    for (std::size_t phase = 0; phase < 2 && feasible; ++phase) {
+      const NdTransfer &pt = two->transfers[phase];
+      two->plans[phase] = make_nd_rank_plan(pt, plan.rank, comm_size);
+      feasible = choose_nd_one_phase(pt, two->plans[phase], phase_options,
+                                     nd_all_at_once_estimate(pt, options.model, element_bytes),
+                                     element_bytes, two->choices[phase])
+                     .empty() &&
+                 two->choices[phase].stats.seconds < to_beat;
+    }
+    if (feasible && seconds(*two) < to_beat) {
+      two->mid = std::move(mid.layout);
+      two->on_source = mid.on_source;
+      two->phase_options = phase_options;
+      two->phase_options.node_of_rank = {}; // O(ranks): not kept by an executing plan
+      best = std::move(two);
+    }
+  }
+  if (!best) {
+    return false;
+  }
+  Coords at{};
+  if (grid_of(best->mid).find(plan.rank, at)) {
+    best->mid_strides = local_strides(best->mid, at);
+    best->mid_elements = 1;
+    for (const Index count : local_counts(best->mid, at)) {
+      best->mid_elements *= count;
+    }
+  }
+  choice = ScheduleChoice{};
+  choice.strategy = Strategy::multiphase;
+  choice.detail = "two phases through ";
+  for (std::size_t a = 0; a < best->mid.dims.size(); ++a) {
+    choice.detail += (a == 0 ? "" : " x ") + dimension_name(best->mid.dims[a]);
+  }
+  choice.detail += std::string(" on the ") + (best->on_source ? "source" : "destination") +
+                   " grid: " + std::string(strategy_name(best->choices[0].strategy)) + " then " +
+                   std::string(strategy_name(best->choices[1].strategy));
+  choice.stats = two_phase_stats(best->choices);
+  choice.nd_phases = std::move(best);
+  return true;
+}
+
+} // namespace
+
+std::string choose_nd_schedule(const NdTransfer &t, const NdRankPlan &plan,
+                               const ScheduleOptions &options, const ScheduleInputs &inputs,
+                               std::size_t element_bytes, ScheduleChoice &choice) {
+  if (options.strategy == Strategy::multiphase) {
+    Index chunk = 0;
+    if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
+      return why;
+    }
+    if (choose_nd_two_phase(t, plan, options, element_bytes, choice)) {
+      return {};
+    }
+    ScheduleOptions one = options;
+    one.strategy = Strategy::automatic;
+    std::string why = choose_nd_one_phase(t, plan, one, inputs, element_bytes, choice);
+    choice.detail = std::string(kNoIntermediateLayout) + ", one phase: " + choice.detail;
+    return why;
+  }
+  if (std::string why = choose_nd_one_phase(t, plan, options, inputs, element_bytes, choice);
+      !why.empty() || options.strategy != Strategy::automatic) {
+    return why;
+  }
+  // As for 2-D plans: two phases when the model predicts them faster (Kaushik et al.).
+  ScheduleChoice two;
+  if (choose_nd_two_phase(t, plan, options, element_bytes, two, choice.stats.seconds)) {
+    choice = std::move(two);
+    choice.detail = "auto: " + choice.detail;
+  }
+  return {};
 }
 
 std::string nd_global_schedule(const NdTransfer &t, const ScheduleOptions &options,

@@ -503,17 +503,25 @@ std::vector<RankStep> rank_steps_of_schedule(const Transfer &t, const RankPlan &
 
 } // namespace
 
+ScheduleInputs all_at_once_maxima(std::span<const AllAtOnceTotals> ranks, const CostModel &model,
+                                  std::size_t element_bytes) {
+  const auto es = static_cast<Index>(element_bytes);
+  ScheduleInputs out;
+  for (const AllAtOnceTotals &r : ranks) {
+    out.all_at_once_buffer_max = std::max(out.all_at_once_buffer_max, (r.sent + r.received) * es);
+    out.all_at_once_seconds =
+        std::max(out.all_at_once_seconds,
+                 model.alpha * static_cast<double>(std::max(r.sent_messages, r.received_messages)) +
+                     model.beta * static_cast<double>(std::max(r.sent, r.received) * es));
+  }
+  return out;
+}
+
 ScheduleInputs all_at_once_local(const RankPlan &plan, const CostModel &model,
                                  std::size_t element_bytes) {
-  const auto es = static_cast<Index>(element_bytes);
-  const Index sent = plan.elements_sent() * es;
-  const Index received = plan.elements_received() * es;
-  ScheduleInputs local;
-  local.all_at_once_buffer_max = sent + received;
-  const auto messages = static_cast<double>(std::max(plan.sends.size(), plan.recvs.size()));
-  local.all_at_once_seconds =
-      model.alpha * messages + model.beta * static_cast<double>(std::max(sent, received));
-  return local;
+  const AllAtOnceTotals totals{static_cast<Index>(plan.sends.size()), plan.elements_sent(),
+                               static_cast<Index>(plan.recvs.size()), plan.elements_received()};
+  return all_at_once_maxima({&totals, 1}, model, element_bytes);
 }
 
 ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
@@ -539,13 +547,7 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
   const NodeTotals send_cols = totals(cols, true);
   const NodeTotals recv_rows = totals(rows, false);
   const NodeTotals recv_cols = totals(cols, false);
-  struct RankTotals {
-    Index sent_messages = 0;
-    Index sent = 0;
-    Index received_messages = 0;
-    Index received = 0;
-  };
-  std::vector<RankTotals> ranks(static_cast<std::size_t>(comm_size_of(t)));
+  std::vector<AllAtOnceTotals> ranks(static_cast<std::size_t>(comm_size_of(t)));
   // What a rank keeps: its source position's part of its destination position's data.
   const auto kept = [&](int rank, int pr, int pc) {
     int qr = -1;
@@ -564,7 +566,7 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
     for (int pr = 0; pr < t.src.grid.nprow; ++pr) {
       const int rank = t.src.grid.rank_at(pr, pc);
       const Index self = kept(rank, pr, pc);
-      RankTotals &r = ranks[static_cast<std::size_t>(rank)];
+      AllAtOnceTotals &r = ranks[static_cast<std::size_t>(rank)];
       add(send_rows, send_cols, pr, pc, self, r.sent_messages, r.sent);
     }
   }
@@ -574,20 +576,11 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
       int pr = -1;
       int pc = -1;
       const Index self = t.src.grid.find(rank, pr, pc) ? kept(rank, pr, pc) : 0;
-      RankTotals &r = ranks[static_cast<std::size_t>(rank)];
+      AllAtOnceTotals &r = ranks[static_cast<std::size_t>(rank)];
       add(recv_rows, recv_cols, qr, qc, self, r.received_messages, r.received);
     }
   }
-  const auto es = static_cast<Index>(element_bytes);
-  ScheduleInputs out;
-  for (const RankTotals &r : ranks) {
-    out.all_at_once_buffer_max = std::max(out.all_at_once_buffer_max, (r.sent + r.received) * es);
-    out.all_at_once_seconds =
-        std::max(out.all_at_once_seconds,
-                 model.alpha * static_cast<double>(std::max(r.sent_messages, r.received_messages)) +
-                     model.beta * static_cast<double>(std::max(r.sent, r.received) * es));
-  }
-  return out;
+  return all_at_once_maxima(ranks, model, element_bytes);
 }
 
 std::optional<NodeLevels> node_levels(const Transfer &t, const ScheduleOptions &options) {
@@ -787,40 +780,15 @@ std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
       choice);
 }
 
-// One dimension of an intermediate layout; its window starts at index 0.
-struct MidDimension {
-  BlockCyclic layout;
-  bool intermediate = false; ///< CYCLIC(lcm) / CYCLIC(gcd), not an end's own block size
-};
-
-// The choices for one dimension of an intermediate layout on a grid with `nprocs` processes
-// along it: the end's own block size, its first window block on the process that holds it
-// (the end's own owners when the window starts on a block boundary), and Kaushik et al.'s
-// intermediates with that process count. Each holds only the window: a rank's intermediate
-// array grows with its share of the window, never with the indices before it.
-std::vector<MidDimension> mid_dimensions(const Transfer1D &t, const BlockCyclic &own,
-                                         Index own_start) {
-  std::vector<MidDimension> out;
-  const auto first_owner =
-      static_cast<int>((own_start / own.block + own.src) % static_cast<Index>(own.nprocs));
-  out.push_back({BlockCyclic{t.length, own.block, own.nprocs, first_owner}, false});
-  if (own.nprocs > 1) {
-    for (const BlockCyclic &mid : multiphase_intermediates(t)) {
-      if (mid.nprocs == own.nprocs) {
-        out.push_back({mid, true});
-      }
-    }
-  }
-  return out;
-}
-
 // The intermediate layouts to try: on the source grid and on the destination grid, every
 // combination of dimension choices with at least one intermediate.
 std::vector<Layout> mid_layouts(const Transfer &t) {
   std::vector<Layout> out;
   for (const Layout *end : {&t.src, &t.dst}) {
-    const std::vector<MidDimension> rows = mid_dimensions(t.rows(), end->rows, end->i);
-    const std::vector<MidDimension> cols = mid_dimensions(t.cols(), end->cols, end->j);
+    const std::vector<MidDimension> rows =
+        mid_dimensions(t.m, end->rows, end->i, multiphase_intermediates(t.rows()));
+    const std::vector<MidDimension> cols =
+        mid_dimensions(t.n, end->cols, end->j, multiphase_intermediates(t.cols()));
     for (const MidDimension &r : rows) {
       for (const MidDimension &c : cols) {
         if (r.intermediate || c.intermediate) {
@@ -846,7 +814,6 @@ Index mid_bytes_max(const Layout &mid, std::size_t element_bytes) {
 // Why a multiphase request runs in one phase. Two phases of a transposed transfer are not
 // planned yet (a limit to lift: the first phase would transpose into an intermediate layout
 // of B's shape, Transfer{src, mid, ..., perm}, the second copy it).
-constexpr const char *kNoIntermediate = "multiphase: no intermediate layout applies";
 constexpr const char *kTransposedOnePhase =
     "multiphase: transposed transfers run in one phase (two phases not supported yet)";
 
@@ -915,17 +882,7 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
                   dimension(best->mid.cols) + " on the " + side(best->mid) +
                   " grid: " + std::string(strategy_name(best->choices[0].strategy)) + " then " +
                   std::string(strategy_name(best->choices[1].strategy));
-  for (const ScheduleChoice &phase : best->choices) {
-    const ScheduleStats &p = phase.stats;
-    ScheduleStats &st = choice.stats;
-    st.steps += p.steps;
-    st.pieces += p.pieces;
-    st.elements += p.elements;
-    st.sum_step_max += p.sum_step_max;
-    st.largest_piece = std::max(st.largest_piece, p.largest_piece);
-    st.max_node_pieces = std::max(st.max_node_pieces, p.max_node_pieces);
-    st.seconds += p.seconds;
-  }
+  choice.stats = two_phase_stats(best->choices);
   choice.phases = std::move(best);
   return true;
 }
@@ -949,6 +906,37 @@ std::string whole_transfer_choice(const Transfer &t, const ScheduleOptions &opti
 
 } // namespace
 
+std::vector<MidDimension> mid_dimensions(Index length, const BlockCyclic &own, Index own_start,
+                                         std::span<const BlockCyclic> intermediates) {
+  std::vector<MidDimension> out;
+  const auto first_owner =
+      static_cast<int>((own_start / own.block + own.src) % static_cast<Index>(own.nprocs));
+  out.push_back({BlockCyclic{length, own.block, own.nprocs, first_owner}, false});
+  if (own.nprocs > 1) {
+    for (const BlockCyclic &mid : intermediates) {
+      if (mid.nprocs == own.nprocs) {
+        out.push_back({mid, true});
+      }
+    }
+  }
+  return out;
+}
+
+ScheduleStats two_phase_stats(const std::array<ScheduleChoice, 2> &phases) {
+  ScheduleStats st;
+  for (const ScheduleChoice &phase : phases) {
+    const ScheduleStats &p = phase.stats;
+    st.steps += p.steps;
+    st.pieces += p.pieces;
+    st.elements += p.elements;
+    st.sum_step_max += p.sum_step_max;
+    st.largest_piece = std::max(st.largest_piece, p.largest_piece);
+    st.max_node_pieces = std::max(st.max_node_pieces, p.max_node_pieces);
+    st.seconds += p.seconds;
+  }
+  return st;
+}
+
 std::string choose_schedule(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
                             const ScheduleInputs &inputs, std::size_t element_bytes,
                             ScheduleChoice &choice) {
@@ -963,7 +951,7 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
     ScheduleOptions one = options;
     one.strategy = Strategy::automatic;
     std::string why = choose_one_phase(t, plan, one, inputs, element_bytes, choice);
-    choice.detail = std::string(t.transposed() ? kTransposedOnePhase : kNoIntermediate) +
+    choice.detail = std::string(t.transposed() ? kTransposedOnePhase : kNoIntermediateLayout) +
                     ", one phase: " + choice.detail;
     return why;
   }
@@ -1002,8 +990,8 @@ std::string chosen_schedule(const Transfer &t, const ScheduleOptions &options, S
     return why;
   }
   if (options.strategy == Strategy::multiphase) {
-    detail =
-        std::string(t.transposed() ? kTransposedOnePhase : kNoIntermediate) + ", one phase: " + how;
+    detail = std::string(t.transposed() ? kTransposedOnePhase : kNoIntermediateLayout) +
+             ", one phase: " + how;
   } else if (options.strategy == Strategy::automatic && chosen != Strategy::all_at_once) {
     detail = "auto: " + how;
   } else {

@@ -56,15 +56,17 @@ struct RankStep {
 };
 
 struct TwoPhase;
+struct NdTwoPhase;
 
 /// The schedule chosen for a transfer, its predicted cost, and this rank's steps.
 struct ScheduleChoice {
-  Strategy strategy = Strategy::all_at_once; ///< never `automatic`
-  std::string detail;                        ///< how it was built, e.g. "rows x columns"
-  ScheduleStats stats;                       ///< whole transfer, all ranks
-  Index chunk_elements = 0;                  ///< largest piece the executor sends; 0 = no cut
-  std::vector<RankStep> steps;               ///< this rank's steps; empty for all-at-once
-  std::shared_ptr<const TwoPhase> phases;    ///< multiphase: the two phases; else null
+  Strategy strategy = Strategy::all_at_once;   ///< never `automatic`
+  std::string detail;                          ///< how it was built, e.g. "rows x columns"
+  ScheduleStats stats;                         ///< whole transfer, all ranks
+  Index chunk_elements = 0;                    ///< largest piece the executor sends; 0 = no cut
+  std::vector<RankStep> steps;                 ///< this rank's steps; empty for all-at-once
+  std::shared_ptr<const TwoPhase> phases;      ///< multiphase: the two phases; else null
+  std::shared_ptr<const NdTwoPhase> nd_phases; ///< the same for N-d plans (nd_planner.hpp)
 };
 
 /// Kaushik et al. 1994/1995's two-phase redistribution (Evers 2025 review, Secs. 4.2.1-4.2.2) as
@@ -144,6 +146,41 @@ std::string global_phases(const Transfer &t, const ScheduleOptions &options,
                           std::string &detail);
 
 // --- Shared by the 2-D planner and the N-d one (nd_planner.hpp) ---
+
+/// One dimension of an intermediate layout (Kaushik et al.); its window starts at index 0.
+struct MidDimension {
+  BlockCyclic layout;
+  bool intermediate = false; ///< CYCLIC(lcm) / CYCLIC(gcd), not an end's own block size
+};
+
+/// The choices for one dimension of an intermediate layout on the grid of the end whose
+/// distribution along it is `own`, its window starting at own_start and `length` long: the
+/// end's own block size, its first window block on the process that holds it (the end's own
+/// owners when the window starts on a block boundary), and those of `intermediates`
+/// (multiphase_intermediates) with own's process count. Each holds only the window: a rank's
+/// intermediate array grows with its share of the window, never with the indices before it.
+[[nodiscard]] std::vector<MidDimension> mid_dimensions(Index length, const BlockCyclic &own,
+                                                       Index own_start,
+                                                       std::span<const BlockCyclic> intermediates);
+
+/// Why a multiphase request runs in one phase when no intermediate layout applies or fits.
+inline constexpr const char *kNoIntermediateLayout = "multiphase: no intermediate layout applies";
+
+/// One rank's part of the all-at-once exchange, in messages and elements.
+struct AllAtOnceTotals {
+  Index sent_messages = 0;
+  Index sent = 0;
+  Index received_messages = 0;
+  Index received = 0;
+};
+/// The all-at-once inputs from every rank's totals: the largest buffer and the largest time
+/// (a rank's sends and its receives each serialised at its network port).
+[[nodiscard]] ScheduleInputs all_at_once_maxima(std::span<const AllAtOnceTotals> ranks,
+                                                const CostModel &model, std::size_t element_bytes);
+
+/// The statistics of a two-phase plan: its phases' summed (steps, pieces, elements, time) or
+/// their maxima (largest piece, pieces per node).
+[[nodiscard]] ScheduleStats two_phase_stats(const std::array<ScheduleChoice, 2> &phases);
 
 /// Empty when `o`'s limits are valid for elements of element_bytes, else why not; `chunk`:
 /// the largest piece the memory cap leaves (half of it for sending, half for receiving; 0: no

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
 #include <numeric>
 #include <random>
 #include <string>
@@ -220,17 +221,17 @@ std::string describe(const redist_options &o) {
          " max_memory " + std::to_string(o.max_memory);
 }
 
-// What redist_plan_get_info reports of the schedule: the one asked for, or for auto (and
-// multiphase, one phase for N-d plans) all at once exactly when no limit asks for steps;
-// a memory cap bounds the step buffers.
+// What redist_plan_get_info reports of the schedule: the one asked for; for auto and
+// multiphase, two phases or, in one phase, all at once exactly when no limit asks for steps;
+// a memory cap bounds the buffers (with two phases, the intermediate array too).
 void check_schedule_info(const redist_options &o, const redist_plan_info &info) {
   const bool asked = o.schedule != REDIST_SCHEDULE_AUTO && o.schedule != REDIST_SCHEDULE_MULTIPHASE;
   const bool at_once = info.schedule == REDIST_SCHEDULE_ALL_AT_ONCE;
+  const bool two_phases = info.schedule == REDIST_SCHEDULE_MULTIPHASE;
   EXPECT_EQ(info.schedule, asked ? o.schedule : info.schedule);
   EXPECT_NE(info.schedule, REDIST_SCHEDULE_AUTO);
-  EXPECT_NE(info.schedule, REDIST_SCHEDULE_MULTIPHASE);
-  // Unasked, steps come exactly with a limit that asks for them.
-  EXPECT_TRUE(asked || o.max_concurrent > 0 || o.max_memory > 0 || at_once);
+  // Unasked and in one phase, steps come exactly with a limit that asks for them.
+  EXPECT_TRUE(asked || two_phases || o.max_concurrent > 0 || o.max_memory > 0 || at_once);
   EXPECT_TRUE(asked || o.max_concurrent == 0 || !at_once);
   EXPECT_TRUE(at_once || o.max_memory == 0 || info.buffer_bytes <= o.max_memory)
       << info.buffer_bytes;
@@ -240,8 +241,10 @@ void check_schedule_info(const redist_options &o, const redist_plan_info &info) 
 namespace {
 
 // Case c: random layouts of extents gsizes (B's permuted every third case), redistributed
-// twice, B gathered and checked against the global array.
-void run_random_case(std::mt19937 &rng, int c, const std::vector<int64_t> &gsizes) {
+// twice, B gathered and checked against the global array; under `forced` options, else drawn.
+// True when the plan ran in two phases.
+bool run_random_case(std::mt19937 &rng, int c, const std::vector<int64_t> &gsizes,
+                     const redist_options *forced = nullptr) {
   const int size = comm_size();
   const int rank = comm_rank();
   const int ndims = static_cast<int>(gsizes.size());
@@ -254,7 +257,7 @@ void run_random_case(std::mt19937 &rng, int c, const std::vector<int64_t> &gsize
     bsizes[d] = gsizes[static_cast<std::size_t>(perm[d])];
   const Darray a = random_layout(rng, gsizes, size);
   const Darray b = random_layout(rng, bsizes, size);
-  const redist_options options = case_options(rng, c);
+  const redist_options options = forced != nullptr ? *forced : case_options(rng, c);
   SCOPED_TRACE("case " + std::to_string(c) + ": " + describe(options));
   const std::vector<double> a_local = scatter(a);
   std::vector<double> b_local(static_cast<std::size_t>(b.local_count(size, rank)), -1.0);
@@ -266,8 +269,8 @@ void run_random_case(std::mt19937 &rng, int c, const std::vector<int64_t> &gsize
                                             &options, &plan)
                : redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &av, &bv, &options, &plan);
   EXPECT_EQ(rc, REDIST_SUCCESS) << "case " << c << ": " << redist_last_error();
-  if (rc != REDIST_SUCCESS) return;   // the same on every rank
-  for (int run = 0; run < 2; ++run) { // a plan executes again
+  if (rc != REDIST_SUCCESS) return false; // the same on every rank
+  for (int run = 0; run < 2; ++run) {     // a plan executes again
     EXPECT_EQ(redist_plan_execute(plan, a_local.data(), b_local.data()), REDIST_SUCCESS);
     EXPECT_EQ(gather_and_check(a, b, perm, b_local), 0) << "case " << c << " run " << run;
   }
@@ -279,6 +282,7 @@ void run_random_case(std::mt19937 &rng, int c, const std::vector<int64_t> &gsize
             static_cast<int64_t>(a_local.size() * sizeof(double)));
   check_schedule_info(options, info);
   EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  return info.schedule == REDIST_SCHEDULE_MULTIPHASE;
 }
 
 } // namespace
@@ -292,6 +296,31 @@ TEST(NdPlan, RandomLayoutsAgainstDarray) {
       g = 1 + draw(rng, ndims <= 2 ? 13 : 6);
     run_random_case(rng, c, gsizes);
   }
+}
+
+// Kaushik et al.'s two phases through an N-d intermediate layout (multiphase, with and
+// without limits): random layouts of rank 2-4 against the darray oracle; most of them have an
+// intermediate layout (CYCLIC blocks that differ along a distributed dimension).
+TEST(NdPlan, TwoPhasesAgainstDarray) {
+  std::mt19937 rng(seed() + 2);
+  int two_phases = 0;
+  const int cases = 40;
+  for (int c = 0; c < cases; ++c) {
+    std::vector<int64_t> gsizes(static_cast<std::size_t>(2 + draw(rng, 3)));
+    for (auto &g : gsizes)
+      g = 2 + draw(rng, 10);
+    redist_options o;
+    redist_options_init(&o);
+    o.schedule = REDIST_SCHEDULE_MULTIPHASE;
+    const int limit = draw(rng, 4);
+    if (limit == 1) o.max_concurrent = 1 + draw(rng, 3);
+    if (limit == 2) o.max_memory = static_cast<int64_t>(sizeof(double)) * (64 + draw(rng, 512));
+    two_phases += run_random_case(rng, c, gsizes, &o) ? 1 : 0;
+  }
+  if (comm_size() > 1) {
+    EXPECT_GT(two_phases, cases / 4);
+  }
+  if (comm_rank() == 0) std::cout << "[   INFO   ] " << two_phases << " plans in two phases\n";
 }
 
 // Long rows: a fastest dimension of 40-200 elements, so that pieces reach hundreds of bytes

@@ -1016,6 +1016,111 @@ constexpr std::array<Strategy, 6> kExplicitStrategies = {Strategy::caterpillar, 
                                                          Strategy::greedy,      Strategy::circulant,
                                                          Strategy::ggp,         Strategy::oggp};
 
+// A two-phase N-d plan (choice.nd_phases): every rank agrees on the intermediate layout, which
+// lies on the source or the destination grid and holds the window only; composed element by
+// element (brute_force, from the definitions), the two phases move every element of the
+// transfer where the transfer moves it; each rank's phase plans are make_nd_rank_plan's of the
+// phase transfers, its intermediate array is the dense one, and each phase passes check_views
+// within the memory cap left by the intermediate array.
+bool same_layout(const NdLayout &x, const NdLayout &y) {
+  const auto same = [](const NdDimension &a, const NdDimension &b) {
+    return a.kind == b.kind && a.extent == b.extent && a.darg == b.darg && a.nprocs == b.nprocs &&
+           a.gen_block == b.gen_block && a.first_process == b.first_process;
+  };
+  return std::equal(x.dims.begin(), x.dims.end(), y.dims.begin(), y.dims.end(), same) &&
+         x.ranks == y.ranks && x.starts == y.starts && x.subsizes == y.subsizes &&
+         x.order == y.order && x.local_extents == y.local_extents;
+}
+
+int g_nd_two_phase_plans_checked = 0;
+
+std::string check_nd_two_phases(const Case &c, const std::vector<RankView> &views,
+                                const ScheduleOptions &options, std::size_t es) {
+  ++g_nd_two_phase_plans_checked;
+  const NdTwoPhase &first = *views.front().choice.nd_phases;
+  const NdLayout &mid = first.mid;
+  const NdLayout &end = first.on_source ? c.t.src : c.t.dst;
+  if (mid.ranks != end.ranks || mid.ndims() != c.t.ndims())
+    return "the intermediate grid is not the grid of the end it names";
+  for (int d = 0; d < mid.ndims(); ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    if (mid.dims[du].nprocs != end.dims[du].nprocs || mid.dims[du].extent != end.window(d) ||
+        mid.start(d) != 0 || mid.window(d) != end.window(d))
+      return "the intermediate layout is not the window on its end's grid along dimension " +
+             std::to_string(d);
+  }
+  // The phases composed element by element.
+  const auto phase_case = [&](std::size_t phase) {
+    Case p;
+    p.t = first.transfers[phase];
+    p.comm_size = c.comm_size;
+    p.src_alloc = allocations(p.t.src, c.comm_size, nullptr);
+    p.dst_alloc = allocations(p.t.dst, c.comm_size, nullptr);
+    return p;
+  };
+  const Case one = phase_case(0);
+  const Case two = phase_case(1);
+  if (!same_layout(one.t.dst, mid) || !same_layout(two.t.src, mid))
+    return "the phases do not meet in the intermediate layout";
+  std::map<std::pair<int, Index>, std::pair<int, Index>> second; // mid (rank, offset) -> B's
+  for (const auto &[mr, br, mo, bo] : brute_force(two))
+    second[{mr, mo}] = {br, bo};
+  Case whole = c;
+  whole.src_alloc = one.src_alloc;
+  whole.dst_alloc = two.dst_alloc;
+  Moves composed;
+  for (const auto &[ar, mr, ao, mo] : brute_force(one)) {
+    const auto it = second.find({mr, mo});
+    if (it == second.end()) return "an element reaches the intermediate array and stays there";
+    composed.emplace_back(ar, it->second.first, ao, it->second.second);
+  }
+  std::sort(composed.begin(), composed.end());
+  if (composed != brute_force(whole)) return "the phases move other elements than the transfer";
+  Index mid_bytes = 0;
+  const std::vector<std::vector<Index>> mid_alloc = one.dst_alloc;
+  for (const std::vector<Index> &alloc : mid_alloc) {
+    Index elements = 1;
+    for (const Index e : alloc)
+      elements *= e;
+    mid_bytes = std::max(mid_bytes, alloc.empty() ? 0 : elements * static_cast<Index>(es));
+  }
+  if (options.max_memory > 0 && mid_bytes + 2 * first.phase_options.max_memory > options.max_memory)
+    return "the intermediate array and the phases' buffers exceed max_memory";
+  for (std::size_t phase = 0; phase < 2; ++phase) {
+    std::vector<RankView> phase_views;
+    for (std::size_t r = 0; r < views.size(); ++r) {
+      const ScheduleChoice &choice = views[r].choice;
+      const std::string at = "rank " + std::to_string(r) + ": ";
+      if (!choice.nd_phases || !same_layout(choice.nd_phases->mid, mid) ||
+          choice.nd_phases->on_source != first.on_source)
+        return at + "another intermediate layout";
+      const NdTwoPhase &mine = *choice.nd_phases;
+      const std::vector<Index> &alloc = mid_alloc[r];
+      Index elements = alloc.empty() ? 0 : 1;
+      for (const Index e : alloc)
+        elements *= e;
+      if (mine.mid_elements != elements ||
+          (!alloc.empty() && mine.mid_strides != ref_strides(alloc, mid.order)))
+        return at +
+               "its intermediate array is not the dense local array of the intermediate layout";
+      const NdRankPlan expected = make_nd_rank_plan(mine.transfers[phase], static_cast<int>(r),
+                                                    static_cast<int>(views.size()));
+      const NdRankPlan &plan = mine.plans[phase];
+      if (plan.sends.size() != expected.sends.size() ||
+          plan.recvs.size() != expected.recvs.size() ||
+          plan.self.elements != expected.self.elements)
+        return at + "phase " + std::to_string(phase + 1) + " plan differs from make_nd_rank_plan";
+      if (mine.choices[phase].strategy != first.choices[phase].strategy)
+        return "ranks disagree on phase " + std::to_string(phase + 1) + "'s schedule";
+      phase_views.push_back({nd_skeleton(plan), mine.choices[phase]});
+    }
+    if (std::string why = check_views(phase_views, first.phase_options.max_memory, es);
+        !why.empty())
+      return "phase " + std::to_string(phase + 1) + ": " + why;
+  }
+  return {};
+}
+
 TEST(NdSchedule, EveryStrategyAndLimitGivesValidStepsOnEveryRank) {
   // For random N-d transfers, every strategy with and without max_concurrent and max_memory:
   // the whole schedule is valid for the graph without self messages (contention-free steps of
@@ -1043,6 +1148,10 @@ TEST(NdSchedule, EveryStrategyAndLimitGivesValidStepsOnEveryRank) {
           std::max(inputs.all_at_once_buffer_max, local.all_at_once_buffer_max);
       inputs.all_at_once_seconds = std::max(inputs.all_at_once_seconds, local.all_at_once_seconds);
     }
+    // The estimate the phases are chosen with is exact for N-d windows.
+    const ScheduleInputs estimate = nd_all_at_once_estimate(c.t, {}, es);
+    ASSERT_EQ(estimate.all_at_once_buffer_max, inputs.all_at_once_buffer_max);
+    ASSERT_DOUBLE_EQ(estimate.all_at_once_seconds, inputs.all_at_once_seconds);
     std::vector<Strategy> strategies(kExplicitStrategies.begin(), kExplicitStrategies.end());
     strategies.push_back(Strategy::automatic);
     strategies.push_back(Strategy::multiphase);
@@ -1068,8 +1177,17 @@ TEST(NdSchedule, EveryStrategyAndLimitGivesValidStepsOnEveryRank) {
         ASSERT_TRUE(choice.strategy != Strategy::all_at_once || choice.steps.empty());
         views.push_back({nd_skeleton(plans[static_cast<std::size_t>(r)]), std::move(choice)});
       }
+      for (const RankView &v : views) {
+        ASSERT_EQ(v.choice.strategy == Strategy::multiphase, v.choice.nd_phases != nullptr);
+        ASSERT_EQ(v.choice.nd_phases != nullptr, views.front().choice.nd_phases != nullptr);
+      }
+      if (views.front().choice.nd_phases) {
+        ASSERT_TRUE(s == Strategy::automatic || s == Strategy::multiphase);
+        ASSERT_EQ(check_nd_two_phases(c, views, o, es), "");
+        continue;
+      }
       const bool all_at_once = views.front().choice.strategy == Strategy::all_at_once;
-      // The automatic choice takes steps exactly when a limit asks for them.
+      // In one phase, the automatic choice takes steps exactly when a limit asks for them.
       if (s == Strategy::automatic || s == Strategy::multiphase) {
         EXPECT_EQ(all_at_once,
                   o.max_concurrent == 0 &&
@@ -1080,6 +1198,8 @@ TEST(NdSchedule, EveryStrategyAndLimitGivesValidStepsOnEveryRank) {
     }
   }
   EXPECT_GT(stepped, cases);
+  EXPECT_GT(g_nd_two_phase_plans_checked, cases / 10);
+  std::cout << "[   INFO   ] " << g_nd_two_phase_plans_checked << " two-phase plans checked\n";
 }
 
 TEST(NdSchedule, LimitsThatCannotBeHonouredAreRefused) {
@@ -1102,10 +1222,59 @@ TEST(NdSchedule, LimitsThatCannotBeHonouredAreRefused) {
   o.max_memory = 16;
   EXPECT_NE(choose_nd_schedule(t, plan, o, inputs, 8, choice).find("all-at-once needs"),
             std::string::npos);
+  // Every block size here is the lcm or the gcd of the other end's: no intermediate layout.
   o.strategy = Strategy::multiphase;
+  o.max_memory = 0;
   EXPECT_EQ(choose_nd_schedule(t, plan, o, inputs, 8, choice), "");
-  EXPECT_NE(choice.detail.find("N-d plans run in one phase"), std::string::npos);
+  EXPECT_NE(choice.detail.find("no intermediate layout applies, one phase"), std::string::npos)
+      << choice.detail;
   EXPECT_NE(choice.strategy, Strategy::multiphase);
+  // CYCLIC(3) -> CYCLIC(2) goes through CYCLIC(6) or CYCLIC(1), given room for the
+  // intermediate array.
+  t.src.dims[0] = dim(kCyclic, 40, 2, 3);
+  const NdRankPlan cyclic = make_nd_rank_plan(t, 0, 4);
+  const ScheduleInputs cyclic_inputs = all_at_once_local(nd_skeleton(cyclic), {}, 8);
+  EXPECT_EQ(choose_nd_schedule(t, cyclic, o, cyclic_inputs, 8, choice), "");
+  EXPECT_EQ(choice.strategy, Strategy::multiphase);
+  EXPECT_NE(choice.detail.find("two phases through CYCLIC("), std::string::npos) << choice.detail;
+  o.max_memory = 16 * 8;
+  EXPECT_EQ(choose_nd_schedule(t, cyclic, o, cyclic_inputs, 8, choice), "");
+  EXPECT_NE(choice.strategy, Strategy::multiphase) << choice.detail;
+  EXPECT_NE(choice.detail.find("no intermediate layout applies, one phase"), std::string::npos);
+}
+
+// Kaushik et al.'s intermediates per dimension (review Sec. 4.2.1): CYCLIC(2) -> CYCLIC(3) on
+// two processes goes through CYCLIC(6) or CYCLIC(1); a GEN_BLOCK dimension keeps its own
+// distribution, cut to the window; '*' dimensions stay whole.
+TEST(NdSchedule, IntermediateLayoutsTakeEachDimensionsChoices) {
+  NdTransfer t;
+  NdDimension gen;
+  gen.kind = Distribution::gen_block;
+  gen.extent = 10;
+  gen.nprocs = 2;
+  gen.gen_block = {3, 7};
+  t.src.dims = {dim(kCyclic, 24, 2, 2), gen, dim(kNone, 5, 1)};
+  t.dst.dims = {dim(kCyclic, 24, 2, 3), dim(kBlock, 10, 2), dim(kNone, 5, 1)};
+  t.src.starts = {0, 2, 0};
+  t.dst.starts = {0, 2, 0};
+  t.src.subsizes = t.dst.subsizes = {24, 6, 5};
+  ASSERT_EQ(check_nd_transfer(t, 4), "");
+  std::vector<std::string> seen;
+  for (const NdMidLayout &mid : nd_mid_layouts(t)) {
+    std::string name = mid.on_source ? "source:" : "destination:";
+    for (const NdDimension &d : mid.layout.dims) {
+      name += " " + std::to_string(static_cast<int>(d.kind)) + "/" + std::to_string(d.darg) + "/" +
+              std::to_string(d.extent);
+      for (const Index e : d.gen_block)
+        name += "," + std::to_string(e);
+    }
+    seen.push_back(name);
+  }
+  // kinds: 1 cyclic, 3 gen_block; the GEN_BLOCK window [2, 8) holds 1 and 5 of its indices.
+  const std::vector<std::string> expected = {
+      "source: 1/6/24 3/-1/6,1,5 1/5/5", "source: 1/1/24 3/-1/6,1,5 1/5/5",
+      "destination: 1/6/24 1/5/6 1/5/5", "destination: 1/1/24 1/5/6 1/5/5"};
+  EXPECT_EQ(seen, expected);
 }
 
 } // namespace

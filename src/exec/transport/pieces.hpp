@@ -60,6 +60,8 @@ public:
   [[nodiscard]] const NdRankPlan *nd_plan() const { return nd_.get(); }
   /// N-d plans: this rank's strides of A, which its receivers read it with.
   [[nodiscard]] const Strides &source_strides() const { return nd_src_strides_; }
+  /// N-d plans: this rank's strides of B.
+  [[nodiscard]] const Strides &destination_strides() const { return nd_dst_strides_; }
   /// N-d plans: the strides of A of the sender of receive i (its Identity's), for the walks
   /// that read the sender's array.
   void set_sender_strides(std::size_t i, const Strides &strides) {
