@@ -4,6 +4,7 @@
 // programs do it) and against one memcpy of the busiest rank's bytes, in the same run.
 //
 //   mpirun --oversubscribe -n 2|4 nd_bench [--n N] [--reps R] [--case NAME] [--shared]
+//                                          [--schedule NAME]
 //
 // Datatypes of the competitor: for the BLOCK cases one MPI_Type_create_subarray per peer (the
 // intersection of the two blocks, inside the local array); for the CYCLIC case, per peer and
@@ -23,6 +24,8 @@
 // from one buffer to another (first touched before timing). redist's B is compared element
 // by element with Alltoallw's B after the timed runs.
 // --shared: A and B from redist_alloc (receivers may map the sender's array).
+// --schedule: redist's plans under that schedule (redist_schedule_name: stepwise, multiphase,
+// ...; default auto); the plan line names the schedule each plan runs.
 #include <mpi.h>
 
 #include "redist.h"
@@ -235,6 +238,8 @@ int main(int argc, char **argv) {
   int reps = 7;
   bool shared = false;
   std::string only;
+  redist_options options;
+  redist_options_init(&options);
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc)
       n = std::atoll(argv[++i]);
@@ -244,6 +249,19 @@ int main(int argc, char **argv) {
       only = argv[++i];
     else if (!std::strcmp(argv[i], "--shared"))
       shared = true;
+    else if (!std::strcmp(argv[i], "--schedule") && i + 1 < argc) {
+      const char *name = argv[++i];
+      options.schedule = -1;
+      for (int s = 0; s <= REDIST_SCHEDULE_MULTIPHASE; ++s) {
+        const char *known = redist_schedule_name(s);
+        if (known != nullptr && !std::strcmp(known, name)) options.schedule = s;
+      }
+      if (options.schedule < 0) {
+        if (me == 0) std::fprintf(stderr, "nd_bench: unknown schedule %s\n", name);
+        MPI_Finalize();
+        return 2;
+      }
+    }
   }
   if (np != 2 && np != 4) {
     if (me == 0) std::fprintf(stderr, "nd_bench: run on 2 or 4 ranks\n");
@@ -331,7 +349,7 @@ int main(int argc, char **argv) {
     const redist_darray db = darray_of(c.b, gsizes, distribs_b, dargs_b, psizes_b);
     redist_plan plan = nullptr;
     const double t_plan = bench::timed([&] {
-      if (redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &da, &db, nullptr, &plan) !=
+      if (redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &da, &db, &options, &plan) !=
           REDIST_SUCCESS) {
         std::fprintf(stderr, "nd_bench: redist_nd_plan_create failed\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -382,8 +400,9 @@ int main(int argc, char **argv) {
     if (me == 0) {
       std::printf("%-22s %12.4f %12.4f %12.4f %10.2f %10.2f%s\n", c.name.c_str(), r, m, k, m / r,
                   r / k, wrong != 0 ? "  MISMATCH" : "");
-      std::printf("%-22s   plan %.4f s, first execution %.4f s, busiest rank %.1f MiB\n", "",
-                  t_plan, t_first, static_cast<double>(busiest) / (1 << 20));
+      std::printf("%-22s   plan %.4f s (%s), first execution %.4f s, busiest rank %.1f MiB\n", "",
+                  t_plan, redist_schedule_name(info.schedule), t_first,
+                  static_cast<double>(busiest) / (1 << 20));
       std::fflush(stdout);
     }
     redist_plan_destroy(&plan);

@@ -925,6 +925,78 @@ std::vector<double> nd_local(const std::array<NdDim, 3> &l, const std::array<std
 // plans do, under each way REDIST_SINGLE_COPY forces, and a read (or mapped copy) failing on
 // one process after the negotiation is repaired as there: sent again through MPI, B right,
 // the message sent from then on at both ends.
+// A 3-D layout of extents n as redist_darray (C order), with the arrays it points to.
+struct NdDarray {
+  std::array<int, 3> distribs{}, psizes{};
+  std::array<std::int64_t, 3> dargs{};
+  redist_darray view{};
+  NdDarray(const std::array<std::int64_t, 3> &n, const std::array<NdDim, 3> &l) {
+    for (std::size_t d = 0; d < 3; ++d) {
+      distribs[d] = l[d].distrib;
+      dargs[d] = l[d].distrib == MPI_DISTRIBUTE_CYCLIC ? l[d].k : MPI_DISTRIBUTE_DFLT_DARG;
+      psizes[d] = l[d].procs;
+    }
+    view.ndims = 3;
+    view.gsizes = n.data();
+    view.distribs = distribs.data();
+    view.dargs = dargs.data();
+    view.psizes = psizes.data();
+    view.order = MPI_ORDER_C;
+  }
+  NdDarray(const NdDarray &) = delete;
+  NdDarray &operator=(const NdDarray &) = delete;
+};
+
+TEST(Faults, NdTwoPhasePlans) {
+  // An N-d plan in two phases (CYCLIC(2) -> CYCLIC(3) along the first dimension, through
+  // CYCLIC(6) or CYCLIC(1)): a link failed in either phase is reported at both of its ends,
+  // the other processes finish, no request is left behind, and the plan runs right again.
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int p = world_size();
+  const std::array<std::int64_t, 3> n{37, 4, 5};
+  const std::array<NdDim, 3> la{
+      {{MPI_DISTRIBUTE_CYCLIC, 2, p}, {MPI_DISTRIBUTE_BLOCK, 0, 1}, {MPI_DISTRIBUTE_NONE, 0, 1}}};
+  const std::array<NdDim, 3> lb{
+      {{MPI_DISTRIBUTE_CYCLIC, 3, p}, {MPI_DISTRIBUTE_NONE, 0, 1}, {MPI_DISTRIBUTE_NONE, 0, 1}}};
+  NdDarray a_view(n, la);
+  NdDarray b_view(n, lb);
+  const std::vector<double> a = nd_local(la, n, world_rank());
+  const std::vector<double> want = nd_local(lb, n, world_rank());
+  const redist_options multiphase = with_schedule(REDIST_SCHEDULE_MULTIPHASE);
+  for (const faults::Mode mode : {faults::Mode::post, faults::Mode::completion}) {
+    const std::string where = std::string("[N-d multiphase, ") + mode_name(mode) + "] ";
+    redist_plan plan = nullptr;
+    ASSERT_EQ(redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &a_view.view, &b_view.view,
+                                    &multiphase, &plan),
+              REDIST_SUCCESS)
+        << where << redist_last_error();
+    redist_plan_info info{};
+    ASSERT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+    ASSERT_EQ(info.schedule, REDIST_SCHEDULE_MULTIPHASE) << where;
+    std::vector<double> b(want.size(), -2.0);
+    const Link l{0, 1, true}; // first phase: CYCLIC(2)'s process 0 sends 8, 9 to CYCLIC(6)'s 1
+    const long long injected_before = faults::injected();
+    const int peer = l.failing_peer();
+    if (peer >= 0) faults::arm(link_fault(peer, mode));
+    mpitest::watchdog_arm(where + "execution with a failed link");
+    const int status = redist_plan_execute(plan, a.data(), b.data());
+    mpitest::watchdog_disarm();
+    faults::disarm();
+    expect_fault_outcome(where, status, redist_last_error(), l, "redist execute: ");
+    EXPECT_EQ(faults::injected() > injected_before, peer >= 0) << where << "faults injected";
+    EXPECT_EQ(faults::live_requests(), 0) << where << "requests left behind";
+    std::fill(b.begin(), b.end(), -2.0);
+    EXPECT_EQ(redist_plan_execute(plan, a.data(), b.data()), REDIST_SUCCESS)
+        << where << "the same plan without the fault: " << redist_last_error();
+    long long wrong = 0;
+    for (std::size_t e = 0; e < b.size(); ++e)
+      wrong += std::bit_cast<std::uint64_t>(b[e]) != std::bit_cast<std::uint64_t>(want[e]) ? 1 : 0;
+    EXPECT_EQ(sum_everywhere(wrong), 0) << where << "B of the execution without the fault";
+    EXPECT_EQ(faults::live_requests(), 0) << where << "requests left behind";
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS) << where << redist_last_error();
+  }
+}
+
 TEST(Faults, NdFailedSingleCopyReadFallsBackToSending) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const int p = world_size();
@@ -936,26 +1008,10 @@ TEST(Faults, NdFailedSingleCopyReadFallsBackToSending) {
       {{MPI_DISTRIBUTE_CYCLIC, 2, p}, {MPI_DISTRIBUTE_BLOCK, 0, 1}, {MPI_DISTRIBUTE_NONE, 0, 1}}};
   const std::array<NdDim, 3> lb{
       {{MPI_DISTRIBUTE_NONE, 0, 1}, {MPI_DISTRIBUTE_BLOCK, 0, 1}, {MPI_DISTRIBUTE_CYCLIC, 3, p}}};
-  const auto darray = [&](const std::array<NdDim, 3> &l, std::array<int, 3> &distribs,
-                          std::array<std::int64_t, 3> &dargs, std::array<int, 3> &psizes) {
-    for (std::size_t d = 0; d < 3; ++d) {
-      distribs[d] = l[d].distrib;
-      dargs[d] = l[d].distrib == MPI_DISTRIBUTE_CYCLIC ? l[d].k : MPI_DISTRIBUTE_DFLT_DARG;
-      psizes[d] = l[d].procs;
-    }
-    redist_darray r{};
-    r.ndims = 3;
-    r.gsizes = n.data();
-    r.distribs = distribs.data();
-    r.dargs = dargs.data();
-    r.psizes = psizes.data();
-    r.order = MPI_ORDER_C;
-    return r;
-  };
-  std::array<int, 3> distribs_a{}, distribs_b{}, psizes_a{}, psizes_b{};
-  std::array<std::int64_t, 3> dargs_a{}, dargs_b{};
-  const redist_darray da = darray(la, distribs_a, dargs_a, psizes_a);
-  const redist_darray db = darray(lb, distribs_b, dargs_b, psizes_b);
+  NdDarray a_view(n, la);
+  NdDarray b_view(n, lb);
+  const redist_darray &da = a_view.view;
+  const redist_darray &db = b_view.view;
   const std::vector<double> a = nd_local(la, n, world_rank());
   const std::vector<double> want = nd_local(lb, n, world_rank());
   std::vector<double> b(want.size());
