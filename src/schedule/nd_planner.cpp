@@ -4,7 +4,6 @@
 #include "schedule_matching.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -582,8 +581,7 @@ std::string choose_nd_one_phase(const NdTransfer &t, const NdRankPlan &plan,
 // best candidate's time).
 bool choose_nd_two_phase(const NdTransfer &t, const NdRankPlan &plan,
                          const ScheduleOptions &options, std::size_t element_bytes,
-                         ScheduleChoice &choice,
-                         double bound = std::numeric_limits<double>::infinity()) {
+                         ScheduleChoice &choice, double bound) {
   if (window_elements(t) == 0) {
     return false;
   }
@@ -593,15 +591,10 @@ bool choose_nd_two_phase(const NdTransfer &t, const NdRankPlan &plan,
     return p.choices[0].stats.seconds + p.choices[1].stats.seconds;
   };
   for (NdMidLayout &mid : nd_mid_layouts(t)) {
-    ScheduleOptions phase_options = options;
-    phase_options.strategy = Strategy::automatic;
-    if (options.max_memory > 0) {
-      // The intermediate array and both phases' buffers are held together.
-      phase_options.max_memory =
-          (options.max_memory - nd_mid_bytes_max(mid.layout, element_bytes)) / 2;
-      if (phase_options.max_memory < static_cast<Index>(2 * element_bytes)) {
-        continue;
-      }
+    ScheduleOptions phase_options;
+    if (!two_phase_options(options, nd_mid_bytes_max(mid.layout, element_bytes), element_bytes,
+                           phase_options)) {
+      continue;
     }
     auto two = std::make_shared<NdTwoPhase>();
     two->transfers = nd_two_phases(t, mid);
@@ -654,31 +647,15 @@ bool choose_nd_two_phase(const NdTransfer &t, const NdRankPlan &plan,
 std::string choose_nd_schedule(const NdTransfer &t, const NdRankPlan &plan,
                                const ScheduleOptions &options, const ScheduleInputs &inputs,
                                std::size_t element_bytes, ScheduleChoice &choice) {
-  if (options.strategy == Strategy::multiphase) {
-    Index chunk = 0;
-    if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
-      return why;
-    }
-    if (choose_nd_two_phase(t, plan, options, element_bytes, choice)) {
-      return {};
-    }
-    ScheduleOptions one = options;
-    one.strategy = Strategy::automatic;
-    std::string why = choose_nd_one_phase(t, plan, one, inputs, element_bytes, choice);
-    choice.detail = std::string(kNoIntermediateLayout) + ", one phase: " + choice.detail;
-    return why;
-  }
-  if (std::string why = choose_nd_one_phase(t, plan, options, inputs, element_bytes, choice);
-      !why.empty() || options.strategy != Strategy::automatic) {
-    return why;
-  }
-  // As for 2-D plans: two phases when the model predicts them faster (Kaushik et al.).
-  ScheduleChoice two;
-  if (choose_nd_two_phase(t, plan, options, element_bytes, two, choice.stats.seconds)) {
-    choice = std::move(two);
-    choice.detail = "auto: " + choice.detail;
-  }
-  return {};
+  return choose_phases(
+      options, element_bytes,
+      [&](const ScheduleOptions &o, ScheduleChoice &c) {
+        return choose_nd_one_phase(t, plan, o, inputs, element_bytes, c);
+      },
+      [&](double bound, ScheduleChoice &c) {
+        return choose_nd_two_phase(t, plan, options, element_bytes, c, bound);
+      },
+      [](const ScheduleChoice &one) { return one.stats.seconds; }, kNoIntermediateLayout, choice);
 }
 
 std::string nd_global_schedule(const NdTransfer &t, const ScheduleOptions &options,

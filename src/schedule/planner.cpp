@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -829,14 +830,10 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
   const int comm_size = std::max(comm_size_of(t), plan.rank + 1);
   std::shared_ptr<TwoPhase> best;
   for (const Layout &mid : mid_layouts(t)) {
-    ScheduleOptions phase_options = options;
-    phase_options.strategy = Strategy::automatic;
-    if (options.max_memory > 0) {
-      // The intermediate array and both phases' buffers are held together.
-      phase_options.max_memory = (options.max_memory - mid_bytes_max(mid, element_bytes)) / 2;
-      if (phase_options.max_memory < static_cast<Index>(2 * element_bytes)) {
-        continue;
-      }
+    ScheduleOptions phase_options;
+    if (!two_phase_options(options, mid_bytes_max(mid, element_bytes), element_bytes,
+                           phase_options)) {
+      continue;
     }
     auto two = std::make_shared<TwoPhase>();
     two->mid = mid;
@@ -922,6 +919,17 @@ std::vector<MidDimension> mid_dimensions(Index length, const BlockCyclic &own, I
   return out;
 }
 
+bool two_phase_options(const ScheduleOptions &options, Index mid_bytes, std::size_t element_bytes,
+                       ScheduleOptions &phase_options) {
+  phase_options = options;
+  phase_options.strategy = Strategy::automatic;
+  if (options.max_memory > 0) {
+    phase_options.max_memory = (options.max_memory - mid_bytes) / 2;
+    return phase_options.max_memory >= static_cast<Index>(2 * element_bytes);
+  }
+  return true;
+}
+
 ScheduleStats two_phase_stats(const std::array<ScheduleChoice, 2> &phases) {
   ScheduleStats st;
   for (const ScheduleChoice &phase : phases) {
@@ -937,43 +945,59 @@ ScheduleStats two_phase_stats(const std::array<ScheduleChoice, 2> &phases) {
   return st;
 }
 
-std::string choose_schedule(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
-                            const ScheduleInputs &inputs, std::size_t element_bytes,
-                            ScheduleChoice &choice) {
+std::string choose_phases(const ScheduleOptions &options, std::size_t element_bytes,
+                          const OnePhaseChooser &one, const TwoPhaseBuilder &two,
+                          const std::function<double(const ScheduleChoice &)> &one_phase_seconds,
+                          const std::string &why_one_phase, ScheduleChoice &choice) {
   if (options.strategy == Strategy::multiphase) {
     Index chunk = 0;
     if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) {
       return why;
     }
-    if (choose_two_phase(t, plan, options, element_bytes, choice)) {
+    if (two(std::numeric_limits<double>::infinity(), choice)) {
       return {};
     }
-    ScheduleOptions one = options;
-    one.strategy = Strategy::automatic;
-    std::string why = choose_one_phase(t, plan, one, inputs, element_bytes, choice);
-    choice.detail = std::string(t.transposed() ? kTransposedOnePhase : kNoIntermediateLayout) +
-                    ", one phase: " + choice.detail;
+    ScheduleOptions automatic = options;
+    automatic.strategy = Strategy::automatic;
+    std::string why = one(automatic, choice);
+    choice.detail = why_one_phase + ", one phase: " + choice.detail;
     return why;
   }
-  if (std::string why = choose_one_phase(t, plan, options, inputs, element_bytes, choice);
+  if (std::string why = one(options, choice);
       !why.empty() || options.strategy != Strategy::automatic) {
     return why;
   }
-  // Two phases pay when the messages they save cost more start-ups than the second copy of
-  // the data costs bandwidth (Kaushik et al.). All-at-once is compared on the estimate the
-  // phases are costed with.
-  ScheduleChoice two;
-  if (choose_two_phase(t, plan, options, element_bytes, two)) {
-    const double one_phase =
-        choice.strategy == Strategy::all_at_once && !node_levels(t, options)
-            ? all_at_once_estimate(t, options.model, element_bytes).all_at_once_seconds
-            : choice.stats.seconds;
-    if (two.stats.seconds < one_phase) {
-      choice = std::move(two);
-      choice.detail = "auto: " + choice.detail;
-    }
+  if (ScheduleChoice faster; two(one_phase_seconds(choice), faster)) {
+    choice = std::move(faster);
+    choice.detail = "auto: " + choice.detail;
   }
   return {};
+}
+
+std::string choose_schedule(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
+                            const ScheduleInputs &inputs, std::size_t element_bytes,
+                            ScheduleChoice &choice) {
+  return choose_phases(
+      options, element_bytes,
+      [&](const ScheduleOptions &o, ScheduleChoice &c) {
+        return choose_one_phase(t, plan, o, inputs, element_bytes, c);
+      },
+      [&](double bound, ScheduleChoice &c) {
+        ScheduleChoice two;
+        if (!choose_two_phase(t, plan, options, element_bytes, two) ||
+            !(two.stats.seconds < bound)) {
+          return false;
+        }
+        c = std::move(two);
+        return true;
+      },
+      // All-at-once is compared on the estimate the phases are costed with.
+      [&](const ScheduleChoice &one) {
+        return one.strategy == Strategy::all_at_once && !node_levels(t, options)
+                   ? all_at_once_estimate(t, options.model, element_bytes).all_at_once_seconds
+                   : one.stats.seconds;
+      },
+      t.transposed() ? kTransposedOnePhase : kNoIntermediateLayout, choice);
 }
 
 namespace {

@@ -178,6 +178,13 @@ struct AllAtOnceTotals {
 [[nodiscard]] ScheduleInputs all_at_once_maxima(std::span<const AllAtOnceTotals> ranks,
                                                 const CostModel &model, std::size_t element_bytes);
 
+/// The options each phase of a two-phase plan honours: `automatic` under the options' limits,
+/// the memory cap less the intermediate array's mid_bytes halved between the phases (the array
+/// and both phases' buffers are held together). False when that leaves less than one element
+/// each way.
+bool two_phase_options(const ScheduleOptions &options, Index mid_bytes, std::size_t element_bytes,
+                       ScheduleOptions &phase_options);
+
 /// The statistics of a two-phase plan: its phases' summed (steps, pieces, elements, time) or
 /// their maxima (largest piece, pieces per node).
 [[nodiscard]] ScheduleStats two_phase_stats(const std::array<ScheduleChoice, 2> &phases);
@@ -225,6 +232,22 @@ std::string all_at_once_choice(const ScheduleOptions &o, const ScheduleInputs &i
 /// Builds the choice of one explicit strategy (neither automatic nor multiphase) for the rank
 /// being planned; empty, or why the options cannot be honoured.
 using OnePhaseBuilder = std::function<std::string(const ScheduleOptions &, ScheduleChoice &)>;
+
+/// Builds a transfer's two-phase choice if one is predicted faster than `bound` seconds;
+/// false when no intermediate layout applies, fits or beats the bound.
+using TwoPhaseBuilder = std::function<bool(double bound, ScheduleChoice &)>;
+/// The one-phase choice under the options given (never multiphase).
+using OnePhaseChooser = std::function<std::string(const ScheduleOptions &, ScheduleChoice &)>;
+
+/// The whole decision of choose_schedule and choose_nd_schedule. `multiphase`: two phases where
+/// `two` builds them, else one phase as `automatic` would, its detail prefixed by
+/// `why_one_phase`. Otherwise `one`'s choice, which for `automatic` gives way to two phases
+/// predicted faster than one_phase_seconds(its choice) (Kaushik et al.: when the messages they
+/// save cost more start-ups than the second copy of the data costs bandwidth).
+std::string choose_phases(const ScheduleOptions &options, std::size_t element_bytes,
+                          const OnePhaseChooser &one, const TwoPhaseBuilder &two,
+                          const std::function<double(const ScheduleChoice &)> &one_phase_seconds,
+                          const std::string &why_one_phase, ScheduleChoice &choice);
 
 /// The one-phase decision: `options.strategy` itself, or for `automatic` all-at-once when no
 /// limit asks for steps, else the cheapest step schedule by the model (stepwise, greedy, and
