@@ -233,9 +233,9 @@ typedef struct redist_darray {
  * destroyed by redist_plan_destroy. Every field is checked on every process (an error names
  * the field and dimension, on every process; *plan is then NULL). @p options may be NULL
  * (the defaults); every schedule, max_concurrent, max_memory and the cost model's alpha and
- * beta mean what they mean for 2-D plans (redist_plan_create_opt), except that
- * REDIST_SCHEDULE_MULTIPHASE runs in one phase, chosen as REDIST_SCHEDULE_AUTO would
- * (docs/nd.md); limits no schedule can honour are REDIST_ERR_ARGUMENT on every process.
+ * beta mean what they mean for 2-D plans (redist_plan_create_opt); REDIST_SCHEDULE_MULTIPHASE
+ * runs two phases through an N-d intermediate layout (docs/nd.md); limits no schedule can
+ * honour are REDIST_ERR_ARGUMENT on every process.
  * Between processes of one node messages are read in a single copy as for 2-D plans
  * (REDIST_SINGLE_COPY applies; docs/nd.md).
  */
