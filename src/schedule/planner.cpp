@@ -549,11 +549,14 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
   const NodeTotals recv_rows = totals(rows, false);
   const NodeTotals recv_cols = totals(cols, false);
   std::vector<AllAtOnceTotals> ranks(static_cast<std::size_t>(comm_size_of(t)));
-  // What a rank keeps: its source position's part of its destination position's data.
+  // What a rank keeps: its source position's part of its destination position's data. The
+  // row graph's senders are A's coordinates along perm[0] (A's grid columns when transposed).
   const auto kept = [&](int rank, int pr, int pc) {
     int qr = -1;
     int qc = -1;
-    return t.dst.grid.find(rank, qr, qc) ? rows.volume(pr, qr) * cols.volume(pc, qc) : Index{0};
+    return t.dst.grid.find(rank, qr, qc) ? rows.volume(t.src_coordinate(0, pr, pc), qr) *
+                                               cols.volume(t.src_coordinate(1, pr, pc), qc)
+                                         : Index{0};
   };
   // A grid node's messages and elements: products of its row and column totals.
   const auto add = [](const NodeTotals &by_row, const NodeTotals &by_col, int row, int col,
@@ -568,7 +571,8 @@ ScheduleInputs all_at_once_estimate(const Transfer &t, const CostModel &model,
       const int rank = t.src.grid.rank_at(pr, pc);
       const Index self = kept(rank, pr, pc);
       AllAtOnceTotals &r = ranks[static_cast<std::size_t>(rank)];
-      add(send_rows, send_cols, pr, pc, self, r.sent_messages, r.sent);
+      add(send_rows, send_cols, t.src_coordinate(0, pr, pc), t.src_coordinate(1, pr, pc), self,
+          r.sent_messages, r.sent);
     }
   }
   for (int qc = 0; qc < t.dst.grid.npcol; ++qc) {
@@ -781,19 +785,40 @@ std::string choose_one_phase(const Transfer &t, const RankPlan &plan,
       choice);
 }
 
-// The intermediate layouts to try: on the source grid and on the destination grid, every
-// combination of dimension choices with at least one intermediate.
-std::vector<Layout> mid_layouts(const Transfer &t) {
-  std::vector<Layout> out;
-  for (const Layout *end : {&t.src, &t.dst}) {
-    const std::vector<MidDimension> rows =
-        mid_dimensions(t.m, end->rows, end->i, multiphase_intermediates(t.rows()));
-    const std::vector<MidDimension> cols =
-        mid_dimensions(t.n, end->cols, end->j, multiphase_intermediates(t.cols()));
+// The two phases to try: through an intermediate layout on the source grid and on the
+// destination grid, every combination of dimension choices with at least one intermediate.
+// On the source grid the intermediate has A's shape (a transposed transfer's first phase
+// copies, its second transposes), on the destination grid B's (the first phase transposes,
+// the second copies). A transposed trapezoid's region is stated on B's window: its
+// intermediate lies on the destination grid only.
+std::vector<std::array<Transfer, 2>> two_phase_candidates(const Transfer &t) {
+  std::vector<std::array<Transfer, 2>> out;
+  for (const bool source : {true, false}) {
+    if (source && t.transposed() && t.region.kind != Region::Kind::full) {
+      continue;
+    }
+    const Layout &end = source ? t.src : t.dst;
+    // Along the end's axis a: B's dimension d holding it, and d's 1-D transfer.
+    const auto choices = [&](int a) {
+      const int d = source && t.transposed() ? 1 - a : a;
+      const Transfer1D along = t.dim(d);
+      return mid_dimensions(along.length, end.dim(a), end.start(a),
+                            multiphase_intermediates(along));
+    };
+    const std::vector<MidDimension> rows = choices(0);
+    const std::vector<MidDimension> cols = choices(1);
     for (const MidDimension &r : rows) {
       for (const MidDimension &c : cols) {
-        if (r.intermediate || c.intermediate) {
-          out.push_back(Layout{r.layout, c.layout, end->grid, 0, 0});
+        if (!r.intermediate && !c.intermediate) {
+          continue;
+        }
+        const Layout mid{r.layout, c.layout, end.grid, 0, 0};
+        if (source) {
+          out.push_back({Transfer{t.src, mid, r.layout.extent, c.layout.extent, t.region},
+                         Transfer{mid, t.dst, t.m, t.n, t.region, t.perm}});
+        } else {
+          out.push_back({Transfer{t.src, mid, t.m, t.n, t.region, t.perm},
+                         Transfer{mid, t.dst, t.m, t.n, t.region}});
         }
       }
     }
@@ -812,24 +837,16 @@ Index mid_bytes_max(const Layout &mid, std::size_t element_bytes) {
   return rows * cols * static_cast<Index>(element_bytes);
 }
 
-// Why a multiphase request runs in one phase. Two phases of a transposed transfer are not
-// planned yet (a limit to lift: the first phase would transpose into an intermediate layout
-// of B's shape, Transfer{src, mid, ..., perm}, the second copy it).
-constexpr const char *kTransposedOnePhase =
-    "multiphase: transposed transfers run in one phase (two phases not supported yet)";
-
 // The two-phase part of the decision: Kaushik et al.'s two phases through the intermediate
 // layout the model finds cheapest, each phase chosen as `automatic` would under the options'
 // limits (the intermediate array counted against max_memory). False when no intermediate
 // layout applies or fits.
 bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
                       std::size_t element_bytes, ScheduleChoice &choice) {
-  if (t.transposed()) {
-    return false; // not yet: the phases would carry perm (kTransposedOnePhase)
-  }
   const int comm_size = std::max(comm_size_of(t), plan.rank + 1);
   std::shared_ptr<TwoPhase> best;
-  for (const Layout &mid : mid_layouts(t)) {
+  for (const std::array<Transfer, 2> &phases : two_phase_candidates(t)) {
+    const Layout &mid = phases[0].dst;
     ScheduleOptions phase_options;
     if (!two_phase_options(options, mid_bytes_max(mid, element_bytes), element_bytes,
                            phase_options)) {
@@ -837,8 +854,7 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
     }
     auto two = std::make_shared<TwoPhase>();
     two->mid = mid;
-    two->transfers = {Transfer{t.src, mid, t.m, t.n, t.region},
-                      Transfer{mid, t.dst, t.m, t.n, t.region}};
+    two->transfers = phases;
     bool feasible = true;
     for (std::size_t phase = 0; phase < 2 && feasible; ++phase) {
       const Transfer &pt = two->transfers[phase];
@@ -997,7 +1013,7 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
                    ? all_at_once_estimate(t, options.model, element_bytes).all_at_once_seconds
                    : one.stats.seconds;
       },
-      t.transposed() ? kTransposedOnePhase : kNoIntermediateLayout, choice);
+      kNoIntermediateLayout, choice);
 }
 
 namespace {
@@ -1014,8 +1030,7 @@ std::string chosen_schedule(const Transfer &t, const ScheduleOptions &options, S
     return why;
   }
   if (options.strategy == Strategy::multiphase) {
-    detail = std::string(t.transposed() ? kTransposedOnePhase : kNoIntermediateLayout) +
-             ", one phase: " + how;
+    detail = std::string(kNoIntermediateLayout) + ", one phase: " + how;
   } else if (options.strategy == Strategy::automatic && chosen != Strategy::all_at_once) {
     detail = "auto: " + how;
   } else {
