@@ -449,8 +449,9 @@ Transfer transposed_source(const Transfer &t) {
   out.src.grid.npcol = t.src.grid.nprow;
   for (int pr = 0; pr < t.src.grid.nprow; ++pr) {
     for (int pc = 0; pc < t.src.grid.npcol; ++pc) {
-      out.src.grid.ranks[static_cast<std::size_t>(pc + pr * out.src.grid.nprow)] =
-          t.src.grid.rank_at(pr, pc);
+      const auto at = static_cast<std::size_t>(pc) +
+                      static_cast<std::size_t>(pr) * static_cast<std::size_t>(out.src.grid.nprow);
+      out.src.grid.ranks[at] = t.src.grid.rank_at(pr, pc);
     }
   }
   return out;
