@@ -3,8 +3,9 @@
 // of it. Pure: every rank computes the same global choice from the same inputs.
 //
 // One function decides: choose_schedule picks the strategy (for `automatic`, the cheapest by
-// the cost model) and whether to run two phases; its only helpers are the one-phase and the
-// two-phase parts of that decision in planner.cpp. Everything else computes: the all_at_once_*
+// the cost model) and whether to run two phases, through choose_phases (the decision it shares
+// with N-d plans) and the one-phase and two-phase parts of that decision in planner.cpp.
+// Everything else computes: the all_at_once_*
 // inputs, the statistics and steps of a chosen strategy, and global_schedule / global_phases,
 // which ask choose_schedule (as every rank would decide) and build the schedule it chose. No
 // computing function calls back into the decision.
@@ -75,7 +76,9 @@ struct ScheduleChoice {
 /// then from there into the destination. The intermediate's rows and columns are
 /// CYCLIC(lcm) / CYCLIC(gcd) of the two ends' block sizes (multiphase_intermediates) or one
 /// end's own block size starting on the process that holds the end's first window block; the
-/// intermediate holds the window only (extent m x n, window at 0).
+/// intermediate holds the window only (extent m x n, window at 0; n x m for a transposed
+/// transfer's intermediate on the source grid, which has A's shape: its first phase copies,
+/// its second transposes, where on the destination grid the first transposes).
 struct TwoPhase {
   Layout mid;
   std::array<Transfer, 2> transfers; ///< source -> mid, mid -> destination
