@@ -6,7 +6,8 @@
 //   mpirun -np P schedule_bench [--size N] [--reps R] [--label TEXT]
 //
 // For each case: plans for all-at-once, caterpillar, stepwise, GGP and OGGP with k = 1, 2, 4,
-// and auto with k = 2; then R rounds, each executing every plan once (in turn, so that the
+// auto with k = 2, and multiphase (two phases where an intermediate layout applies: "chosen"
+// says multiphase); then R rounds, each executing every plan once (in turn, so that the
 // machine's load falls on all of them alike); a time is the slowest rank's, the table gives the
 // median. B is checked element by element against the source's formula after every plan's
 // first execution. Prints CSV on rank 0:
@@ -141,6 +142,7 @@ int main(int argc, char **argv) {
       {"oggp", REDIST_SCHEDULE_OGGP, 2},
       {"oggp", REDIST_SCHEDULE_OGGP, 4},
       {"auto", REDIST_SCHEDULE_AUTO, 2},
+      {"multiphase", REDIST_SCHEDULE_MULTIPHASE, 0},
   };
   redist_calibration levels{};
   if (redist_calibrate_nodes(MPI_COMM_WORLD, &levels) != REDIST_SUCCESS) {
