@@ -22,6 +22,8 @@ ci_step "valgrind memcheck: every error case of the C API and ScaLAPACK entries,
 ci_mpi 600 3 "${vg[@]}" "$build/tests/errors/redist_error_tests"
 ci_step "valgrind memcheck: resource hygiene (300 ScaLAPACK-entry calls), 3 ranks"
 ci_mpi 600 3 "${vg[@]}" "$build/tests/reliability/redist_resource_tests" --cases=300
+ci_step "valgrind memcheck: N-d plans in two phases (darray oracle), 2 ranks"
+ci_mpi 300 2 "${vg[@]}" "$build/tests/mpi/redist_nd_tests" --gtest_filter='NdPlan.TwoPhases*'
 ci_step "valgrind memcheck: A and B in the same memory, 2 ranks"
 ci_mpi 300 2 "${vg[@]}" "$build/tests/reliability/redist_overlap_tests"
 ci_step "valgrind memcheck: MPI errors injected during execution, 3 ranks"
