@@ -90,14 +90,19 @@ bool GridView::find(int rank, Coords &c) const {
   if (pos >= n) {
     return false;
   }
-  c.fill(0);
+  c = coords(pos);
+  return true;
+}
+
+Coords GridView::coords(std::size_t pos) const {
+  Coords c{};
   for (int i = ndims - 1; i >= 0; --i) {
     const auto d = static_cast<std::size_t>(first_fastest ? ndims - 1 - i : i);
     const auto e = static_cast<std::size_t>(extents[d]);
     c[d] = static_cast<int>(pos % e);
     pos /= e;
   }
-  return true;
+  return c;
 }
 
 GridView grid_of(const NdLayout &l) {

@@ -97,6 +97,8 @@ struct GridView {
   [[nodiscard]] int rank_at(const Coords &c) const;
   /// The grid position of `rank`, or false when it is not in the grid.
   bool find(int rank, Coords &c) const;
+  /// The coordinates of position `pos` (< positions()).
+  [[nodiscard]] Coords coords(std::size_t pos) const;
 };
 [[nodiscard]] GridView grid_of(const NdLayout &l);
 [[nodiscard]] GridView grid_of(const Grid &g);

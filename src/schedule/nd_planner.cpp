@@ -301,17 +301,6 @@ int nd_comm_size(const NdTransfer &t) {
   return size;
 }
 
-// The coordinates of position p of a grid numbered row-major (the last dimension fastest).
-Coords coords_of(const GridView &grid, std::size_t p) {
-  Coords c{};
-  for (int d = grid.ndims - 1; d >= 0; --d) {
-    const auto extent = static_cast<std::size_t>(grid.extents[static_cast<std::size_t>(d)]);
-    c[static_cast<std::size_t>(d)] = static_cast<int>(p % extent);
-    p /= extent;
-  }
-  return c;
-}
-
 // One dimension of an N-d intermediate layout.
 struct NdMidDimension {
   NdDimension dim;
@@ -489,17 +478,17 @@ ScheduleInputs nd_all_at_once_estimate(const NdTransfer &t, const CostModel &mod
   const auto positions_of_ranks = [&](const GridView &grid) {
     std::vector<std::size_t> out(comm_size, grid.positions());
     for (std::size_t p = 0; p < grid.positions(); ++p) {
-      out[static_cast<std::size_t>(grid.rank_at(coords_of(grid, p)))] = p;
+      out[static_cast<std::size_t>(grid.rank_at(grid.coords(p)))] = p;
     }
     return out;
   };
   const std::vector<std::size_t> src_position = positions_of_ranks(src);
   const std::vector<std::size_t> dst_position = positions_of_ranks(dst);
   for (std::size_t p = 0; p < src.positions(); ++p) {
-    const Coords a = coords_of(src, p);
+    const Coords a = src.coords(p);
     const int rank = src.rank_at(a);
     const std::size_t q = dst_position[static_cast<std::size_t>(rank)];
-    const Index self = q < dst.positions() ? kept(a, coords_of(dst, q)) : 0;
+    const Index self = q < dst.positions() ? kept(a, dst.coords(q)) : 0;
     Index messages = 1;
     Index elements = 1;
     for (int d = 0; d < n; ++d) {
@@ -512,10 +501,10 @@ ScheduleInputs nd_all_at_once_estimate(const NdTransfer &t, const CostModel &mod
     r.sent += elements - self;
   }
   for (std::size_t p = 0; p < dst.positions(); ++p) {
-    const Coords b = coords_of(dst, p);
+    const Coords b = dst.coords(p);
     const int rank = dst.rank_at(b);
     const std::size_t q = src_position[static_cast<std::size_t>(rank)];
-    const Index self = q < src.positions() ? kept(coords_of(src, q), b) : 0;
+    const Index self = q < src.positions() ? kept(src.coords(q), b) : 0;
     Index messages = 1;
     Index elements = 1;
     for (int d = 0; d < n; ++d) {

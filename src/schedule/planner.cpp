@@ -840,11 +840,15 @@ Index mid_bytes_max(const Layout &mid, std::size_t element_bytes) {
 // The two-phase part of the decision: Kaushik et al.'s two phases through the intermediate
 // layout the model finds cheapest, each phase chosen as `automatic` would under the options'
 // limits (the intermediate array counted against max_memory). False when no intermediate
-// layout applies or fits.
+// layout applies or fits, or none is predicted faster than `bound` seconds (a candidate is
+// dropped as soon as its first phase alone reaches the bound or the best candidate's time).
 bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
-                      std::size_t element_bytes, ScheduleChoice &choice) {
+                      std::size_t element_bytes, ScheduleChoice &choice, double bound) {
   const int comm_size = std::max(comm_size_of(t), plan.rank + 1);
   std::shared_ptr<TwoPhase> best;
+  const auto seconds = [](const TwoPhase &p) {
+    return p.choices[0].stats.seconds + p.choices[1].stats.seconds;
+  };
   for (const std::array<Transfer, 2> &phases : two_phase_candidates(t)) {
     const Layout &mid = phases[0].dst;
     ScheduleOptions phase_options;
@@ -855,6 +859,7 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
     auto two = std::make_shared<TwoPhase>();
     two->mid = mid;
     two->transfers = phases;
+    const double to_beat = best ? std::min(bound, seconds(*best)) : bound;
     bool feasible = true;
     for (std::size_t phase = 0; phase < 2 && feasible; ++phase) {
       const Transfer &pt = two->transfers[phase];
@@ -862,12 +867,10 @@ bool choose_two_phase(const Transfer &t, const RankPlan &plan, const ScheduleOpt
       feasible = choose_one_phase(pt, two->plans[phase], phase_options,
                                   all_at_once_estimate(pt, options.model, element_bytes),
                                   element_bytes, two->choices[phase])
-                     .empty();
+                     .empty() &&
+                 two->choices[phase].stats.seconds < to_beat;
     }
-    const auto seconds = [](const TwoPhase &p) {
-      return p.choices[0].stats.seconds + p.choices[1].stats.seconds;
-    };
-    if (feasible && (!best || seconds(*two) < seconds(*best))) {
+    if (feasible && seconds(*two) < to_beat) {
       two->phase_options = phase_options;
       two->phase_options.node_of_rank = {}; // O(ranks): not kept by an executing plan
       best = std::move(two);
@@ -962,7 +965,7 @@ ScheduleStats two_phase_stats(const std::array<ScheduleChoice, 2> &phases) {
 }
 
 std::string choose_phases(const ScheduleOptions &options, std::size_t element_bytes,
-                          const OnePhaseChooser &one, const TwoPhaseBuilder &two,
+                          const OnePhaseBuilder &one, const TwoPhaseBuilder &two,
                           const std::function<double(const ScheduleChoice &)> &one_phase_seconds,
                           const std::string &why_one_phase, ScheduleChoice &choice) {
   if (options.strategy == Strategy::multiphase) {
@@ -999,13 +1002,7 @@ std::string choose_schedule(const Transfer &t, const RankPlan &plan, const Sched
         return choose_one_phase(t, plan, o, inputs, element_bytes, c);
       },
       [&](double bound, ScheduleChoice &c) {
-        ScheduleChoice two;
-        if (!choose_two_phase(t, plan, options, element_bytes, two) ||
-            !(two.stats.seconds < bound)) {
-          return false;
-        }
-        c = std::move(two);
-        return true;
+        return choose_two_phase(t, plan, options, element_bytes, c, bound);
       },
       // All-at-once is compared on the estimate the phases are costed with.
       [&](const ScheduleChoice &one) {

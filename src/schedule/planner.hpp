@@ -239,16 +239,15 @@ using OnePhaseBuilder = std::function<std::string(const ScheduleOptions &, Sched
 /// Builds a transfer's two-phase choice if one is predicted faster than `bound` seconds;
 /// false when no intermediate layout applies, fits or beats the bound.
 using TwoPhaseBuilder = std::function<bool(double bound, ScheduleChoice &)>;
-/// The one-phase choice under the options given (never multiphase).
-using OnePhaseChooser = std::function<std::string(const ScheduleOptions &, ScheduleChoice &)>;
 
-/// The whole decision of choose_schedule and choose_nd_schedule. `multiphase`: two phases where
+/// The whole decision of choose_schedule and choose_nd_schedule; `one` makes the one-phase
+/// choice under the options it is given (never multiphase). `multiphase`: two phases where
 /// `two` builds them, else one phase as `automatic` would, its detail prefixed by
 /// `why_one_phase`. Otherwise `one`'s choice, which for `automatic` gives way to two phases
 /// predicted faster than one_phase_seconds(its choice) (Kaushik et al.: when the messages they
 /// save cost more start-ups than the second copy of the data costs bandwidth).
 std::string choose_phases(const ScheduleOptions &options, std::size_t element_bytes,
-                          const OnePhaseChooser &one, const TwoPhaseBuilder &two,
+                          const OnePhaseBuilder &one, const TwoPhaseBuilder &two,
                           const std::function<double(const ScheduleChoice &)> &one_phase_seconds,
                           const std::string &why_one_phase, ScheduleChoice &choice);
 
