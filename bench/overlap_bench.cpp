@@ -4,12 +4,19 @@
 //   t_comp   the computation alone, sized to take about t_exec;
 //   t_split  begin, the computation, end;
 //   exposed  the time spent inside begin and end during t_split (the rest is computation);
-//   hidden = 1 - exposed / t_exec   (1: the whole execution hidden, 0: none of it).
+//   hidden = 1 - exposed / t_exec   (1: the whole execution hidden, 0: none of it);
+//   saved  = (t_exec + t_comp - t_split) / t_exec: what the split saves against executing and
+//            then computing, in units of the execution (below hidden when the transfer slows
+//            the computation down, e.g. by taking its processor).
+// The computation is re-sized after every repetition to take t_exec (the machine's speed
+// drifts); t_comp / t_exec is printed.
 // The local part is copied inside begin, so it counts as exposed. Every time is the maximum
 // over ranks of one repetition, after a barrier; medians of --reps.
 // B is checked against the element formula of A after the last split execution.
 //   mpirun -n 2 bench/overlap_bench [--size N] [--reps R]
-// The schedule comes from REDIST_SCHEDULE, the single-copy way from REDIST_SINGLE_COPY.
+// The schedule comes from REDIST_SCHEDULE, the single-copy way from REDIST_SINGLE_COPY; with
+// REDIST_PROGRESS=thread MPI is initialised with MPI_THREAD_MULTIPLE (the progress thread
+// needs it), otherwise with MPI_Init.
 #include <mpi.h>
 
 #include <algorithm>
@@ -69,7 +76,14 @@ void check(int status, const char *what) {
 } // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  const char *progress = std::getenv("REDIST_PROGRESS");
+  const bool progress_thread = progress != nullptr && std::strcmp(progress, "thread") == 0;
+  if (progress_thread) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0;
   int np = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -144,11 +158,14 @@ int main(int argc, char **argv) {
   std::vector<double> t_comp;
   std::vector<double> t_split;
   std::vector<double> t_exposed;
+  std::vector<double> t_inside; // the computation between begin and end
   for (int r = 0; r < reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     sink += compute(work, rounds);
-    t_comp.push_back(max_over_ranks(MPI_Wtime() - t0));
+    const double comp_time = max_over_ranks(MPI_Wtime() - t0);
+    t_comp.push_back(comp_time);
+    rounds = std::max(1L, static_cast<long>(static_cast<double>(rounds) * exec / comp_time));
 
     std::fill(b.begin(), b.end(), -1.0);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -161,6 +178,7 @@ int main(int argc, char **argv) {
     const double ended = MPI_Wtime();
     t_split.push_back(max_over_ranks(ended - t0));
     t_exposed.push_back(max_over_ranks((begun - t0) + (ended - computed)));
+    t_inside.push_back(max_over_ranks(computed - begun));
   }
   long wrong = 0;
   for (int64_t c = 0; c < size; ++c) {
@@ -175,17 +193,21 @@ int main(int argc, char **argv) {
   const double comp = bench::median(t_comp);
   const double split = bench::median(t_split);
   const double exposed = bench::median(t_exposed);
+  const double inside = bench::median(t_inside);
   if (rank == 0) {
     const char *schedule = std::getenv("REDIST_SCHEDULE");
     const char *way = std::getenv("REDIST_SINGLE_COPY");
     std::printf("overlap_bench: %d ranks, %lld x %lld doubles, blocks 64 (1 x %d) -> 100 (%d x 1), "
-                "REDIST_SCHEDULE=%s REDIST_SINGLE_COPY=%s, median of %d (max over ranks)\n",
+                "REDIST_SCHEDULE=%s REDIST_SINGLE_COPY=%s REDIST_PROGRESS=%s, median of %d (max "
+                "over ranks)\n",
                 np, static_cast<long long>(size), static_cast<long long>(size), np, np,
-                schedule != nullptr ? schedule : "(unset)", way != nullptr ? way : "(unset)", reps);
-    std::printf("t_exec %.4f s  t_comp %.4f s  t_split %.4f s  exposed %.4f s  hidden %.0f%%  "
-                "wrong elements %ld  [%g]\n",
-                exec, comp, split, exposed, 100.0 * (1.0 - exposed / exec), wrong_all,
-                sink > 0 ? 0.0 : 1.0);
+                schedule != nullptr ? schedule : "(unset)", way != nullptr ? way : "(unset)",
+                progress != nullptr ? progress : "(unset)", reps);
+    std::printf("t_exec %.4f s  t_comp %.4f s (%.2f t_exec, %.4f s between begin and end)  "
+                "t_split %.4f s  exposed %.4f s  hidden %.0f%%  saved %.0f%%  wrong elements %ld  "
+                "[%g]\n",
+                exec, comp, comp / exec, inside, split, exposed, 100.0 * (1.0 - exposed / exec),
+                100.0 * (exec + comp - split) / exec, wrong_all, sink > 0 ? 0.0 : 1.0);
   }
   redist_plan_destroy(&plan);
   MPI_Finalize();

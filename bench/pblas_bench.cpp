@@ -8,7 +8,11 @@
 // profiler; the ratio column is then meaningless).
 //
 // Timing: MPI_Barrier, MPI_Wtime around one call, maximum over ranks; one warm-up call of each
-// (redist's builds its plan), then --reps repetitions alternating PBLAS and redist.
+// (redist's builds its plan), then --reps repetitions alternating PBLAS, redist and a memcpy.
+// The memcpy moves, on every rank at once, as many bytes as the rank's part of C's window (of
+// the trapezoid for PxTRADD): no implementation writes its part of C faster than that, so
+// "pblas/cpy" (PBLAS's median over the memcpy's) bounds the ratio any implementation could
+// reach on this machine in this run.
 #include <mpi.h>
 
 #include <algorithm>
@@ -90,7 +94,8 @@ int main(int argc, char **argv) {
   };
   if (me == 0) {
     std::printf("pblas_bench: %d ranks, N = %d, median of %d (max over ranks)\n", np, size, reps);
-    std::printf("%-30s %12s %12s %12s %8s\n", "case", "pblas_s", "redist_s", "redist-1st", "ratio");
+    std::printf("%-30s %12s %12s %12s %8s %12s %10s\n", "case", "pblas_s", "redist_s", "redist-1st",
+                "ratio", "memcpy_s", "pblas/cpy");
   }
   for (const Case &c : cases) {
     if (c.name.find(only_case) == std::string::npos) {
@@ -112,7 +117,7 @@ int main(int argc, char **argv) {
     const int zero = 0;
     const int src_r = off > 0 ? c.nprow - 1 : 0, src_c = off > 0 ? c.npcol - 1 : 0;
     int desca[9] = {}, descc[9] = {}, info = 0;
-    double t_p = 0, t_r = 0, t_first = 0;
+    double t_p = 0, t_r = 0, t_first = 0, t_copy = 0;
     bool equal = true;
     if (member) {
       const int lra = numroc_(&extent, &c.mb_a, &myr, &src_r, &c.nprow);
@@ -131,6 +136,23 @@ int main(int argc, char **argv) {
       for (double &x : c0)
         x = u(gen);
       std::vector<double> cp = c0, cr = c0;
+      // This rank's elements of C's window (columns jc of [ic - 1, ic - 1 + m); rows up to the
+      // diagonal for the upper trapezoid of PxTRADD).
+      long long window_elements = 0;
+      for (int j = 0; j < m; ++j) {
+        const int jc = ic - 1 + j;
+        if ((jc / c.mb_c) % c.npcol != myc) continue;
+        const int rows = c.kind == Kind::tradd ? j + 1 : m;
+        const int first = ic - 1, last = ic - 1 + rows;
+        window_elements += numroc_(&last, &c.mb_c, &myr, &zero, &c.nprow) -
+                           numroc_(&first, &c.mb_c, &myr, &zero, &c.nprow);
+      }
+      std::vector<double> copy_from(static_cast<std::size_t>(window_elements) * es, 1.0);
+      std::vector<double> copy_to(copy_from.size());
+      const auto run_copy = [&] {
+        std::memcpy(copy_to.data(), copy_from.data(), copy_from.size() * sizeof(double));
+      };
+      timed(run_copy);
       const auto run = [&](bool pblas, std::vector<double> &out) {
         const double *al = c.alpha;
         const double *be = c.beta;
@@ -161,26 +183,29 @@ int main(int argc, char **argv) {
       run(false, cr);
       t_first = MPI_Wtime() - t_first;
       equal = std::memcmp(cp.data(), cr.data(), cp.size() * sizeof(double)) == 0;
-      std::vector<double> tp, tr;
+      std::vector<double> tp, tr, tc;
       for (int r = 0; r < reps; ++r) {
         if (!redist_only) {
           tp.push_back(timed([&] { run(true, cp); }));
         }
         tr.push_back(timed([&] { run(false, cr); }));
+        tc.push_back(timed(run_copy));
       }
       t_p = tp.empty() ? 0.0 : median(tp);
       t_r = median(tr);
+      t_copy = median(tc);
       Cblacs_gridexit(ctxt);
     } else {
-      for (int r = 0; r < (redist_only ? 1 : 2) * reps; ++r)
+      for (int r = 0; r < (redist_only ? 2 : 3) * reps + 1; ++r)
         timed([] {}); // the members' barriers and reductions
     }
     int ok = equal ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &t_first, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (me == 0) {
-      std::printf("%-30s %12.5f %12.5f %12.5f %7.2fx%s\n", c.name.c_str(), t_p, t_r, t_first,
-                  t_r > 0 ? t_p / t_r : 0.0, ok ? "" : "  MISMATCH");
+      std::printf("%-30s %12.5f %12.5f %12.5f %7.2fx %12.5f %9.2fx%s\n", c.name.c_str(), t_p, t_r,
+                  t_first, t_r > 0 ? t_p / t_r : 0.0, t_copy, t_copy > 0 ? t_p / t_copy : 0.0,
+                  ok ? "" : "  MISMATCH");
       std::fflush(stdout);
     }
   }

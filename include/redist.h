@@ -273,6 +273,9 @@ int redist_plan_execute_op(redist_plan plan, const void *alpha, const void *a, c
  * flight: a begin, redist_plan_execute or redist_plan_execute_op while one is in flight, or an
  * end with none, is REDIST_ERR_ARGUMENT (on every process, without a collective) and leaves
  * the execution in flight as it was. redist_plan_destroy completes an execution in flight.
+ * Under REDIST_PROGRESS=thread (read when the plan is made; needs MPI_THREAD_MULTIPLE) an
+ * all-at-once begin with messages to other processes leaves a thread entering MPI every
+ * 200 us until the end, so that messages between nodes move while the caller computes.
  */
 int redist_plan_execute_begin(redist_plan plan, const void *a, void *b);
 /** The begin of redist_plan_execute_op (alpha and beta are read in the begin). */

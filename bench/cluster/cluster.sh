@@ -246,6 +246,8 @@ cmd=(mpirun --host "$hostlist" --oversubscribe
      --mca btl tcp,vader,self
      --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet"
      --mca mpi_yield_when_idle 1
+     --bind-to none # every node's daemon binds its first rank to core 0: the nodes share the
+     # machine's cores, and bound so, one rank per node would put every rank on one core
      "$@")
 printf -v line '%q ' "${cmd[@]}"
 # mpirun runs on node 1 (the head), in the background so that the traps run at once on a

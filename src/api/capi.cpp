@@ -349,7 +349,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       ScheduleOptions schedule_opts =
           schedule_options(call, options != nullptr ? *options : defaults);
       if (levels != nullptr) apply_levels(call, *levels, schedule_opts);
-      if (const std::string why = single_copy::environment_error(); !why.empty())
+      if (const std::string why = Executor::environment_error(); !why.empty())
         throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
       args = describe(call, m, n, type, region, unit_diag, *a, *b, rank, schedule_opts);
       args.fields.operation = operation_field(op);

@@ -16,7 +16,6 @@
 #include "call_timers.hpp"
 #include "environment.hpp"
 #include "front_end.hpp"
-#include "single_copy.hpp"
 
 #include <atomic>
 #include <cctype>
@@ -247,7 +246,7 @@ std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions 
     if (size.value) *slot = static_cast<std::size_t>(*size.value);
     ++slot;
   }
-  if (const std::string why = single_copy::environment_error(); !why.empty()) return bad(why);
+  if (const std::string why = Executor::environment_error(); !why.empty()) return bad(why);
   front_end::set_cache_capacity(capacity[0], capacity[1]);
   return std::nullopt;
 }

@@ -90,6 +90,9 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
                    negotiation_.senders()),
       mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()),
       repair_(pieces_, tag + kRepairTag) {
+  if (progress_environment_error().empty()) {
+    progress_mode_ = progress_mode();
+  }
   if (const std::size_t window = test_interleaving(); window > 0) {
     interleaving_bytes_ = 0;
     interleaved_window_bytes_ = window;
@@ -213,7 +216,7 @@ void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const 
 }
 
 void Executor::execute(const void *a, void *b) {
-  begin(a, b);
+  start(a, b, nullptr);
   end();
 }
 
@@ -239,7 +242,20 @@ void Executor::prepare(const std::byte *a) {
   }
 }
 
-void Executor::begin(const void *a_void, void *b_void, const Operation *op) {
+std::string Executor::environment_error() {
+  std::string why = single_copy::environment_error();
+  return why.empty() ? progress_environment_error() : why;
+}
+
+void Executor::begin(const void *a, void *b, const Operation *op) {
+  start(a, b, op);
+  if (flight_.posted && progress_mode_ == ProgressMode::thread &&
+      !(pieces_.plan().sends.empty() && pieces_.plan().recvs.empty())) {
+    progress_.start(requests_.comm());
+  }
+}
+
+void Executor::start(const void *a_void, void *b_void, const Operation *op) {
   if (in_flight_) {
     throw Error(REDIST_ERR_ARGUMENT,
                 "redist: an execution of this plan is in flight (begun and not ended)");
@@ -277,6 +293,7 @@ void Executor::end() {
     throw Error(REDIST_ERR_ARGUMENT, "redist: no execution of this plan is in flight");
   }
   in_flight_ = false;
+  progress_.stop();
   const Flight flight = flight_;
   struct Reset { // the operation is begin()'s, whatever happens here
     Executor &executor;

@@ -21,6 +21,7 @@
 #include "pieces.hpp"
 #include "plan.hpp"
 #include "planner.hpp"
+#include "progress.hpp"
 #include "requests.hpp"
 #include "sent.hpp"
 #include "single_copy.hpp"
@@ -96,10 +97,18 @@ public:
   /// call (their steps reuse one buffer and wait on each other) and the whole exchange runs
   /// inside end(). Each is collective as execute() is. begin() while an execution is in
   /// flight, or end() with none, throws Error (REDIST_ERR_ARGUMENT) and changes nothing.
+  /// Under REDIST_PROGRESS=thread (read when the executor is made) an all-at-once begin()
+  /// with messages to other ranks leaves a thread driving MPI's progress until end()
+  /// (progress.hpp).
   void begin(const void *a, void *b, const Operation *op = nullptr);
   void end();
   /// Whether begin() was called and end() not yet.
   [[nodiscard]] bool in_flight() const { return in_flight_; }
+  /// Whether a progress thread runs (between begin() and end()).
+  [[nodiscard]] bool progressing() const { return progress_.running(); }
+  /// "" when the environment variables the executor reads (REDIST_SINGLE_COPY,
+  /// REDIST_PROGRESS) are unset or valid, else why not: plans refuse to be made.
+  static std::string environment_error();
   /// Send every message through MPI from now on: no single-copy way. Call on every rank of
   /// the plan, before the first execution (the negotiation of ways is then skipped
   /// everywhere).
@@ -168,6 +177,8 @@ private:
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
            Index lld_dst, ScheduleChoice &&schedule, int tag);
   void execute_two_phases(const std::byte *a, std::byte *b);
+  /// begin() without the progress thread (execute() ends at once).
+  void start(const void *a, void *b, const Operation *op);
   /// Everything before the first message: forget the last execution, negotiate the ways
   /// (first execution) or take the later ones.
   void prepare(const std::byte *a);
@@ -251,6 +262,8 @@ private:
   };
   Flight flight_;
   bool in_flight_ = false;
+  ProgressMode progress_mode_ = ProgressMode::none; // REDIST_PROGRESS when made
+  ProgressThread progress_;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
   std::vector<std::byte> mid_;                      // their intermediate array
 };

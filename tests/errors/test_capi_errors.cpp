@@ -517,6 +517,39 @@ TEST(CApiErrors, UnknownSingleCopyEnvironment) {
   }
 }
 
+TEST(CApiErrors, ProgressEnvironment) {
+  const Scenario s = errtest::standard_scenario();
+  const std::pair<const char *, const char *> cases[] = {
+      {"sometimes", "unknown (known: none, thread)"},
+      {"Thread", "unknown (known: none, thread)"},
+      // This program's MPI_Init gives MPI_THREAD_SINGLE.
+      {"thread", "needs MPI initialised with MPI_THREAD_MULTIPLE (MPI_Init_thread)"},
+      {"none", nullptr},
+      {"", nullptr},
+  };
+  for (const auto &[value, reason] : cases) {
+    CArgs x(s);
+    redist_plan plan = nullptr;
+    setenv("REDIST_PROGRESS", value, 1);
+    const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
+                                            REDIST_REGION_FULL, 0, &plan);
+    unsetenv("REDIST_PROGRESS");
+    const std::string where = std::string("[REDIST_PROGRESS = '") + value + "'] ";
+    if (reason == nullptr) {
+      EXPECT_EQ(status, REDIST_SUCCESS) << where << redist_last_error();
+      EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+      continue;
+    }
+    EXPECT_EQ(status, REDIST_ERR_ARGUMENT) << where;
+    EXPECT_EQ(std::string(redist_last_error()),
+              std::string("redist_plan_create: environment variable REDIST_PROGRESS = '") + value +
+                  "': " + reason)
+        << where;
+    EXPECT_EQ(plan, nullptr) << where;
+    capitest::valid_plan_works(where);
+  }
+}
+
 // redist_alloc / redist_free are local: each rank's mistakes are its own.
 TEST(CApiErrors, SharedArrayAllocation) {
   EXPECT_EQ(redist_alloc(64, nullptr), REDIST_ERR_ARGUMENT);

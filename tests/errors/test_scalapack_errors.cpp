@@ -774,6 +774,10 @@ TEST(ScalapackEnvironment, EveryVariableOneRule) {
       {"REDIST_COMM_CACHE_SIZE", "18446744073709551617", size + "; out of range [1, 4096]"},
       {"REDIST_SINGLE_COPY", "sometimes", "unknown (known: "},
       {"REDIST_SINGLE_COPY", "-1", "unknown (known: "},
+      {"REDIST_PROGRESS", "always", "unknown (known: none, thread)"},
+      // This program's MPI_Init gives MPI_THREAD_SINGLE.
+      {"REDIST_PROGRESS", "thread",
+       "needs MPI initialised with MPI_THREAD_MULTIPLE (MPI_Init_thread)"},
   };
   for (const Bad &c : cases) {
     for (const std::vector<int> *on : {&everywhere, &last}) {
@@ -795,12 +799,13 @@ TEST(ScalapackEnvironment, EveryVariableOneRule) {
   // Empty is unset: the default, for every variable; so are valid values.
   for (const char *variable :
        {"REDIST_SCHEDULE", "REDIST_MAX_CONCURRENT", "REDIST_MAX_MEMORY", "REDIST_PLAN_CACHE_SIZE",
-        "REDIST_COMM_CACHE_SIZE", "REDIST_SINGLE_COPY"}) {
+        "REDIST_COMM_CACHE_SIZE", "REDIST_SINGLE_COPY", "REDIST_PROGRESS"}) {
     environment_case(variable, "", everywhere, succeeds());
   }
   for (const auto &[variable, value] :
        {std::pair{"REDIST_PLAN_CACHE_SIZE", "1"}, std::pair{"REDIST_COMM_CACHE_SIZE", "4096"},
-        std::pair{"REDIST_MAX_CONCURRENT", "+2"}, std::pair{"REDIST_SINGLE_COPY", "never"}}) {
+        std::pair{"REDIST_MAX_CONCURRENT", "+2"}, std::pair{"REDIST_SINGLE_COPY", "never"},
+        std::pair{"REDIST_PROGRESS", "none"}}) {
     environment_case(variable, value, everywhere, succeeds());
   }
 }

@@ -12,6 +12,10 @@
 //     (redist_scalapack_clear_cache) and reads the status/counters. Processes clear at
 //     different moments, so hits and misses disagree between processes and the agreement on
 //     the cache's build ids must force a rebuild everywhere; results must stay exact.
+//   - Progress: under REDIST_PROGRESS=thread a split execution leaves a thread entering MPI
+//     (MPI_Iprobe with redist's probe tag, counted here by interposing MPI_Iprobe) between
+//     begin and end, on every rank whose all-at-once plan has messages to other ranks, and
+//     none after end or around a blocking execute; B is checked against the element oracle.
 // Stress, not proof: run under ThreadSanitizer for more (docs/reliability.md).
 
 #include "../common/scalapack_decls.h"
@@ -38,12 +42,19 @@ static_assert(sizeof(redist_int) == sizeof(int), "the tests use the LP64 BLACS i
 
 namespace {
 int provided_level = -1;
+constexpr int kProgressProbeTag = 32767; // src/exec/progress.cpp
+std::atomic<long long> progress_probes{0};
 } // namespace
 
-// NOLINTNEXTLINE(readability-identifier-naming): the MPI name, interposed
+// NOLINTBEGIN(readability-identifier-naming): the MPI names, interposed
 extern "C" int MPI_Init(int *argc, char ***argv) {
   return PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided_level);
 }
+extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+  if (tag == kProgressProbeTag) ++progress_probes;
+  return PMPI_Iprobe(source, tag, comm, flag, status);
+}
+// NOLINTEND(readability-identifier-naming)
 
 namespace {
 
@@ -173,6 +184,88 @@ TEST(ThreadsCApi, ConcurrentPlansOnDistinctCommunicators) {
     EXPECT_EQ(failures[static_cast<std::size_t>(t)], "") << "thread " << t;
   for (MPI_Comm &c : comms)
     MPI_Comm_free(&c);
+}
+
+/// REDIST_PROGRESS=thread for the life of the object.
+struct ProgressThreadSetting {
+  ProgressThreadSetting() { setenv("REDIST_PROGRESS", "thread", 1); }
+  ~ProgressThreadSetting() { unsetenv("REDIST_PROGRESS"); }
+  ProgressThreadSetting(const ProgressThreadSetting &) = delete;
+  ProgressThreadSetting &operator=(const ProgressThreadSetting &) = delete;
+};
+
+TEST(Progress, ThreadEntersMpiBetweenBeginAndEnd) {
+  ASSERT_EQ(provided_level, MPI_THREAD_MULTIPLE) << "MPI does not provide MPI_THREAD_MULTIPLE";
+  const ProgressThreadSetting setting;
+  const int rounds = std::max(5, mpitest::options().cases);
+  mpitest::Rng rng(mpitest::shared_seed("Progress", 777));
+  const std::vector<GridSpec> grids = grid_pool();
+  const auto pick = [&]() -> const GridSpec & {
+    return grids[static_cast<std::size_t>(rng.uniform(0, static_cast<long>(grids.size()) - 1))];
+  };
+  const int rank = world_rank();
+  int progressed = 0; // rounds in which this rank's thread ran
+  for (int k = 0; k < rounds; ++k) {
+    const std::int64_t m = rng.uniform(1, 300);
+    const std::int64_t n = rng.uniform(1, 300);
+    const MatSpec a = mpitest::random_matrix(rng, pick(), m, n);
+    const MatSpec b = mpitest::random_matrix(rng, pick(), m, n);
+    const mpitest::LocalBuf la = mpitest::local_buf(a, rank);
+    const mpitest::LocalBuf lb = mpitest::local_buf(b, rank);
+    const redist_layout ca = mpitest::c_layout(a, a.grid.ranks.data(), la.lld);
+    const redist_layout cb = mpitest::c_layout(b, b.grid.ranks.data(), lb.lld);
+    redist_plan plan = nullptr;
+    ASSERT_EQ(redist_plan_create(MPI_COMM_WORLD, m, n, REDIST_COMPLEX_DOUBLE, &ca, &cb,
+                                 REDIST_REGION_FULL, 0, &plan),
+              REDIST_SUCCESS)
+        << redist_last_error();
+    redist_plan_info info{};
+    ASSERT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+    const bool threaded =
+        info.schedule == REDIST_SCHEDULE_ALL_AT_ONCE && info.send_peers + info.recv_peers > 0;
+    std::vector<std::complex<double>> abuf;
+    std::vector<std::complex<double>> bbuf;
+    mpitest::CopySpec cs;
+    cs.m = m;
+    cs.n = n;
+    const std::string where = "round " + std::to_string(k);
+    for (int salt = 1; salt <= 5; salt += 2) {
+      mpitest::fill_a(a, la, salt, abuf);
+      mpitest::fill_sentinel(lb, 2, bbuf);
+      long long before = progress_probes.load();
+      if (salt == 3) { // a blocking execute runs no thread
+        ASSERT_EQ(redist_plan_execute(plan, abuf.data(), bbuf.data()), REDIST_SUCCESS)
+            << redist_last_error();
+        EXPECT_EQ(progress_probes.load(), before) << where << ": probes around execute";
+      } else {
+        ASSERT_EQ(redist_plan_execute_begin(plan, abuf.data(), bbuf.data()), REDIST_SUCCESS)
+            << redist_last_error();
+        // Ten intervals of the thread (200 us each), unless it is already probing.
+        for (int wait = 0; wait < 100 && progress_probes.load() == before; ++wait)
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        const long long between = progress_probes.load();
+        ASSERT_EQ(redist_plan_execute_end(plan), REDIST_SUCCESS) << redist_last_error();
+        const long long ended = progress_probes.load();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        EXPECT_EQ(progress_probes.load(), ended) << where << ": probes after end";
+        if (threaded) {
+          EXPECT_GT(between, before) << where << ": no probe between begin and end";
+          progressed += between > before ? 1 : 0;
+        } else {
+          EXPECT_EQ(ended, before) << where << ": a thread without messages to other ranks";
+        }
+        before = ended;
+      }
+      std::string report;
+      EXPECT_EQ(mpitest::check_b(cs, a, b, lb, bbuf.data(), salt, 2, report), 0)
+          << where << " salt " << salt << "\n"
+          << report;
+    }
+    ASSERT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+  std::printf("[ MEASURED ] rank %d: the progress thread ran in %d split executions of %d\n", rank,
+              progressed, 2 * rounds);
+  std::fflush(stdout);
 }
 
 TEST(ThreadsScalapack, CacheClearedConcurrentlyWhileCalling) {
