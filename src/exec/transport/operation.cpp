@@ -1,8 +1,10 @@
 #include "operation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <complex>
 #include <cstring>
+#include <type_traits>
 
 // Bit-identical results need every product rounded before the sum: no contraction into fused
 // multiply-adds (also set by CMake on this file) and no reassociation.
@@ -58,11 +60,16 @@ template <class T> void store(std::byte *p, T v) {
 }
 
 // One formula over `count` elements; the case and conjugation are template arguments, so the
-// loop has no branch.
-template <class T, Case K, bool Conj>
-void run(std::byte *to, Index to_step, const std::byte *from, Index from_step, Index count, T alpha,
-         T beta) {
+// loop has no branch. With both steps 1 the compiler knows the operands are contiguous and
+// vectorises (each element's products and sum stay rounded one by one).
+template <class T, Case K, bool Conj, bool Contiguous>
+void run_steps(std::byte *to, Index to_step, const std::byte *from, Index from_step, Index count,
+               T alpha, T beta) {
   using A = Arith<T>;
+  if constexpr (Contiguous) {
+    to_step = 1;
+    from_step = 1;
+  }
   for (Index e = 0; e < count; ++e) {
     std::byte *b = to + static_cast<std::size_t>(e * to_step) * sizeof(T);
     const std::byte *pa = from + static_cast<std::size_t>(e * from_step) * sizeof(T);
@@ -90,28 +97,37 @@ void run(std::byte *to, Index to_step, const std::byte *from, Index from_step, I
   }
 }
 
-template <class T, bool Conj>
-void run_case(Case k, std::byte *to, Index to_step, const std::byte *from, Index from_step,
-              Index count, T alpha, T beta) {
+template <class T, Case K, bool Conj>
+void run(std::byte *to, Index to_step, const std::byte *from, Index from_step, Index count, T alpha,
+         T beta) {
+  if (to_step == 1 && from_step == 1) {
+    run_steps<T, K, Conj, true>(to, 1, from, 1, count, alpha, beta);
+  } else {
+    run_steps<T, K, Conj, false>(to, to_step, from, from_step, count, alpha, beta);
+  }
+}
+
+/// f(std::integral_constant<Case, k>{}) for the case k; nothing for Case::keep (B stays).
+template <class F> void with_case(Case k, F &&f) {
   switch (k) {
   case Case::copy:
-    return run<T, Case::copy, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::copy>{});
   case Case::add:
-    return run<T, Case::add, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::add>{});
   case Case::a_plus_beta_b:
-    return run<T, Case::a_plus_beta_b, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::a_plus_beta_b>{});
   case Case::scale_a:
-    return run<T, Case::scale_a, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::scale_a>{});
   case Case::axpy:
-    return run<T, Case::axpy, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::axpy>{});
   case Case::general:
-    return run<T, Case::general, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::general>{});
   case Case::zero:
-    return run<T, Case::zero, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::zero>{});
   case Case::keep:
     return;
   case Case::scale_b:
-    return run<T, Case::scale_b, Conj>(to, to_step, from, from_step, count, alpha, beta);
+    return f(std::integral_constant<Case, Case::scale_b>{});
   }
 }
 
@@ -120,12 +136,60 @@ void apply_typed(const Operation &op, std::byte *to, Index to_step, const std::b
                  Index from_step, Index count) {
   const T alpha = load<T>(op.alpha.data());
   const T beta = load<T>(op.beta.data());
-  const Case k = case_of(alpha, beta);
-  if (op.conjugate) {
-    run_case<T, true>(k, to, to_step, from, from_step, count, alpha, beta);
-  } else {
-    run_case<T, false>(k, to, to_step, from, from_step, count, alpha, beta);
+  with_case(case_of(alpha, beta), [&](auto k) {
+    if (op.conjugate) {
+      run<T, k.value, true>(to, to_step, from, from_step, count, alpha, beta);
+    } else {
+      run<T, k.value, false>(to, to_step, from, from_step, count, alpha, beta);
+    }
+  });
+}
+
+// A height x width rectangle in sub-blocks of kTile x kTile, which keep both sides of a
+// transposition in the cache. Where B is contiguous along e and A is not (a transposition),
+// each column of a sub-block is first gathered from A into `column`, so that the formula runs
+// on contiguous operands.
+template <class T, Case K, bool Conj>
+void run_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
+                   Index from_w, Index height, Index width, T alpha, T beta) {
+  constexpr Index kTile = 32;
+  std::array<T, kTile> column{};
+  const auto *gathered = reinterpret_cast<const std::byte *>(column.data());
+  for (Index w0 = 0; w0 < width; w0 += kTile) {
+    const Index w1 = std::min(width, w0 + kTile);
+    for (Index e0 = 0; e0 < height; e0 += kTile) {
+      const Index count = std::min(height, e0 + kTile) - e0;
+      for (Index w = w0; w < w1; ++w) {
+        std::byte *t = to + static_cast<std::size_t>(w * to_w + e0 * to_e) * sizeof(T);
+        const std::byte *f = from + static_cast<std::size_t>(w * from_w + e0 * from_e) * sizeof(T);
+        if (to_e == 1 && from_e != 1) {
+          for (Index e = 0; e < count; ++e) {
+            column[static_cast<std::size_t>(e)] =
+                load<T>(f + static_cast<std::size_t>(e * from_e) * sizeof(T));
+          }
+          run_steps<T, K, Conj, true>(t, 1, gathered, 1, count, alpha, beta);
+        } else {
+          run<T, K, Conj>(t, to_e, f, from_e, count, alpha, beta);
+        }
+      }
+    }
   }
+}
+
+template <class T>
+void apply_typed(const Operation &op, std::byte *to, Index to_e, Index to_w, const std::byte *from,
+                 Index from_e, Index from_w, Index height, Index width) {
+  const T alpha = load<T>(op.alpha.data());
+  const T beta = load<T>(op.beta.data());
+  with_case(case_of(alpha, beta), [&](auto k) {
+    if (op.conjugate) {
+      run_rectangle<T, k.value, true>(to, to_e, to_w, from, from_e, from_w, height, width, alpha,
+                                      beta);
+    } else {
+      run_rectangle<T, k.value, false>(to, to_e, to_w, from, from_e, from_w, height, width, alpha,
+                                       beta);
+    }
+  });
 }
 
 } // namespace
@@ -195,19 +259,15 @@ void apply_operation(const Operation &op, std::byte *to, Index to_step, const st
 
 void apply_operation(const Operation &op, std::byte *to, Index to_e, Index to_w,
                      const std::byte *from, Index from_e, Index from_w, Index height, Index width) {
-  // Sub-blocks of kTile x kTile keep both sides of a transposition in the cache.
-  constexpr Index kTile = 32;
-  const std::size_t es = op.element_size();
-  for (Index w0 = 0; w0 < width; w0 += kTile) {
-    const Index w1 = std::min(width, w0 + kTile);
-    for (Index e0 = 0; e0 < height; e0 += kTile) {
-      const Index e1 = std::min(height, e0 + kTile);
-      for (Index w = w0; w < w1; ++w) {
-        apply_operation(op, to + static_cast<std::size_t>(w * to_w + e0 * to_e) * es, to_e,
-                        from + static_cast<std::size_t>(w * from_w + e0 * from_e) * es, from_e,
-                        e1 - e0);
-      }
-    }
+  switch (op.type) {
+  case Scalar::f32:
+    return apply_typed<float>(op, to, to_e, to_w, from, from_e, from_w, height, width);
+  case Scalar::f64:
+    return apply_typed<double>(op, to, to_e, to_w, from, from_e, from_w, height, width);
+  case Scalar::c32:
+    return apply_typed<Complex<float>>(op, to, to_e, to_w, from, from_e, from_w, height, width);
+  case Scalar::c64:
+    return apply_typed<Complex<double>>(op, to, to_e, to_w, from, from_e, from_w, height, width);
   }
 }
 
