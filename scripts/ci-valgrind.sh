@@ -20,6 +20,9 @@ ci_step "valgrind memcheck: C API plans (oracle), 2 ranks"
 ci_mpi 600 2 "${vg[@]}" "$build/tests/mpi/redist_mpi_tests" --gtest_filter='CApi.*' --cases=20
 ci_step "valgrind memcheck: every error case of the C API and ScaLAPACK entries, 3 ranks"
 ci_mpi 600 3 "${vg[@]}" "$build/tests/errors/redist_error_tests"
+ci_step "valgrind memcheck: the progress thread of split executions (REDIST_PROGRESS), 2 ranks"
+ci_mpi 300 2 "${vg[@]}" "$build/tests/reliability/redist_thread_tests" --gtest_filter='Progress*' \
+  --cases=5
 ci_step "valgrind memcheck: resource hygiene (300 ScaLAPACK-entry calls), 3 ranks"
 ci_mpi 600 3 "${vg[@]}" "$build/tests/reliability/redist_resource_tests" --cases=300
 ci_step "valgrind memcheck: N-d plans in two phases (darray oracle), 2 ranks"
