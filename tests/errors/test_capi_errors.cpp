@@ -20,8 +20,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -489,65 +491,57 @@ TEST(CApiErrors, OptionsNullMeansDefaults) {
       success);
 }
 
-TEST(CApiErrors, UnknownSingleCopyEnvironment) {
+/// redist_plan_create under each value of `variable`: refused on every rank with
+/// "environment variable VARIABLE = 'VALUE': reason" (REDIST_ERR_ARGUMENT, no plan; a valid
+/// plan works after it), or made where the reason is null.
+void expect_environment(const char *variable,
+                        std::initializer_list<std::pair<const char *, const char *>> cases) {
   const Scenario s = errtest::standard_scenario();
-  // The one rule of environment.hpp: garbage, a number, blanks or another case are refused;
-  // empty is unset (the default).
-  for (const char *value : {"sometimes", "-1", " never", "NEVER", ""}) {
-    CArgs x(s);
-    redist_plan plan = nullptr;
-    setenv("REDIST_SINGLE_COPY", value, 1);
-    const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
-                                            REDIST_REGION_FULL, 0, &plan);
-    unsetenv("REDIST_SINGLE_COPY");
-    const std::string where = std::string("[REDIST_SINGLE_COPY = '") + value + "'] ";
-    if (*value == '\0') {
-      EXPECT_EQ(status, REDIST_SUCCESS) << where << redist_last_error();
-      EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
-      continue;
-    }
-    EXPECT_EQ(status, REDIST_ERR_ARGUMENT) << where;
-    EXPECT_EQ(std::string(redist_last_error()),
-              std::string("redist_plan_create: environment variable REDIST_SINGLE_COPY = '") +
-                  value +
-                  "': unknown (known: auto, never, always, direct, bounced, read-packed, mapped)")
-        << where;
-    EXPECT_EQ(plan, nullptr) << where;
-    capitest::valid_plan_works(where);
-  }
-}
-
-TEST(CApiErrors, ProgressEnvironment) {
-  const Scenario s = errtest::standard_scenario();
-  const std::pair<const char *, const char *> cases[] = {
-      {"sometimes", "unknown (known: none, thread)"},
-      {"Thread", "unknown (known: none, thread)"},
-      // This program's MPI_Init gives MPI_THREAD_SINGLE.
-      {"thread", "needs MPI initialised with MPI_THREAD_MULTIPLE (MPI_Init_thread)"},
-      {"none", nullptr},
-      {"", nullptr},
-  };
   for (const auto &[value, reason] : cases) {
     CArgs x(s);
     redist_plan plan = nullptr;
-    setenv("REDIST_PROGRESS", value, 1);
+    setenv(variable, value, 1);
     const int status = capitest_plan_create(MPI_COMM_WORLD, x.m, x.n, x.type, x.pa, x.pb,
                                             REDIST_REGION_FULL, 0, &plan);
-    unsetenv("REDIST_PROGRESS");
-    const std::string where = std::string("[REDIST_PROGRESS = '") + value + "'] ";
+    unsetenv(variable);
+    const std::string where = std::string("[") + variable + " = '" + value + "'] ";
     if (reason == nullptr) {
       EXPECT_EQ(status, REDIST_SUCCESS) << where << redist_last_error();
       EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
       continue;
     }
     EXPECT_EQ(status, REDIST_ERR_ARGUMENT) << where;
-    EXPECT_EQ(std::string(redist_last_error()),
-              std::string("redist_plan_create: environment variable REDIST_PROGRESS = '") + value +
-                  "': " + reason)
+    EXPECT_EQ(std::string(redist_last_error()), std::string("redist_plan_create: environment "
+                                                            "variable ") +
+                                                    variable + " = '" + value + "': " + reason)
         << where;
     EXPECT_EQ(plan, nullptr) << where;
     capitest::valid_plan_works(where);
   }
+}
+
+TEST(CApiErrors, UnknownSingleCopyEnvironment) {
+  // The one rule of environment.hpp: garbage, a number, blanks or another case are refused;
+  // empty is unset (the default).
+  const char *unknown =
+      "unknown (known: auto, never, always, direct, bounced, read-packed, mapped)";
+  expect_environment("REDIST_SINGLE_COPY", {{"sometimes", unknown},
+                                            {"-1", unknown},
+                                            {" never", unknown},
+                                            {"NEVER", unknown},
+                                            {"", nullptr}});
+}
+
+TEST(CApiErrors, ProgressEnvironment) {
+  const char *unknown = "unknown (known: none, thread)";
+  expect_environment(
+      "REDIST_PROGRESS",
+      {{"sometimes", unknown},
+       {"Thread", unknown},
+       // This program's MPI_Init gives MPI_THREAD_SINGLE.
+       {"thread", "needs MPI initialised with MPI_THREAD_MULTIPLE (MPI_Init_thread)"},
+       {"none", nullptr},
+       {"", nullptr}});
 }
 
 // redist_alloc / redist_free are local: each rank's mistakes are its own.
