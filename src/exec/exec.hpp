@@ -104,8 +104,6 @@ public:
   void end();
   /// Whether begin() was called and end() not yet.
   [[nodiscard]] bool in_flight() const { return in_flight_; }
-  /// Whether a progress thread runs (between begin() and end()).
-  [[nodiscard]] bool progressing() const { return progress_.running(); }
   /// "" when the environment variables the executor reads (REDIST_SINGLE_COPY,
   /// REDIST_PROGRESS) are unset or valid, else why not: plans refuse to be made.
   static std::string environment_error();

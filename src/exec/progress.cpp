@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <system_error>
 
 namespace redist {
 
@@ -39,18 +40,25 @@ std::string progress_environment_error() {
 
 void ProgressThread::start(MPI_Comm comm) {
   stop();
-  thread_ = std::jthread([comm](const std::stop_token &stop) {
-    std::mutex mutex;
-    std::condition_variable_any wake; // woken only by stop()
-    std::unique_lock lock(mutex);
-    while (!stop.stop_requested()) {
-      int flag = 0;
-      // Only for the progress it makes: the communicator returns errors, and a failure of a
-      // message shows in the executor's own calls.
-      (void)MPI_Iprobe(MPI_ANY_SOURCE, kProbeTag, comm, &flag, MPI_STATUS_IGNORE);
-      wake.wait_for(lock, stop, kProgressInterval, [] { return false; });
-    }
-  });
+  // The exchange is posted by now: a refused thread must not fail the execution.
+  try {
+    thread_ = std::jthread(probe_until_stopped, comm);
+  } catch (const std::system_error &) {
+    thread_ = {};
+  }
+}
+
+void ProgressThread::probe_until_stopped(const std::stop_token &stop, MPI_Comm comm) {
+  std::mutex mutex;
+  std::condition_variable_any wake; // woken only by stop()
+  std::unique_lock lock(mutex);
+  while (!stop.stop_requested()) {
+    int flag = 0;
+    // Only for the progress it makes: the communicator returns errors, and a failure of a
+    // message shows in the executor's own calls.
+    (void)MPI_Iprobe(MPI_ANY_SOURCE, kProbeTag, comm, &flag, MPI_STATUS_IGNORE);
+    wake.wait_for(lock, stop, kProgressInterval, [] { return false; });
+  }
 }
 
 void ProgressThread::stop() {

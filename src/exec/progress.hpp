@@ -35,13 +35,14 @@ inline constexpr std::chrono::microseconds kProgressInterval{200};
 class ProgressThread {
 public:
   /// Start calling MPI_Iprobe on `comm` (with a tag no message of redist carries, so nothing is
-  /// matched) until stop(). Needs MPI_THREAD_MULTIPLE.
+  /// matched) until stop(). Needs MPI_THREAD_MULTIPLE. Where the system refuses a thread,
+  /// nothing runs (the messages then move inside end(), as without REDIST_PROGRESS).
   void start(MPI_Comm comm);
   /// Stop the thread and wait for it; nothing when none runs.
   void stop();
-  [[nodiscard]] bool running() const { return thread_.joinable(); }
 
 private:
+  static void probe_until_stopped(const std::stop_token &stop, MPI_Comm comm);
   std::jthread thread_;
 };
 
