@@ -131,20 +131,6 @@ template <class F> void with_case(Case k, F &&f) {
   }
 }
 
-template <class T>
-void apply_typed(const Operation &op, std::byte *to, Index to_step, const std::byte *from,
-                 Index from_step, Index count) {
-  const T alpha = load<T>(op.alpha.data());
-  const T beta = load<T>(op.beta.data());
-  with_case(case_of(alpha, beta), [&](auto k) {
-    if (op.conjugate) {
-      run<T, k.value, true>(to, to_step, from, from_step, count, alpha, beta);
-    } else {
-      run<T, k.value, false>(to, to_step, from, from_step, count, alpha, beta);
-    }
-  });
-}
-
 // A height x width rectangle in sub-blocks of kTile x kTile, which keep both sides of a
 // transposition in the cache. Where B is contiguous along e and A is not (a transposition),
 // each column of a sub-block is first gathered from A into `column`, so that the formula runs
@@ -176,20 +162,31 @@ void run_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from,
   }
 }
 
-template <class T>
-void apply_typed(const Operation &op, std::byte *to, Index to_e, Index to_w, const std::byte *from,
-                 Index from_e, Index from_w, Index height, Index width) {
-  const T alpha = load<T>(op.alpha.data());
-  const T beta = load<T>(op.beta.data());
-  with_case(case_of(alpha, beta), [&](auto k) {
-    if (op.conjugate) {
-      run_rectangle<T, k.value, true>(to, to_e, to_w, from, from_e, from_w, height, width, alpha,
-                                      beta);
-    } else {
-      run_rectangle<T, k.value, false>(to, to_e, to_w, from, from_e, from_w, height, width, alpha,
-                                       beta);
-    }
-  });
+/// f(alpha, beta, case, conjugation) for op, alpha and beta of its element type, the case and
+/// the conjugation as compile-time constants (nothing for Case::keep: B stays).
+template <class F> void with_formula(const Operation &op, F &&f) {
+  const auto typed = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const T alpha = load<T>(op.alpha.data());
+    const T beta = load<T>(op.beta.data());
+    with_case(case_of(alpha, beta), [&](auto k) {
+      if (op.conjugate) {
+        f(alpha, beta, k, std::true_type{});
+      } else {
+        f(alpha, beta, k, std::false_type{});
+      }
+    });
+  };
+  switch (op.type) {
+  case Scalar::f32:
+    return typed(float{});
+  case Scalar::f64:
+    return typed(double{});
+  case Scalar::c32:
+    return typed(Complex<float>{});
+  case Scalar::c64:
+    return typed(Complex<double>{});
+  }
 }
 
 } // namespace
@@ -245,30 +242,17 @@ bool Operation::leaves_b() const {
 
 void apply_operation(const Operation &op, std::byte *to, Index to_step, const std::byte *from,
                      Index from_step, Index count) {
-  switch (op.type) {
-  case Scalar::f32:
-    return apply_typed<float>(op, to, to_step, from, from_step, count);
-  case Scalar::f64:
-    return apply_typed<double>(op, to, to_step, from, from_step, count);
-  case Scalar::c32:
-    return apply_typed<Complex<float>>(op, to, to_step, from, from_step, count);
-  case Scalar::c64:
-    return apply_typed<Complex<double>>(op, to, to_step, from, from_step, count);
-  }
+  with_formula(op, [&](auto alpha, auto beta, auto k, auto conj) {
+    run<decltype(alpha), k.value, conj.value>(to, to_step, from, from_step, count, alpha, beta);
+  });
 }
 
 void apply_operation(const Operation &op, std::byte *to, Index to_e, Index to_w,
                      const std::byte *from, Index from_e, Index from_w, Index height, Index width) {
-  switch (op.type) {
-  case Scalar::f32:
-    return apply_typed<float>(op, to, to_e, to_w, from, from_e, from_w, height, width);
-  case Scalar::f64:
-    return apply_typed<double>(op, to, to_e, to_w, from, from_e, from_w, height, width);
-  case Scalar::c32:
-    return apply_typed<Complex<float>>(op, to, to_e, to_w, from, from_e, from_w, height, width);
-  case Scalar::c64:
-    return apply_typed<Complex<double>>(op, to, to_e, to_w, from, from_e, from_w, height, width);
-  }
+  with_formula(op, [&](auto alpha, auto beta, auto k, auto conj) {
+    run_rectangle<decltype(alpha), k.value, conj.value>(to, to_e, to_w, from, from_e, from_w,
+                                                        height, width, alpha, beta);
+  });
 }
 
 } // namespace redist
