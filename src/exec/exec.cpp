@@ -71,9 +71,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan p
 
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
                    int tag)
-    : Executor(comm, node_ids, Pieces(std::move(operations)), 0, 0, ScheduleChoice{}, tag) {
-  send_everything();
-}
+    : Executor(comm, node_ids, Pieces(std::move(operations)), 0, 0, ScheduleChoice{}, tag) {}
 
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
                    Index lld_dst, ScheduleChoice &&schedule, int tag)
@@ -230,8 +228,8 @@ void Executor::prepare(const std::byte *a) {
   requests_.clear_marks();
   requests_.forget_combined();
   repaired_ = 0;
-  if (pieces_.sent_only() || sent_only_) {
-    // Every message is sent (a batch, a transposed trapezoid: Pieces::sent_only). Every rank
+  if (pieces_.sent_only()) {
+    // Every message is sent (a transposed trapezoid: Pieces::sent_only). Every rank
     // has the same Transfer, so both ends of each message skip the negotiation and keep
     // Way::sent.
   } else if (!negotiation_.done()) {
@@ -343,15 +341,6 @@ long long Executor::execute_checked(const void *a, void *b, long long error, con
   const long long agreed = check_;
   check_ = 0;
   return agreed;
-}
-
-void Executor::send_everything() {
-  sent_only_ = true;
-  for (const auto &phase : phases_) {
-    if (phase) {
-      phase->send_everything();
-    }
-  }
 }
 
 void Executor::execute(const void *a, void *b, const Operation &op) {

@@ -107,10 +107,6 @@ public:
   /// "" when the environment variables the executor reads (REDIST_SINGLE_COPY,
   /// REDIST_PROGRESS) are unset or valid, else why not: plans refuse to be made.
   static std::string environment_error();
-  /// Send every message through MPI from now on: no single-copy way. Call on every rank of
-  /// the plan, before the first execution (the negotiation of ways is then skipped
-  /// everywhere).
-  void send_everything();
 
   /// Whether the next execution can carry the caller's argument check (execute_checked()),
   /// the same on every rank (agreed after the last exchange): every message of the plan, on
@@ -250,7 +246,6 @@ private:
   bool deferring_ = false;   // this execution is execute_checked()'s
   long long check_ = 0;      // its error word, then the agreed maximum
   bool unrepaired_ = false;  // failed transfers left unrepaired (an argument error)
-  bool sent_only_ = false;   // send_everything()
   struct Flight {            // the execution begin() started
     const std::byte *a = nullptr;
     std::byte *b = nullptr;

@@ -9,7 +9,11 @@
 // beta = 0, B starts as NaN, which must not reach the result. The values are small integers
 // (and halves) times small coefficients, so every result is exact and the oracle's order of
 // operations cannot matter. Each execution posts one MPI_Isend per peer (counted by
-// interposing MPI_Isend): the union of the operations' peers, computed here from the layouts.
+// interposing MPI_Isend; the union of the operations' peers, computed here from the layouts):
+// the data, or, where the receiver unpacks it from the sender's mapped buffer
+// (REDIST_SINGLE_COPY=mapped, or auto for large batches), its address; the first execution
+// also sends the sender's identity to each peer (the negotiation of ways). Under
+// REDIST_SINGLE_COPY=mapped some messages must go mapped where the ranks can read each other.
 // Errors: a bad field of operation k on one process only (creation and execution), count <= 0,
 // NULL ops, different counts, a batch plan executed as a single plan and the reverse: the same
 // error on every process naming ops[k], B untouched, no hang, and the plan working afterwards.
@@ -22,11 +26,14 @@
 
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <climits>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -38,8 +45,43 @@
 namespace mpitest {
 namespace {
 
-// The executor's message tag (redist::Executor::kTag).
+// The executor's message tag (redist::Executor::kTag), and the offset of the single-copy
+// ways' addresses (and the negotiation's identities) from it (transport.hpp's kAddressTag).
 constexpr int kExecutorTag = 7411;
+constexpr int kAddressTag = kExecutorTag + 16;
+
+/// Whether every rank can read every other's memory (process_vm_readv, as the single-copy ways
+/// do): without it no message can go mapped.
+bool ranks_read_each_other() {
+  static const bool readable = [] {
+    static std::uint64_t word = 0;
+    word = 0x5EC0'11C0ULL ^ static_cast<std::uint64_t>(getpid());
+    const std::uint64_t mine[2] = {static_cast<std::uint64_t>(getpid()),
+                                   reinterpret_cast<std::uintptr_t>(&word)};
+    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(world_size()));
+    MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD);
+    int ok = 1;
+    for (int r = 0; r < world_size(); ++r) {
+      const auto pid = static_cast<pid_t>(all[2 * static_cast<std::size_t>(r)]);
+      std::uint64_t value = 0;
+      iovec local{&value, sizeof value};
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): an address in rank r's process
+      iovec remote{reinterpret_cast<void *>(all[2 * static_cast<std::size_t>(r) + 1]),
+                   sizeof value};
+      if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof value) ||
+          value != (0x5EC0'11C0ULL ^ static_cast<std::uint64_t>(pid)))
+        ok = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD); // every rank has read: the words may go
+    return ok != 0;
+  }();
+  return readable;
+}
+
+/// Messages whose receiver unpacked them from the sender's mapped buffer (summed over ranks
+/// and executions of the random cases).
+long long mapped_messages = 0;
 
 std::string status(int st) {
   return std::string(redist_status_name(st)) + " (" + redist_last_error() + ")";
@@ -401,11 +443,13 @@ std::string run_case(Batch &batch, int index) {
     const bool defaults = batch.copies() && salt == 2; // alphas = betas = NULL
     Pointers p = pointers(batch, nulls);
     const bool split = (index + salt) % 3 == 0;
-    faults::Fault count_sends;
-    count_sends.calls = faults::isend;
-    count_sends.tags = {kExecutorTag};
-    count_sends.skip = LLONG_MAX; // never fails: counts
-    faults::arm(count_sends);
+    faults::Fault count_data;
+    count_data.calls = faults::isend;
+    count_data.tags = {kExecutorTag};
+    count_data.skip = LLONG_MAX; // never fails: counts
+    faults::Fault count_addresses = count_data;
+    count_addresses.tags = {kAddressTag};
+    faults::arm({count_data, count_addresses});
     const void *const *alphas = defaults ? nullptr : p.alphas.data();
     const void *const *betas = defaults ? nullptr : p.betas.data();
     if (split) {
@@ -414,13 +458,19 @@ std::string run_case(Batch &batch, int index) {
     } else {
       st = redist_plan_execute_batch(plan, alphas, p.a.data(), betas, p.b.data());
     }
-    const long long sends = faults::matched(0);
+    const long long data = faults::matched(0);
+    // The first execution's identities, one per peer, then one address per mapped message.
+    const auto identities = static_cast<long long>(salt == 1 ? peers.size() : 0);
+    const long long addresses = faults::matched(1) - identities;
     faults::disarm();
+    mapped_messages += addresses;
     const std::string run =
         std::string(split ? "begin/end" : "execute_batch") + " (salt " + std::to_string(salt) + ")";
     if (st != REDIST_SUCCESS) fail += "  " + run + ": " + status(st) + "\n";
-    if (sends != static_cast<long long>(peers.size()))
-      fail += "  " + run + ": " + std::to_string(sends) + " MPI_Isend, expected one per peer (" +
+    if (data + addresses != static_cast<long long>(peers.size()) || addresses < 0)
+      fail += "  " + run + ": " + std::to_string(data) + " MPI_Isend of data and " +
+              std::to_string(addresses + identities) + " of addresses (" +
+              std::to_string(identities) + " identities), expected one per peer (" +
               std::to_string(peers.size()) + ")\n";
     for (std::size_t i = 0; i < k; ++i) {
       const OpCase &c = batch.ops[i];
@@ -475,9 +525,17 @@ TEST(Batch, RandomBatchesAgainstOracleAndOneByOne) {
     failed += run_everywhere(what, run_case(batch, index));
     watchdog_disarm();
   }
+  long long mapped = 0;
+  MPI_Allreduce(&mapped_messages, &mapped, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   print0("[  CASES   ] " + std::to_string(options().cases) + " batches on " + std::to_string(np) +
-         " ranks, " + std::to_string(failed) + " failed\n");
+         " ranks, " + std::to_string(failed) + " failed; " + std::to_string(mapped) +
+         " messages unpacked from a mapped buffer\n");
   EXPECT_EQ(failed, 0);
+  const char *way = std::getenv("REDIST_SINGLE_COPY");
+  if (way != nullptr && std::string(way) == "mapped" && ranks_read_each_other() &&
+      options().only_case < 0) {
+    EXPECT_GT(mapped, 0) << "REDIST_SINGLE_COPY=mapped, yet no message went mapped";
+  }
 }
 
 /// Whether the message names `what`.
@@ -641,8 +699,9 @@ TEST(Batch, ErrorsNameTheOperationOnEveryProcess) {
   EXPECT_EQ(failed, 0);
 }
 
-// A receive of a batch's message whose completion fails on rank 0: the executor's repair sends
-// it again, every B is the oracle's, and the plan keeps working.
+// A receive of a batch's message (its data, or its address where it goes mapped) whose
+// completion fails on rank 0 in the second execution: the executor's repair sends it again,
+// every B is the oracle's, and the plan keeps working (a third execution).
 TEST(Batch, FailedCompletionRepaired) {
   const int np = world_size();
   const std::uint64_t seed =
@@ -660,14 +719,14 @@ TEST(Batch, FailedCompletionRepaired) {
     int st = redist_plan_create_batch(MPI_COMM_WORLD, static_cast<int>(batch.desc.size()),
                                       batch.desc.data(), nullptr, &plan);
     if (st != REDIST_SUCCESS) fail += "  create: " + status(st) + "\n";
-    for (int salt = 1; plan != nullptr && salt <= 2; ++salt) {
+    for (int salt = 1; plan != nullptr && salt <= 3; ++salt) {
       batch.fill_all(salt);
       Pointers p = pointers(batch, false);
       const long long before = faults::injected();
-      if (salt == 1 && world_rank() == 0) {
+      if (salt == 2 && world_rank() == 0) {
         faults::Fault f;
         f.calls = faults::wait_recv;
-        f.tags = {kExecutorTag};
+        f.tags = {kExecutorTag, kAddressTag};
         f.count = 1;
         faults::arm(f);
       }

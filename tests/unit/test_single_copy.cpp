@@ -430,6 +430,32 @@ TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
   EXPECT_EQ(single_copy::cheapest_way(transposed, Mode::direct, {}), Way::direct);
 }
 
+TEST(SingleCopyWay, PackedOnlyMessagesAreSentOrMapped) {
+  using single_copy::Mode;
+  using single_copy::Way;
+  const std::size_t mib = std::size_t{1} << 20;
+  // A batch's message: whole columns, which a single array would have read straight in, are
+  // unpacked from the mapped buffer; without it, sent, whatever the mode forces.
+  const single_copy::PieceCounts large{64 * mib, 1024, 1024, false, true};
+  const single_copy::PieceCounts small{512, 4, 4, false, true};
+  EXPECT_EQ(single_copy::cheapest_way(large, Mode::automatic, {.buffer = true, .array = true}),
+            Way::mapped);
+  EXPECT_EQ(single_copy::cheapest_way(large, Mode::automatic, {}), Way::sent);
+  // A few hundred bytes: MPI's eager message, unless a mode asks for a read.
+  EXPECT_EQ(single_copy::cheapest_way(small, Mode::automatic, {.buffer = true}), Way::sent);
+  EXPECT_EQ(single_copy::cheapest_way(small, Mode::always, {.buffer = true}), Way::mapped);
+  EXPECT_EQ(single_copy::cheapest_way(small, Mode::mapped, {.buffer = true}), Way::mapped);
+  for (const single_copy::PieceCounts &counts : {large, small}) {
+    for (const Mode mode : {Mode::never, Mode::direct, Mode::bounced, Mode::read_packed}) {
+      EXPECT_EQ(single_copy::cheapest_way(counts, mode, {.buffer = true, .array = true}),
+                Way::sent);
+    }
+    for (const Mode mode : {Mode::automatic, Mode::always, Mode::mapped}) {
+      EXPECT_EQ(single_copy::cheapest_way(counts, mode, {.array = true}), Way::sent);
+    }
+  }
+}
+
 TEST(RunPattern, IndexOfInvertsCountBelow) {
   test::Random rng(3);
   int checked = 0;

@@ -313,6 +313,13 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
                             [](const auto &x, const auto &y) { return x.first < y.first; })
         ->second;
   };
+  if (counts.packed_only) {
+    // Neither the sender's array nor its buffer can be read piece by piece: sent, or unpacked
+    // from the mapped buffer where the mode lets the receiver read (and, by the model, it pays).
+    const bool reads = mode == Mode::automatic || mode == Mode::always || mode == Mode::mapped;
+    const bool pays = mode != Mode::automatic || mapped_ways[1].first < sent;
+    return mapped.buffer && reads && pays ? Way::mapped : Way::sent;
+  }
   switch (mode) {
   case Mode::direct:
     return Way::direct;

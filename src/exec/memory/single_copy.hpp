@@ -91,6 +91,9 @@ struct PieceCounts {
   /// A transposed message: packing it transposes, and a read from the sender's array goes
   /// through the bounce buffer and is transposed out of it (never `direct`).
   bool transposes = false;
+  /// A message only its sender can pack (a batch's: the pieces of several arrays): it is
+  /// `sent` or, from a mapped buffer, `mapped`, whatever the mode asks.
+  bool packed_only = false;
 };
 
 /// How one message moves (the sender learns it from the receiver on the first execution).

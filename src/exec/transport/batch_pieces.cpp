@@ -99,6 +99,20 @@ void Pieces::copy_batch(const Peer &peer, bool sending, const std::byte *from, s
   }
 }
 
+single_copy::PieceCounts Pieces::estimate_batch_pieces(const Peer &peer) const {
+  single_copy::PieceCounts sum;
+  sum.packed_only = true;
+  for (const BatchPart &part : batch_->recvs[static_cast<std::size_t>(peer.row_slot)]) {
+    const Pieces &op = batch_->ops[part.op];
+    const single_copy::PieceCounts counts = op.estimate_pieces(op.plan().recvs[part.peer]);
+    sum.bytes += counts.bytes;
+    sum.remote_pieces += counts.remote_pieces;
+    sum.local_pieces += counts.local_pieces;
+    sum.transposes = sum.transposes || counts.transposes;
+  }
+  return sum;
+}
+
 void Pieces::copy_batch_local(const std::byte *a, std::byte *b) const {
   const auto *from = reinterpret_cast<const std::byte *const *>(a);
   const auto *to = reinterpret_cast<std::byte *const *>(b);

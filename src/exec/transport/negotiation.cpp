@@ -19,7 +19,9 @@ Negotiation::Negotiation(Pieces &pieces, const NodeMap &nodes, int tag, Index ll
 void Negotiation::run(Requests &requests, const std::byte *a,
                       const single_copy::SharedBuffer &send_buffer) {
   const RankPlan &plan = pieces_.plan();
-  identity_ = single_copy::identify(probe_, lld_src_, send_buffer, a);
+  // A batch's `a` is its arrays' pointers: no receiver reads them.
+  identity_ = single_copy::identify(probe_, lld_src_, send_buffer,
+                                    pieces_.batch_operations().empty() ? a : nullptr);
   identity_.strides = pieces_.source_strides();
   const single_copy::Mode mode = mode_; // read when the plan was made, not now
   // Readable by the peers as the plan's mode says (never: node 0, nobody reads this process).

@@ -665,6 +665,9 @@ std::size_t Pieces::local_source_stretches() const {
 }
 
 single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
+  if (batch_) {
+    return estimate_batch_pieces(peer);
+  }
   if (nd_) {
     return estimate_nd_pieces(peer);
   }

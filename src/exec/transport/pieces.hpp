@@ -48,14 +48,15 @@ public:
   /// (element size 1: a message's elements are bytes), and pack, unpack and copy_local walk
   /// each operation's Pieces in turn; their `a` and `b` point to arrays of one local array
   /// pointer per operation (objects of type const std::byte * and std::byte *), NULL where this
-  /// rank has none of that operation. Sent only, all at once, as an N-d plan.
+  /// rank has none of that operation. All at once; its messages are packed by their senders
+  /// (estimate_pieces: packed_only), sent or unpacked from a mapped buffer.
   explicit Pieces(std::vector<Pieces> operations);
   /// A batch's operations (empty: not a batch).
   [[nodiscard]] std::span<const Pieces> batch_operations() const;
-  /// Every message of the plan goes through MPI: a batch, or a transposed 2-D plan on a
-  /// trapezoid (no single-copy way walks them yet: read_transposed reads rectangles).
+  /// Every message of the plan goes through MPI: a transposed 2-D plan on a trapezoid (no
+  /// single-copy way walks it yet: read_transposed reads rectangles).
   [[nodiscard]] bool sent_only() const {
-    return batch_ != nullptr || (plan_.transposed() && plan_.region.kind != Region::Kind::full);
+    return batch_ == nullptr && plan_.transposed() && plan_.region.kind != Region::Kind::full;
   }
   [[nodiscard]] const NdRankPlan *nd_plan() const { return nd_.get(); }
   /// N-d plans: this rank's strides of A, which its receivers read it with.
@@ -111,7 +112,7 @@ public:
   void gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
               single_copy::Reader &reader) const;
   /// The pieces of a received message, estimated from its row pattern (for the choice of its
-  /// way; O(row runs), not O(pieces)).
+  /// way; O(row runs), not O(pieces)); a batch's, the sum over its operations' parts.
   [[nodiscard]] single_copy::PieceCounts estimate_pieces(const Peer &peer) const;
   /// With an operation (a plan that is not transposed): read receive elements [lo, hi) of
   /// `peer` from process pid's memory at `address` (its array, leading dimension sender_lld;
@@ -185,6 +186,7 @@ private:
   void copy_batch(const Peer &peer, bool sending, const std::byte *from, std::byte *to, Index lo,
                   Index hi) const;
   void copy_batch_local(const std::byte *a, std::byte *b) const;
+  [[nodiscard]] single_copy::PieceCounts estimate_batch_pieces(const Peer &peer) const;
   void set_batch_operations(const Operation *ops);
 
   RankPlan plan_;
