@@ -80,6 +80,63 @@ TEST(StreamGather, MatchesAnElementByElementCopy) {
   }
 }
 
+TEST(StreamGatherPair8, MatchesAnElementByElementCopy) {
+  std::mt19937_64 rng(14);
+  constexpr std::size_t kSize = 8;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::size_t count = rng() % 70;
+    const auto from_step = static_cast<std::ptrdiff_t>(kSize * (2 + rng() % 5));
+    const auto to_step = static_cast<std::ptrdiff_t>(64 * (1 + (count * kSize + 64) / 64));
+    const std::size_t offset = rng() % 16;
+    std::vector<std::byte> source =
+        random_bytes(count * static_cast<std::size_t>(from_step) + kSize * 2, rng);
+    std::vector<std::byte> out(offset + 2 * static_cast<std::size_t>(to_step) + 64,
+                               std::byte{0x5A});
+    std::vector<std::byte> expected = out;
+    for (std::size_t c = 0; c < 2; ++c) {
+      for (std::size_t e = 0; e < count; ++e) {
+        std::memcpy(expected.data() + offset + c * static_cast<std::size_t>(to_step) + e * kSize,
+                    source.data() + e * static_cast<std::size_t>(from_step) + c * kSize, kSize);
+      }
+    }
+    stream_gather_pair_8(out.data() + offset, to_step, source.data(), from_step, count);
+    streaming_fence();
+    ASSERT_EQ(out, expected) << "trial " << trial << " count " << count << " steps " << from_step
+                             << ", " << to_step << " offset " << offset;
+  }
+}
+
+TEST(Transpose8, MatchesAnElementByElementTransposition) {
+  std::mt19937_64 rng(13);
+  constexpr std::size_t kSize = 8;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::size_t height = rng() % 40;
+    const std::size_t width = rng() % 40;
+    // Steps of any 8-byte multiple at least the block's extent, and unaligned arrays.
+    const auto from_step = static_cast<std::ptrdiff_t>(kSize * (width + rng() % 5));
+    const auto to_step = static_cast<std::ptrdiff_t>(kSize * (height + rng() % 5));
+    const std::size_t from_offset = rng() % 16;
+    const std::size_t to_offset = rng() % 16;
+    std::vector<std::byte> source =
+        random_bytes(from_offset + height * static_cast<std::size_t>(from_step) + kSize, rng);
+    std::vector<std::byte> out(to_offset + width * static_cast<std::size_t>(to_step) + kSize,
+                               std::byte{0x5A});
+    std::vector<std::byte> expected = out;
+    for (std::size_t e = 0; e < height; ++e) {
+      for (std::size_t w = 0; w < width; ++w) {
+        std::memcpy(expected.data() + to_offset + e * kSize + w * static_cast<std::size_t>(to_step),
+                    source.data() + from_offset + e * static_cast<std::size_t>(from_step) +
+                        w * kSize,
+                    kSize);
+      }
+    }
+    transpose_8(out.data() + to_offset, to_step, source.data() + from_offset, from_step, height,
+                width);
+    ASSERT_EQ(out, expected) << "trial " << trial << " height " << height << " width " << width
+                             << " steps " << from_step << ", " << to_step;
+  }
+}
+
 // Whether this process may use process_vm_readv at all (seccomp or the kernel may forbid it).
 bool cross_memory_attach_works() {
   std::uint64_t source = 0x1234'5678'9ABC'DEF0ULL;

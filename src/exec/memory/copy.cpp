@@ -85,6 +85,69 @@ void stream_gather(std::byte *to, const std::byte *from, std::ptrdiff_t from_ste
   }
 }
 
+void stream_gather_pair_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
+                          std::ptrdiff_t from_step, std::size_t count) {
+  constexpr std::size_t kSize = 8;
+  const auto both = [&](std::size_t n) { // n elements of each column with ordinary stores
+    for (; n > 0; --n, --count, to += kSize, from += from_step) {
+      std::memcpy(to, from, kSize);
+      std::memcpy(to + to_step, from + kSize, kSize);
+    }
+  };
+#if defined(__x86_64__)
+  constexpr std::size_t kLine = 64;
+  while (count > 0 && (reinterpret_cast<std::uintptr_t>(to) & (kLine - 1)) != 0) {
+    both(1); // never aligned if `to` is not on an element boundary: then all of them
+  }
+  for (; count * kSize >= kLine; count -= kLine / kSize) { // a whole line of each column
+    for (std::size_t pair = 0; pair < kLine / kSize / 2;
+         ++pair, to += 2 * kSize, from += 2 * from_step) {
+      const __m128d upper = _mm_loadu_pd(reinterpret_cast<const double *>(from));
+      const __m128d lower = _mm_loadu_pd(reinterpret_cast<const double *>(from + from_step));
+      _mm_stream_pd(reinterpret_cast<double *>(to), _mm_unpacklo_pd(upper, lower));
+      _mm_stream_pd(reinterpret_cast<double *>(to + to_step), _mm_unpackhi_pd(upper, lower));
+    }
+  }
+#endif
+  both(count);
+}
+
+void transpose_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
+                 std::ptrdiff_t from_step, std::size_t height, std::size_t width) {
+  constexpr std::size_t kSize = 8;
+  const auto one = [&](std::size_t e, std::size_t w) {
+    std::memcpy(to + e * kSize + static_cast<std::ptrdiff_t>(w) * to_step,
+                from + static_cast<std::ptrdiff_t>(e) * from_step + w * kSize, kSize);
+  };
+  std::size_t w = 0;
+#if defined(__x86_64__)
+  for (; w + 2 <= width; w += 2) {
+    std::byte *column = to + static_cast<std::ptrdiff_t>(w) * to_step;
+    const std::byte *row = from + w * kSize;
+    std::size_t e = 0;
+    for (; e + 2 <= height; e += 2) {
+      // Rows e and e + 1 of columns w and w + 1 in, columns w and w + 1 of rows e, e + 1 out.
+      const __m128d upper = _mm_loadu_pd(
+          reinterpret_cast<const double *>(row + static_cast<std::ptrdiff_t>(e) * from_step));
+      const __m128d lower = _mm_loadu_pd(
+          reinterpret_cast<const double *>(row + static_cast<std::ptrdiff_t>(e + 1) * from_step));
+      _mm_storeu_pd(reinterpret_cast<double *>(column + e * kSize), _mm_unpacklo_pd(upper, lower));
+      _mm_storeu_pd(reinterpret_cast<double *>(column + to_step + e * kSize),
+                    _mm_unpackhi_pd(upper, lower));
+    }
+    if (e < height) {
+      one(e, w);
+      one(e, w + 1);
+    }
+  }
+#endif
+  for (; w < width; ++w) {
+    for (std::size_t e = 0; e < height; ++e) {
+      one(e, w);
+    }
+  }
+}
+
 void streaming_fence() {
 #if defined(__x86_64__)
   _mm_sfence();

@@ -23,6 +23,20 @@ void copy_bytes(std::byte *to, const std::byte *from, std::size_t n, bool stream
 void stream_gather(std::byte *to, const std::byte *from, std::ptrdiff_t from_step,
                    std::size_t count, std::size_t size);
 
+/// stream_gather of two columns of 8-byte elements at once: element e of column c (0 or 1) from
+/// `from + e * from_step + c * 8` to `to + c * to_step + e * 8`, to_step a multiple of the
+/// cache line (both columns start at the same place in a line). On x86-64, two 16-byte loads,
+/// two unpacks and two streaming stores for four elements.
+void stream_gather_pair_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
+                          std::ptrdiff_t from_step, std::size_t count);
+
+/// A height x width block of 8-byte elements transposed, in the cache: element (e, w) from
+/// `from + e * from_step + w * 8` to `to + e * 8 + w * to_step` (steps in bytes; `from`
+/// contiguous along w, `to` along e). On x86-64, 2 x 2 blocks through vector registers: two
+/// 16-byte loads, two unpacks and two 16-byte stores for four elements.
+void transpose_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
+                 std::ptrdiff_t from_step, std::size_t height, std::size_t width);
+
 /// Orders the streaming stores before everything after it.
 void streaming_fence();
 

@@ -1,5 +1,7 @@
 #include "operation.hpp"
 
+#include "copy.hpp"
+
 #include <algorithm>
 #include <array>
 #include <complex>
@@ -141,10 +143,28 @@ void run_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from,
   constexpr Index kTile = 32;
   std::array<T, kTile> column{};
   const auto *gathered = reinterpret_cast<const std::byte *>(column.data());
+  // 8-byte elements along A's rows: the whole sub-block transposed into `block` at once.
+  constexpr bool kPairs = sizeof(T) == 8;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): written before it is read
+  std::array<T, kPairs ? kTile * kTile : 1> block;
   for (Index w0 = 0; w0 < width; w0 += kTile) {
     const Index w1 = std::min(width, w0 + kTile);
     for (Index e0 = 0; e0 < height; e0 += kTile) {
       const Index count = std::min(height, e0 + kTile) - e0;
+      if (kPairs && to_e == 1 && from_e != 1 && from_w == 1) {
+        auto *columns = reinterpret_cast<std::byte *>(block.data());
+        transpose_8(columns, kTile * Index{sizeof(T)},
+                    from + static_cast<std::size_t>(w0 + e0 * from_e) * sizeof(T),
+                    from_e * Index{sizeof(T)}, static_cast<std::size_t>(count),
+                    static_cast<std::size_t>(w1 - w0));
+        for (Index w = w0; w < w1; ++w) {
+          run_steps<T, K, Conj, true>(to + static_cast<std::size_t>(w * to_w + e0) * sizeof(T), 1,
+                                      columns +
+                                          static_cast<std::size_t>((w - w0) * kTile) * sizeof(T),
+                                      1, count, alpha, beta);
+        }
+        continue;
+      }
       for (Index w = w0; w < w1; ++w) {
         std::byte *t = to + static_cast<std::size_t>(w * to_w + e0 * to_e) * sizeof(T);
         const std::byte *f = from + static_cast<std::size_t>(w * from_w + e0 * from_e) * sizeof(T);

@@ -64,8 +64,9 @@ constexpr Index kReadRectangleRows = 128;
 // The first element at or after e (of a column starting at `column`, `height` elements of
 // `size` bytes) that starts a cache line of the destination; e itself where lines and elements
 // do not meet.
+constexpr Index kCacheLine = 64;
 Index line_edge(const std::byte *column, Index e, Index height, std::size_t size) {
-  constexpr std::size_t kLine = 64;
+  constexpr auto kLine = static_cast<std::size_t>(kCacheLine);
   if (e <= 0 || e >= height) {
     return std::clamp<Index>(e, 0, height);
   }
@@ -85,6 +86,14 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
     const Index w1 = std::min(width, w0 + kTransposeTile);
     for (Index e0 = 0; e0 < height; e0 += kTransposeTile) {
       const Index e1 = std::min(height, e0 + kTransposeTile);
+      if constexpr (N == 8 && !Gather) {
+        if (to_e == 1 && from_w == 1 && from_e != 1) { // a transposition, along its two axes
+          transpose_8(to + static_cast<std::size_t>(e0 + w0 * to_w) * N, to_w * Index{N},
+                      from + static_cast<std::size_t>(e0 * from_e + w0) * N, from_e * Index{N},
+                      static_cast<std::size_t>(e1 - e0), static_cast<std::size_t>(w1 - w0));
+          continue;
+        }
+      }
       for (Index w = w0; w < w1; ++w) {
         std::byte *t = to + static_cast<std::size_t>(w * to_w) * size;
         const std::byte *f = from + static_cast<std::size_t>(w * from_w) * size;
@@ -95,6 +104,16 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
           // ranks took 1.7x as long as with aligned ones).
           const Index lo = line_edge(t, e0, height, size);
           const Index hi = line_edge(t, e1, height, size);
+          if constexpr (N == 8) {
+            // Two columns at the same place in their lines: read in pairs along A's rows.
+            if (w + 1 < w1 && from_w == 1 && to_w * Index{N} % kCacheLine == 0) {
+              stream_gather_pair_8(t + static_cast<std::size_t>(lo) * N, to_w * Index{N},
+                                   f + static_cast<std::size_t>(lo * from_e) * N, from_e * Index{N},
+                                   static_cast<std::size_t>(hi - lo));
+              ++w;
+              continue;
+            }
+          }
           stream_gather(t + static_cast<std::size_t>(lo) * size,
                         f + static_cast<std::size_t>(lo * from_e) * size,
                         static_cast<std::ptrdiff_t>(from_e * static_cast<Index>(size)),
