@@ -10,7 +10,11 @@
 //     local pieces of each size (remote side contiguous);
 //  3. pieces of each size copied with memcpy and with copy_bytes' streaming stores into every
 //     other slot of the destination (the layout of a block-cyclic column half of which arrives
-//     from another process).
+//     from another process);
+//  4. a square matrix of doubles (N MiB) transposed in 32 x 32 sub-blocks: in the cache, an
+//     element at a time and with transpose_8's 2 x 2 vector blocks; streamed, a column at a time
+//     (stream_gather) and in column pairs (stream_gather_pair_8); and one square of 1/16 the
+//     size (in the last-level cache) in the cache, both ways.
 #include "copy.hpp"
 
 #include <sys/uio.h>
@@ -65,6 +69,92 @@ bool read_in_pieces(std::byte *to, const std::byte *from, std::size_t bytes, std
 }
 
 } // namespace
+
+// An n x n matrix of doubles (bytes / 8 elements, n rounded down) from `from` transposed into
+// `to` in 32 x 32 sub-blocks, each way; each result checked against the first.
+void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t bytes,
+                    bool streamed) {
+  constexpr std::size_t kSize = 8;
+  constexpr std::size_t kTile = 32;
+  std::size_t n = 1;
+  while ((n + 1) * (n + 1) * kSize <= bytes) {
+    ++n;
+  }
+  const auto step = static_cast<std::ptrdiff_t>(n * kSize);
+  const auto blocks =
+      [&](const std::function<void(std::size_t, std::size_t, std::size_t, std::size_t)> &block) {
+        for (std::size_t w0 = 0; w0 < n; w0 += kTile) {
+          for (std::size_t e0 = 0; e0 < n; e0 += kTile) {
+            block(e0, std::min(n, e0 + kTile), w0, std::min(n, w0 + kTile));
+          }
+        }
+      };
+  // Element (e, w) of the result, column w, is element w of the source's column e.
+  const auto at_to = [&](std::size_t e, std::size_t w) { return to + e * kSize + w * n * kSize; };
+  const auto at_from = [&](std::size_t e, std::size_t w) {
+    return from + w * kSize + e * n * kSize;
+  };
+  struct Way {
+    const char *name;
+    std::function<void()> run;
+  };
+  std::vector<Way> ways;
+  if (streamed) {
+    ways.push_back({"streamed, a column at a time", [&] {
+                      blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
+                        for (std::size_t w = w0; w < w1; ++w) {
+                          redist::stream_gather(at_to(e0, w), at_from(e0, w), step, e1 - e0, kSize);
+                        }
+                      });
+                      redist::streaming_fence();
+                    }});
+    ways.push_back({"streamed, column pairs", [&] {
+                      blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
+                        std::size_t w = w0;
+                        for (; w + 2 <= w1; w += 2) {
+                          redist::stream_gather_pair_8(at_to(e0, w), step, at_from(e0, w), step,
+                                                       e1 - e0);
+                        }
+                        if (w < w1) {
+                          redist::stream_gather(at_to(e0, w), at_from(e0, w), step, e1 - e0, kSize);
+                        }
+                      });
+                      redist::streaming_fence();
+                    }});
+  }
+  ways.push_back({"in the cache, an element at a time", [&] {
+                    blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
+                      // Locals, as the executor's loop has them: the stores cannot change them.
+                      const std::ptrdiff_t from_step = step;
+                      for (std::size_t w = w0; w < w1; ++w) {
+                        std::byte *t = at_to(0, w);
+                        const std::byte *f = at_from(0, w);
+                        for (std::size_t e = e0; e < e1; ++e) {
+                          std::memcpy(t + e * kSize, f + static_cast<std::ptrdiff_t>(e) * from_step,
+                                      kSize);
+                        }
+                      }
+                    });
+                  }});
+  ways.push_back({"in the cache, 2 x 2 blocks", [&] {
+                    blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
+                      redist::transpose_8(at_to(e0, w0), step, at_from(e0, w0), step, e1 - e0,
+                                          w1 - w0);
+                    });
+                  }});
+  std::vector<std::byte> first;
+  for (const Way &way : ways) {
+    const double t = median_seconds(reps, way.run);
+    const std::vector<std::byte> result(to, to + n * n * kSize);
+    const bool same = first.empty() || result == first;
+    if (first.empty()) {
+      first = result;
+    }
+    std::printf("transposition of %5zu x %-5zu doubles, %-34s %8.2f ms  %6.2f GB/s%s\n", n, n,
+                way.name, t * 1e3, static_cast<double>(n * n * kSize) / t / 1e9,
+                same ? "" : "  DIFFERS");
+  }
+}
 
 int main(int argc, char **argv) {
   std::size_t mib = 128;
@@ -125,6 +215,9 @@ int main(int argc, char **argv) {
       std::printf("pieces of %5zu B to every other slot, %-9s %8.2f ms  %6.2f GB/s\n", piece,
                   streaming ? "streaming" : "memmove", t * 1e3, rate(t));
     }
+  }
+  for (const std::size_t divisor : {std::size_t{1}, std::size_t{16}}) {
+    transpositions(reps, source.data(), target.data(), bytes / divisor, divisor == 1);
   }
   return 0;
 }
