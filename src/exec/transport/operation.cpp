@@ -260,11 +260,27 @@ bool Operation::leaves_b() const {
   return case_of(*this) == Case::keep;
 }
 
+namespace {
+template <class T, Case K, bool Conj>
+void run_loaded(const Operation &op, std::byte *to, Index to_step, const std::byte *from,
+                Index from_step, Index count) {
+  run<T, K, Conj>(to, to_step, from, from_step, count, load<T>(op.alpha.data()),
+                  load<T>(op.beta.data()));
+}
+void run_nothing(const Operation & /*op*/, std::byte * /*to*/, Index /*to_step*/,
+                 const std::byte * /*from*/, Index /*from_step*/, Index /*count*/) {}
+} // namespace
+
+OperationKernel::OperationKernel(const Operation &op) : op_(&op), run_(run_nothing) {
+  with_formula(op, [&](auto alpha, auto /*beta*/, auto k, auto conj) {
+    run_ = &run_loaded<decltype(alpha), k.value, conj.value>;
+  });
+}
+
 void apply_operation(const Operation &op, std::byte *to, Index to_step, const std::byte *from,
                      Index from_step, Index count) {
-  with_formula(op, [&](auto alpha, auto beta, auto k, auto conj) {
-    run<decltype(alpha), k.value, conj.value>(to, to_step, from, from_step, count, alpha, beta);
-  });
+  const OperationKernel combine(op);
+  combine(to, to_step, from, from_step, count);
 }
 
 void apply_operation(const Operation &op, std::byte *to, Index to_e, Index to_w,

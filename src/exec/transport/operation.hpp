@@ -47,6 +47,22 @@ struct Operation {
 void apply_operation(const Operation &op, std::byte *to, Index to_step, const std::byte *from,
                      Index from_step, Index count);
 
+/// apply_operation's element form with its formula (the type, the case of alpha and beta, the
+/// conjugation) chosen once, for the many short pieces of one message. `op` must outlive it.
+class OperationKernel {
+public:
+  explicit OperationKernel(const Operation &op);
+  void operator()(std::byte *to, Index to_step, const std::byte *from, Index from_step,
+                  Index count) const {
+    run_(*op_, to, to_step, from, from_step, count);
+  }
+
+private:
+  using Run = void (*)(const Operation &, std::byte *, Index, const std::byte *, Index, Index);
+  const Operation *op_;
+  Run run_;
+};
+
 /// Element (e, w) of a height x width rectangle of `from` (steps from_e, from_w) combined into
 /// `to` (steps to_e, to_w), in cache-sized sub-blocks (a transposition's local part).
 void apply_operation(const Operation &op, std::byte *to, Index to_e, Index to_w,

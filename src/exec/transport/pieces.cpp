@@ -567,6 +567,7 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
 void Pieces::apply_pieces(const RunPattern &rows, const RunPattern &cols, const std::byte *from,
                           bool packed, std::byte *b, Index lo, Index hi, Index src_lld) const {
   const std::size_t es = element_size_;
+  const OperationKernel combine(*operation_);
   Index position = 0;
   for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, src_lld, lld_dst_,
                  [&](Index src, Index dst, Index count) {
@@ -574,10 +575,9 @@ void Pieces::apply_pieces(const RunPattern &rows, const RunPattern &cols, const 
                    const Index end = std::min(position + count, hi);
                    if (begin < end) {
                      const Index skip = begin - position;
-                     apply_operation(
-                         *operation_, b + static_cast<std::size_t>(dst + skip) * es, 1,
-                         from + static_cast<std::size_t>(packed ? begin - lo : src + skip) * es, 1,
-                         end - begin);
+                     combine(b + static_cast<std::size_t>(dst + skip) * es, 1,
+                             from + static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
+                             1, end - begin);
                    }
                    position += count;
                  });
@@ -744,10 +744,11 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
       error = reader.error();
       return;
     }
+    const OperationKernel combine_piece(*operation_);
     Index offset = 0;
     for (const ReadScratch::BouncedPiece &p : pending) {
-      apply_operation(*operation_, b + static_cast<std::size_t>(p.dst) * es, 1,
-                      bounce + static_cast<std::size_t>(offset) * es, 1, p.count);
+      combine_piece(b + static_cast<std::size_t>(p.dst) * es, 1,
+                    bounce + static_cast<std::size_t>(offset) * es, 1, p.count);
       offset += p.count;
     }
     done += filled;
