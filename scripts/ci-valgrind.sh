@@ -23,6 +23,8 @@ ci_mpi 600 3 "${vg[@]}" "$build/tests/errors/redist_error_tests"
 ci_step "valgrind memcheck: the progress thread of split executions (REDIST_PROGRESS), 2 ranks"
 ci_mpi 300 2 "${vg[@]}" "$build/tests/reliability/redist_thread_tests" --gtest_filter='Progress*' \
   --cases=5
+ci_step "valgrind memcheck: batches unpacked from the senders' mapped buffers, 2 ranks"
+REDIST_SINGLE_COPY=mapped ci_mpi 300 2 "${vg[@]}" "$build/tests/mpi/redist_batch_tests" --cases=10
 ci_step "valgrind memcheck: resource hygiene (300 ScaLAPACK-entry calls), 3 ranks"
 ci_mpi 600 3 "${vg[@]}" "$build/tests/reliability/redist_resource_tests" --cases=300
 ci_step "valgrind memcheck: N-d plans in two phases (darray oracle), 2 ranks"
