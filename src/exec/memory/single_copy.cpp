@@ -266,7 +266,9 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   constexpr double kPerRemotePieceRead = 300e-9; // the kernel pins its pages
   constexpr double kPerLocalPieceRead = 100e-9;  // 40 ns alone, 170 ns with 2 ranks per core
   constexpr double kPerLocalPieceBounced = 5e-9;
-  constexpr double kRoundTrip = 20e-6; // address and reply
+  // Address and reply; with redist_bench --small (docs/performance.md) messages of 16-32 KiB
+  // moved faster mapped than sent, those of 2 KiB and less did not.
+  constexpr double kRoundTrip = 2.5e-6;
   const auto bytes = static_cast<double>(counts.bytes);
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);
