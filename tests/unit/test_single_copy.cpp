@@ -487,6 +487,22 @@ TEST(SingleCopyWay, FollowsThePiecesAndTheMode) {
   EXPECT_EQ(single_copy::cheapest_way(transposed, Mode::direct, {}), Way::direct);
 }
 
+TEST(SingleCopyWay, CombinedMessagesAreMappedRatherThanReadFromAnUnmappedArray) {
+  using single_copy::Mode;
+  using single_copy::Way;
+  const std::size_t mib = std::size_t{1} << 20;
+  // Whole columns: read straight in for a copy; combined, unpacked from the mapped buffer,
+  // unless the sender's array is mapped too (then combined straight from it).
+  single_copy::PieceCounts columns{2 * mib, 128, 128};
+  EXPECT_EQ(single_copy::cheapest_way(columns, Mode::automatic, {.buffer = true}), Way::direct);
+  columns.combines = true;
+  EXPECT_EQ(single_copy::cheapest_way(columns, Mode::automatic, {.buffer = true}), Way::mapped);
+  EXPECT_EQ(single_copy::cheapest_way(columns, Mode::automatic, {.buffer = true, .array = true}),
+            Way::direct);
+  // A forced way stays forced.
+  EXPECT_EQ(single_copy::cheapest_way(columns, Mode::direct, {.buffer = true}), Way::direct);
+}
+
 TEST(SingleCopyWay, PackedOnlyMessagesAreSentOrMapped) {
   using single_copy::Mode;
   using single_copy::Way;

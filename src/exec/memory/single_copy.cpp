@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -297,8 +298,11 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   // With the buffer mapped, unpacking from it replaces the two reads through the bounce
   // buffer: the bench measured it faster than both wherever they were chosen (gridshape and
   // p-to-q at 4 ranks, docs/performance.md), though the per-byte costs above would not say so.
+  // Combined, a read of the sender's unmapped array is `bounced` (read_combined): slower
+  // than `mapped` wherever measured (PDGEADD 'N', PDTRADD at 2 and 4 ranks: 22-30%).
+  const bool reads_then_combines = counts.combines && !mapped.array;
   const std::pair<double, Way> mapped_ways[] = {
-      {direct, Way::direct},
+      {reads_then_combines ? std::numeric_limits<double>::infinity() : direct, Way::direct},
       {pack + local * kPerPieceCopied + kRoundTrip, Way::mapped},
       {sent, Way::sent},
   };

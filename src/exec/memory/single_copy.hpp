@@ -94,6 +94,10 @@ struct PieceCounts {
   /// A message only its sender can pack (a batch's: the pieces of several arrays): it is
   /// `sent` or, from a mapped buffer, `mapped`, whatever the mode asks.
   bool packed_only = false;
+  /// The receiver combines the message into B (an operation, alpha and beta): a read of the
+  /// sender's array, unless mapped, goes through the bounce buffer and is combined out of it,
+  /// which unpacking from the sender's mapped buffer beats (pblas_bench, docs/performance.md).
+  bool combines = false;
 };
 
 /// How one message moves (the sender learns it from the receiver on the first execution).

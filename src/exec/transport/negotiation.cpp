@@ -68,7 +68,8 @@ void Negotiation::run(Requests &requests, const std::byte *a,
         if (mode != single_copy::Mode::never && nodes_.recv_inside(i) &&
             single_copy::can_read(sender)) {
           pieces_.set_sender_strides(i, sender.strides);
-          const single_copy::PieceCounts counts = pieces_.estimate_pieces(plan.recvs[i]);
+          single_copy::PieceCounts counts = pieces_.estimate_pieces(plan.recvs[i]);
+          counts.combines = pieces_.combines(); // this (the first) execution's operation
           const bool array = arrays_.map(i, sender.pid, sender.array);
           const single_copy::Way unmapped =
               single_copy::cheapest_way(counts, mode, {.buffer = false, .array = array});
