@@ -61,10 +61,11 @@ constexpr Index kTransposeTile = 32;
 // buffer holds 256 of its columns in doubles, pieces of A of 2 KiB.
 constexpr Index kReadRectangleRows = 128;
 
+constexpr Index kCacheLine = 64;
+
 // The first element at or after e (of a column starting at `column`, `height` elements of
 // `size` bytes) that starts a cache line of the destination; e itself where lines and elements
 // do not meet.
-constexpr Index kCacheLine = 64;
 Index line_edge(const std::byte *column, Index e, Index height, std::size_t size) {
   constexpr auto kLine = static_cast<std::size_t>(kCacheLine);
   if (e <= 0 || e >= height) {
