@@ -17,10 +17,12 @@
 // Errors: a bad field of operation k on one process only (creation and execution), count <= 0,
 // NULL ops, different counts, a batch plan executed as a single plan and the reverse: the same
 // error on every process naming ops[k], B untouched, no hang, and the plan working afterwards.
-// A failed completion in a batch execution is repaired.
+// A failed completion in a batch execution is repaired, and so is a failed copy from a
+// sender's mapped buffer.
 
 #include "harness.hpp"
 #include "mpi_faults.hpp"
+#include "single_copy.hpp"
 
 #include <redist.h>
 
@@ -752,6 +754,62 @@ TEST(Batch, FailedCompletionRepaired) {
   print0("[  FAULTS  ] " + std::to_string(total) + " failed completions injected\n");
   EXPECT_GT(total, 0);
   EXPECT_EQ(failed, 0);
+}
+
+// A batch's message whose receiver cannot copy from the sender's mapped buffer on the last
+// rank (single_copy::Injected::mapped: the mapping finds nothing, as for a vanished buffer) in
+// the second execution: the repair sends it again through MPI, every element is combined once
+// (beta != 0 in most operations: combined twice, the oracle would differ), every B is the
+// oracle's, and the third execution works. Injected under REDIST_SINGLE_COPY=mapped
+// (mpi_batch_mapped_np3); elsewhere these small batches are sent and nothing fires.
+TEST(Batch, FailedMappedCopyRepaired) {
+  namespace sc = redist::single_copy;
+  const int np = world_size();
+  const std::uint64_t seed =
+      shared_seed("Batch.FailedMappedCopyRepaired", 2012000ULL + static_cast<unsigned>(np));
+  Rng rng(seed);
+  int failed = 0;
+  long long fired = 0;
+  for (int index = 0; index < std::max(2, options().cases / 8); ++index) {
+    Batch batch(draw_batch(rng, np, 10));
+    const std::string what =
+        "seed " + std::to_string(seed) + " case " + std::to_string(index) + ", " + batch.describe();
+    watchdog_arm(what);
+    std::string fail;
+    redist_plan plan = nullptr;
+    int st = redist_plan_create_batch(MPI_COMM_WORLD, static_cast<int>(batch.desc.size()),
+                                      batch.desc.data(), nullptr, &plan);
+    if (st != REDIST_SUCCESS) fail += "  create: " + status(st) + "\n";
+    for (int salt = 1; plan != nullptr && salt <= 3; ++salt) {
+      batch.fill_all(salt);
+      Pointers p = pointers(batch, false);
+      const long long before = sc::injected_failures(sc::Injected::mapped);
+      if (salt == 2 && world_rank() == np - 1) sc::inject_failures(sc::Injected::mapped, 0, 1);
+      st = redist_plan_execute_batch(plan, p.alphas.data(), p.a.data(), p.betas.data(), p.b.data());
+      sc::inject_failures(sc::Injected::mapped, 0, 0);
+      fired += sc::injected_failures(sc::Injected::mapped) - before;
+      if (st != REDIST_SUCCESS)
+        fail += "  execute (salt " + std::to_string(salt) + "): " + status(st) + "\n";
+      for (std::size_t i = 0; i < batch.ops.size(); ++i) {
+        Bytes want;
+        dispatch(batch.ops[i].type,
+                 [&](auto t) { want = oracle<decltype(t)>(batch.ops[i], batch.buffers[i], salt); });
+        if (want != batch.buffers[i].b)
+          fail += "  salt " + std::to_string(salt) + ": ops[" + std::to_string(i) + "] wrong\n";
+      }
+    }
+    redist_plan_destroy(&plan);
+    failed += run_everywhere(what, fail);
+    watchdog_disarm();
+  }
+  long long total = 0;
+  MPI_Allreduce(&fired, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  print0("[  FAULTS  ] " + std::to_string(total) + " copies from a mapped buffer failed\n");
+  EXPECT_EQ(failed, 0);
+  const char *way = std::getenv("REDIST_SINGLE_COPY");
+  if (way != nullptr && std::string(way) == "mapped" && ranks_read_each_other()) {
+    EXPECT_GT(total, 0) << "REDIST_SINGLE_COPY=mapped, yet no copy from a mapped buffer failed";
+  }
 }
 
 } // namespace
