@@ -14,7 +14,8 @@
 //  4. a square matrix of doubles (N MiB) transposed in 32 x 32 sub-blocks: in the cache, an
 //     element at a time and with transpose_8's 2 x 2 vector blocks; streamed, a column at a time
 //     (stream_gather) and in column pairs (stream_gather_pair_8); and one square of 1/16 the
-//     size (in the last-level cache) in the cache, both ways.
+//     size (in the last-level cache) in the cache, both ways; then the same two squares of
+//     floats in the cache, an element at a time and with transpose_4's 4 x 4 blocks.
 #include "copy.hpp"
 
 #include <sys/uio.h>
@@ -70,11 +71,11 @@ bool read_in_pieces(std::byte *to, const std::byte *from, std::size_t bytes, std
 
 } // namespace
 
-// An n x n matrix of doubles (bytes / 8 elements, n rounded down) from `from` transposed into
-// `to` in 32 x 32 sub-blocks, each way; each result checked against the first.
+// An n x n matrix of kSize-byte elements (doubles or floats; n rounded down) from `from`
+// transposed into `to` in 32 x 32 sub-blocks, each way; each result checked against the first.
+template <std::size_t kSize>
 void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t bytes,
                     bool streamed) {
-  constexpr std::size_t kSize = 8;
   constexpr std::size_t kTile = 32;
   std::size_t n = 1;
   while ((n + 1) * (n + 1) * kSize <= bytes) {
@@ -136,10 +137,10 @@ void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t 
                       }
                     });
                   }});
-  ways.push_back({"in the cache, 2 x 2 blocks", [&] {
+  ways.push_back({kSize == 8 ? "in the cache, 2 x 2 blocks" : "in the cache, 4 x 4 blocks", [&] {
                     blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
-                      redist::transpose_8(at_to(e0, w0), step, at_from(e0, w0), step, e1 - e0,
-                                          w1 - w0);
+                      (kSize == 8 ? redist::transpose_8 : redist::transpose_4)(
+                          at_to(e0, w0), step, at_from(e0, w0), step, e1 - e0, w1 - w0);
                     });
                   }});
   std::vector<std::byte> first;
@@ -150,9 +151,9 @@ void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t 
     if (first.empty()) {
       first = result;
     }
-    std::printf("transposition of %5zu x %-5zu doubles, %-34s %8.2f ms  %6.2f GB/s%s\n", n, n,
-                way.name, t * 1e3, static_cast<double>(n * n * kSize) / t / 1e9,
-                same ? "" : "  DIFFERS");
+    std::printf("transposition of %5zu x %-5zu %-7s %-34s %8.2f ms  %6.2f GB/s%s\n", n, n,
+                kSize == 8 ? "doubles" : "floats", way.name, t * 1e3,
+                static_cast<double>(n * n * kSize) / t / 1e9, same ? "" : "  DIFFERS");
   }
 }
 
@@ -217,7 +218,10 @@ int main(int argc, char **argv) {
     }
   }
   for (const std::size_t divisor : {std::size_t{1}, std::size_t{16}}) {
-    transpositions(reps, source.data(), target.data(), bytes / divisor, divisor == 1);
+    transpositions<8>(reps, source.data(), target.data(), bytes / divisor, divisor == 1);
+  }
+  for (const std::size_t divisor : {std::size_t{1}, std::size_t{16}}) {
+    transpositions<4>(reps, source.data(), target.data(), bytes / divisor, false);
   }
   return 0;
 }

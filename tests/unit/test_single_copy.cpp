@@ -106,32 +106,32 @@ TEST(StreamGatherPair8, MatchesAnElementByElementCopy) {
   }
 }
 
-TEST(Transpose8, MatchesAnElementByElementTransposition) {
+TEST(TransposeBlocks, MatchEachAnElementByElementTransposition) {
   std::mt19937_64 rng(13);
-  constexpr std::size_t kSize = 8;
-  for (int trial = 0; trial < 3000; ++trial) {
+  for (int trial = 0; trial < 6000; ++trial) {
+    // 8-byte elements (transpose_8) in even trials, 4-byte ones (transpose_4) in odd ones.
+    const std::size_t size = trial % 2 == 0 ? 8 : 4;
     const std::size_t height = rng() % 40;
     const std::size_t width = rng() % 40;
     // Steps of any 8-byte multiple at least the block's extent, and unaligned arrays.
-    const auto from_step = static_cast<std::ptrdiff_t>(kSize * (width + rng() % 5));
-    const auto to_step = static_cast<std::ptrdiff_t>(kSize * (height + rng() % 5));
+    const auto from_step = static_cast<std::ptrdiff_t>(size * (width + rng() % 5));
+    const auto to_step = static_cast<std::ptrdiff_t>(size * (height + rng() % 5));
     const std::size_t from_offset = rng() % 16;
     const std::size_t to_offset = rng() % 16;
     std::vector<std::byte> source =
-        random_bytes(from_offset + height * static_cast<std::size_t>(from_step) + kSize, rng);
-    std::vector<std::byte> out(to_offset + width * static_cast<std::size_t>(to_step) + kSize,
+        random_bytes(from_offset + height * static_cast<std::size_t>(from_step) + size, rng);
+    std::vector<std::byte> out(to_offset + width * static_cast<std::size_t>(to_step) + size,
                                std::byte{0x5A});
     std::vector<std::byte> expected = out;
     for (std::size_t e = 0; e < height; ++e) {
       for (std::size_t w = 0; w < width; ++w) {
-        std::memcpy(expected.data() + to_offset + e * kSize + w * static_cast<std::size_t>(to_step),
-                    source.data() + from_offset + e * static_cast<std::size_t>(from_step) +
-                        w * kSize,
-                    kSize);
+        std::memcpy(
+            expected.data() + to_offset + e * size + w * static_cast<std::size_t>(to_step),
+            source.data() + from_offset + e * static_cast<std::size_t>(from_step) + w * size, size);
       }
     }
-    transpose_8(out.data() + to_offset, to_step, source.data() + from_offset, from_step, height,
-                width);
+    (size == 8 ? transpose_8 : transpose_4)(out.data() + to_offset, to_step,
+                                            source.data() + from_offset, from_step, height, width);
     ASSERT_EQ(out, expected) << "trial " << trial << " height " << height << " width " << width
                              << " steps " << from_step << ", " << to_step;
   }

@@ -5,6 +5,7 @@
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #endif
 
 namespace redist {
@@ -138,6 +139,48 @@ void transpose_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
     if (e < height) {
       one(e, w);
       one(e, w + 1);
+    }
+  }
+#endif
+  for (; w < width; ++w) {
+    for (std::size_t e = 0; e < height; ++e) {
+      one(e, w);
+    }
+  }
+}
+
+void transpose_4(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
+                 std::ptrdiff_t from_step, std::size_t height, std::size_t width) {
+  constexpr std::size_t kSize = 4;
+  const auto one = [&](std::size_t e, std::size_t w) {
+    std::memcpy(to + e * kSize + static_cast<std::ptrdiff_t>(w) * to_step,
+                from + static_cast<std::ptrdiff_t>(e) * from_step + w * kSize, kSize);
+  };
+  std::size_t w = 0;
+#if defined(__x86_64__)
+  for (; w + 4 <= width; w += 4) {
+    std::size_t e = 0;
+    for (; e + 4 <= height; e += 4) {
+      // Rows e .. e + 3 of columns w .. w + 3 in, the same four columns of those rows out.
+      const auto row = [&](std::size_t k) {
+        return _mm_loadu_ps(reinterpret_cast<const float *>(
+            from + static_cast<std::ptrdiff_t>(e + k) * from_step + w * kSize));
+      };
+      __m128 r0 = row(0);
+      __m128 r1 = row(1);
+      __m128 r2 = row(2);
+      __m128 r3 = row(3);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      std::byte *column = to + e * kSize + static_cast<std::ptrdiff_t>(w) * to_step;
+      _mm_storeu_ps(reinterpret_cast<float *>(column), r0);
+      _mm_storeu_ps(reinterpret_cast<float *>(column + to_step), r1);
+      _mm_storeu_ps(reinterpret_cast<float *>(column + 2 * to_step), r2);
+      _mm_storeu_ps(reinterpret_cast<float *>(column + 3 * to_step), r3);
+    }
+    for (; e < height; ++e) {
+      for (std::size_t k = 0; k < 4; ++k) {
+        one(e, w + k);
+      }
     }
   }
 #endif

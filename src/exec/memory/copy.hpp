@@ -37,6 +37,11 @@ void stream_gather_pair_8(std::byte *to, std::ptrdiff_t to_step, const std::byte
 void transpose_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
                  std::ptrdiff_t from_step, std::size_t height, std::size_t width);
 
+/// transpose_8 for 4-byte elements: element (e, w) from `from + e * from_step + w * 4` to
+/// `to + e * 4 + w * to_step`. On x86-64, 4 x 4 blocks through vector registers.
+void transpose_4(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
+                 std::ptrdiff_t from_step, std::size_t height, std::size_t width);
+
 /// Orders the streaming stores before everything after it.
 void streaming_fence();
 

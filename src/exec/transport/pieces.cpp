@@ -87,11 +87,12 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
     const Index w1 = std::min(width, w0 + kTransposeTile);
     for (Index e0 = 0; e0 < height; e0 += kTransposeTile) {
       const Index e1 = std::min(height, e0 + kTransposeTile);
-      if constexpr (N == 8 && !Gather) {
+      if constexpr ((N == 8 || N == 4) && !Gather) {
         if (to_e == 1 && from_w == 1 && from_e != 1) { // a transposition, along its two axes
-          transpose_8(to + static_cast<std::size_t>(e0 + w0 * to_w) * N, to_w * Index{N},
-                      from + static_cast<std::size_t>(e0 * from_e + w0) * N, from_e * Index{N},
-                      static_cast<std::size_t>(e1 - e0), static_cast<std::size_t>(w1 - w0));
+          (N == 8 ? transpose_8 : transpose_4)(
+              to + static_cast<std::size_t>(e0 + w0 * to_w) * N, to_w * Index{N},
+              from + static_cast<std::size_t>(e0 * from_e + w0) * N, from_e * Index{N},
+              static_cast<std::size_t>(e1 - e0), static_cast<std::size_t>(w1 - w0));
           continue;
         }
       }
