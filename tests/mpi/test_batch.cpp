@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -701,15 +702,16 @@ TEST(Batch, ErrorsNameTheOperationOnEveryProcess) {
   EXPECT_EQ(failed, 0);
 }
 
-// A receive of a batch's message (its data, or its address where it goes mapped) whose
-// completion fails on rank 0 in the second execution: the executor's repair sends it again,
-// every B is the oracle's, and the plan keeps working (a third execution).
-TEST(Batch, FailedCompletionRepaired) {
+/// Random batches, each executed three times from different sources with a fault around the
+/// second execution: `fault(true)` arms it, `fault(false)` removes it and returns the failures
+/// it injected on this process. Every B must be the oracle's after every execution. Returns
+/// the failures injected on all processes; `failed`: the cases that failed.
+long long batches_with_a_fault(const char *test, std::uint64_t seed_base,
+                               const std::function<long long(bool)> &fault, int &failed) {
   const int np = world_size();
-  const std::uint64_t seed =
-      shared_seed("Batch.FailedCompletionRepaired", 2011000ULL + static_cast<unsigned>(np));
+  const std::uint64_t seed = shared_seed(test, seed_base + static_cast<unsigned>(np));
   Rng rng(seed);
-  int failed = 0;
+  failed = 0;
   long long injected = 0;
   for (int index = 0; index < std::max(2, options().cases / 8); ++index) {
     Batch batch(draw_batch(rng, np, 10));
@@ -724,17 +726,9 @@ TEST(Batch, FailedCompletionRepaired) {
     for (int salt = 1; plan != nullptr && salt <= 3; ++salt) {
       batch.fill_all(salt);
       Pointers p = pointers(batch, false);
-      const long long before = faults::injected();
-      if (salt == 2 && world_rank() == 0) {
-        faults::Fault f;
-        f.calls = faults::wait_recv;
-        f.tags = {kExecutorTag, kAddressTag};
-        f.count = 1;
-        faults::arm(f);
-      }
+      if (salt == 2) fault(true);
       st = redist_plan_execute_batch(plan, p.alphas.data(), p.a.data(), p.betas.data(), p.b.data());
-      faults::disarm();
-      injected += faults::injected() - before;
+      if (salt == 2) injected += fault(false);
       if (st != REDIST_SUCCESS)
         fail += "  execute (salt " + std::to_string(salt) + "): " + status(st) + "\n";
       for (std::size_t i = 0; i < batch.ops.size(); ++i) {
@@ -751,6 +745,33 @@ TEST(Batch, FailedCompletionRepaired) {
   }
   long long total = 0;
   MPI_Allreduce(&injected, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+// A receive of a batch's message (its data, or its address where it goes mapped) whose
+// completion fails on rank 0 in the second execution: the executor's repair sends it again,
+// every B is the oracle's, and the plan keeps working (a third execution).
+TEST(Batch, FailedCompletionRepaired) {
+  int failed = 0;
+  long long before = 0; // the process's injected failures when the fault was armed
+  const long long total = batches_with_a_fault(
+      "Batch.FailedCompletionRepaired", 2011000ULL,
+      [&before](bool arm) -> long long {
+        if (arm) {
+          before = faults::injected();
+          if (world_rank() == 0) {
+            faults::Fault f;
+            f.calls = faults::wait_recv;
+            f.tags = {kExecutorTag, kAddressTag};
+            f.count = 1;
+            faults::arm(f);
+          }
+          return 0;
+        }
+        faults::disarm();
+        return faults::injected() - before;
+      },
+      failed);
   print0("[  FAULTS  ] " + std::to_string(total) + " failed completions injected\n");
   EXPECT_GT(total, 0);
   EXPECT_EQ(failed, 0);
@@ -764,46 +785,20 @@ TEST(Batch, FailedCompletionRepaired) {
 // (mpi_batch_mapped_np3); elsewhere these small batches are sent and nothing fires.
 TEST(Batch, FailedMappedCopyRepaired) {
   namespace sc = redist::single_copy;
-  const int np = world_size();
-  const std::uint64_t seed =
-      shared_seed("Batch.FailedMappedCopyRepaired", 2012000ULL + static_cast<unsigned>(np));
-  Rng rng(seed);
   int failed = 0;
-  long long fired = 0;
-  for (int index = 0; index < std::max(2, options().cases / 8); ++index) {
-    Batch batch(draw_batch(rng, np, 10));
-    const std::string what =
-        "seed " + std::to_string(seed) + " case " + std::to_string(index) + ", " + batch.describe();
-    watchdog_arm(what);
-    std::string fail;
-    redist_plan plan = nullptr;
-    int st = redist_plan_create_batch(MPI_COMM_WORLD, static_cast<int>(batch.desc.size()),
-                                      batch.desc.data(), nullptr, &plan);
-    if (st != REDIST_SUCCESS) fail += "  create: " + status(st) + "\n";
-    for (int salt = 1; plan != nullptr && salt <= 3; ++salt) {
-      batch.fill_all(salt);
-      Pointers p = pointers(batch, false);
-      const long long before = sc::injected_failures(sc::Injected::mapped);
-      if (salt == 2 && world_rank() == np - 1) sc::inject_failures(sc::Injected::mapped, 0, 1);
-      st = redist_plan_execute_batch(plan, p.alphas.data(), p.a.data(), p.betas.data(), p.b.data());
-      sc::inject_failures(sc::Injected::mapped, 0, 0);
-      fired += sc::injected_failures(sc::Injected::mapped) - before;
-      if (st != REDIST_SUCCESS)
-        fail += "  execute (salt " + std::to_string(salt) + "): " + status(st) + "\n";
-      for (std::size_t i = 0; i < batch.ops.size(); ++i) {
-        Bytes want;
-        dispatch(batch.ops[i].type,
-                 [&](auto t) { want = oracle<decltype(t)>(batch.ops[i], batch.buffers[i], salt); });
-        if (want != batch.buffers[i].b)
-          fail += "  salt " + std::to_string(salt) + ": ops[" + std::to_string(i) + "] wrong\n";
-      }
-    }
-    redist_plan_destroy(&plan);
-    failed += run_everywhere(what, fail);
-    watchdog_disarm();
-  }
-  long long total = 0;
-  MPI_Allreduce(&fired, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  long long before = 0; // the process's injected failures when the fault was armed
+  const long long total = batches_with_a_fault(
+      "Batch.FailedMappedCopyRepaired", 2012000ULL,
+      [&before](bool arm) -> long long {
+        if (arm) {
+          before = sc::injected_failures(sc::Injected::mapped);
+          if (world_rank() == world_size() - 1) sc::inject_failures(sc::Injected::mapped, 0, 1);
+          return 0;
+        }
+        sc::inject_failures(sc::Injected::mapped, 0, 0);
+        return sc::injected_failures(sc::Injected::mapped) - before;
+      },
+      failed);
   print0("[  FAULTS  ] " + std::to_string(total) + " copies from a mapped buffer failed\n");
   EXPECT_EQ(failed, 0);
   const char *way = std::getenv("REDIST_SINGLE_COPY");

@@ -113,13 +113,27 @@ void stream_gather_pair_8(std::byte *to, std::ptrdiff_t to_step, const std::byte
   both(count);
 }
 
+namespace {
+
+// Elements [e0, height) x [w0, w1) of a transposition of kSize-byte elements (as transpose_8
+// places them), one at a time: what the vector blocks leave.
+template <std::size_t kSize>
+void transpose_elements(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
+                        std::ptrdiff_t from_step, std::size_t e0, std::size_t height,
+                        std::size_t w0, std::size_t w1) {
+  for (std::size_t w = w0; w < w1; ++w) {
+    for (std::size_t e = e0; e < height; ++e) {
+      std::memcpy(to + e * kSize + static_cast<std::ptrdiff_t>(w) * to_step,
+                  from + static_cast<std::ptrdiff_t>(e) * from_step + w * kSize, kSize);
+    }
+  }
+}
+
+} // namespace
+
 void transpose_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
                  std::ptrdiff_t from_step, std::size_t height, std::size_t width) {
   constexpr std::size_t kSize = 8;
-  const auto one = [&](std::size_t e, std::size_t w) {
-    std::memcpy(to + e * kSize + static_cast<std::ptrdiff_t>(w) * to_step,
-                from + static_cast<std::ptrdiff_t>(e) * from_step + w * kSize, kSize);
-  };
   std::size_t w = 0;
 #if defined(__x86_64__)
   for (; w + 2 <= width; w += 2) {
@@ -136,26 +150,15 @@ void transpose_8(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
       _mm_storeu_pd(reinterpret_cast<double *>(column + to_step + e * kSize),
                     _mm_unpackhi_pd(upper, lower));
     }
-    if (e < height) {
-      one(e, w);
-      one(e, w + 1);
-    }
+    transpose_elements<kSize>(to, to_step, from, from_step, e, height, w, w + 2);
   }
 #endif
-  for (; w < width; ++w) {
-    for (std::size_t e = 0; e < height; ++e) {
-      one(e, w);
-    }
-  }
+  transpose_elements<kSize>(to, to_step, from, from_step, 0, height, w, width);
 }
 
 void transpose_4(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
                  std::ptrdiff_t from_step, std::size_t height, std::size_t width) {
   constexpr std::size_t kSize = 4;
-  const auto one = [&](std::size_t e, std::size_t w) {
-    std::memcpy(to + e * kSize + static_cast<std::ptrdiff_t>(w) * to_step,
-                from + static_cast<std::ptrdiff_t>(e) * from_step + w * kSize, kSize);
-  };
   std::size_t w = 0;
 #if defined(__x86_64__)
   for (; w + 4 <= width; w += 4) {
@@ -177,18 +180,10 @@ void transpose_4(std::byte *to, std::ptrdiff_t to_step, const std::byte *from,
       _mm_storeu_ps(reinterpret_cast<float *>(column + 2 * to_step), r2);
       _mm_storeu_ps(reinterpret_cast<float *>(column + 3 * to_step), r3);
     }
-    for (; e < height; ++e) {
-      for (std::size_t k = 0; k < 4; ++k) {
-        one(e, w + k);
-      }
-    }
+    transpose_elements<kSize>(to, to_step, from, from_step, e, height, w, w + 4);
   }
 #endif
-  for (; w < width; ++w) {
-    for (std::size_t e = 0; e < height; ++e) {
-      one(e, w);
-    }
-  }
+  transpose_elements<kSize>(to, to_step, from, from_step, 0, height, w, width);
 }
 
 void streaming_fence() {
