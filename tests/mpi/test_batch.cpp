@@ -702,12 +702,14 @@ TEST(Batch, ErrorsNameTheOperationOnEveryProcess) {
   EXPECT_EQ(failed, 0);
 }
 
-/// Random batches, each executed three times from different sources with a fault around the
-/// second execution: `fault(true)` arms it, `fault(false)` removes it and returns the failures
-/// it injected on this process. Every B must be the oracle's after every execution. Returns
-/// the failures injected on all processes; `failed`: the cases that failed.
+/// Random batches, each executed three times from different sources with a fault armed on one
+/// process around the second execution (`arm`, `disarm`; `injected`: the failures this process
+/// has injected so far). Every B must be the oracle's after every execution. Returns the
+/// failures injected on all processes; `failed`: the cases that failed.
 long long batches_with_a_fault(const char *test, std::uint64_t seed_base,
-                               const std::function<long long(bool)> &fault, int &failed) {
+                               const std::function<void()> &arm,
+                               const std::function<void()> &disarm,
+                               const std::function<long long()> &injected_here, int &failed) {
   const int np = world_size();
   const std::uint64_t seed = shared_seed(test, seed_base + static_cast<unsigned>(np));
   Rng rng(seed);
@@ -726,9 +728,11 @@ long long batches_with_a_fault(const char *test, std::uint64_t seed_base,
     for (int salt = 1; plan != nullptr && salt <= 3; ++salt) {
       batch.fill_all(salt);
       Pointers p = pointers(batch, false);
-      if (salt == 2) fault(true);
+      const long long before = injected_here();
+      if (salt == 2) arm();
       st = redist_plan_execute_batch(plan, p.alphas.data(), p.a.data(), p.betas.data(), p.b.data());
-      if (salt == 2) injected += fault(false);
+      if (salt == 2) disarm();
+      injected += injected_here() - before;
       if (st != REDIST_SUCCESS)
         fail += "  execute (salt " + std::to_string(salt) + "): " + status(st) + "\n";
       for (std::size_t i = 0; i < batch.ops.size(); ++i) {
@@ -753,25 +757,17 @@ long long batches_with_a_fault(const char *test, std::uint64_t seed_base,
 // every B is the oracle's, and the plan keeps working (a third execution).
 TEST(Batch, FailedCompletionRepaired) {
   int failed = 0;
-  long long before = 0; // the process's injected failures when the fault was armed
   const long long total = batches_with_a_fault(
       "Batch.FailedCompletionRepaired", 2011000ULL,
-      [&before](bool arm) -> long long {
-        if (arm) {
-          before = faults::injected();
-          if (world_rank() == 0) {
-            faults::Fault f;
-            f.calls = faults::wait_recv;
-            f.tags = {kExecutorTag, kAddressTag};
-            f.count = 1;
-            faults::arm(f);
-          }
-          return 0;
-        }
-        faults::disarm();
-        return faults::injected() - before;
+      [] {
+        if (world_rank() != 0) return;
+        faults::Fault f;
+        f.calls = faults::wait_recv;
+        f.tags = {kExecutorTag, kAddressTag};
+        f.count = 1;
+        faults::arm(f);
       },
-      failed);
+      [] { faults::disarm(); }, [] { return faults::injected(); }, failed);
   print0("[  FAULTS  ] " + std::to_string(total) + " failed completions injected\n");
   EXPECT_GT(total, 0);
   EXPECT_EQ(failed, 0);
@@ -786,19 +782,13 @@ TEST(Batch, FailedCompletionRepaired) {
 TEST(Batch, FailedMappedCopyRepaired) {
   namespace sc = redist::single_copy;
   int failed = 0;
-  long long before = 0; // the process's injected failures when the fault was armed
   const long long total = batches_with_a_fault(
       "Batch.FailedMappedCopyRepaired", 2012000ULL,
-      [&before](bool arm) -> long long {
-        if (arm) {
-          before = sc::injected_failures(sc::Injected::mapped);
-          if (world_rank() == world_size() - 1) sc::inject_failures(sc::Injected::mapped, 0, 1);
-          return 0;
-        }
-        sc::inject_failures(sc::Injected::mapped, 0, 0);
-        return sc::injected_failures(sc::Injected::mapped) - before;
+      [] {
+        if (world_rank() == world_size() - 1) sc::inject_failures(sc::Injected::mapped, 0, 1);
       },
-      failed);
+      [] { sc::inject_failures(sc::Injected::mapped, 0, 0); },
+      [] { return sc::injected_failures(sc::Injected::mapped); }, failed);
   print0("[  FAULTS  ] " + std::to_string(total) + " copies from a mapped buffer failed\n");
   EXPECT_EQ(failed, 0);
   const char *way = std::getenv("REDIST_SINGLE_COPY");
