@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -161,7 +162,8 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
 // Copies pieces between a local array and a message buffer (one side "packed": positions
 // are consecutive in message order) or between two local arrays. Consecutive pieces that are
 // contiguous on both sides are joined first (whole columns with lld == column length become
-// one copy); groups of single elements run through a fixed-size loop.
+// one copy); groups of single elements run through a fixed-size loop. With an operation, each
+// piece is combined into the destination instead of copied (B := alpha * A + beta * B).
 class Copier {
 public:
   /// On the packed side only message positions [window_lo, window_hi) are copied, to or from
@@ -174,6 +176,13 @@ public:
          std::vector<PieceCopy> *collected = nullptr)
       : src_(src), dst_(dst), es_(element_size), src_packed_(src_packed), dst_packed_(dst_packed),
         streaming_(streaming), window_lo_(window_lo), window_hi_(window_hi), collected_(collected) {
+  }
+  /// Pieces combined by `op` (which must outlive the copier), never collected or streamed.
+  Copier(const Operation &op, const std::byte *src, std::byte *dst, bool src_packed,
+         Index window_lo, Index window_hi)
+      : Copier(src, dst, op.element_size(), src_packed, false, false, window_lo, window_hi) {
+    operation_ = &op;
+    combine_.emplace(op);
   }
   [[nodiscard]] Index window_lo() const { return window_lo_; }
   [[nodiscard]] Index window_hi() const { return window_hi_; }
@@ -227,7 +236,7 @@ public:
     const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
     const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
     const auto es = static_cast<Index>(es_);
-    if (copy_short_pieces(to, dst_step * es, from, src_step * es, g.count, bytes)) {
+    if (!combine_ && copy_short_pieces(to, dst_step * es, from, src_step * es, g.count, bytes)) {
       return;
     }
     for (Index e = 0; e < g.count; ++e) {
@@ -261,6 +270,13 @@ public:
     const Index from = src_packed_ ? packed_ - window_lo_ : src;
     const Index to = dst_packed_ ? packed_ - window_lo_ : dst;
     packed_ += total;
+    if (operation_ != nullptr) {
+      apply_operation(*operation_, dst_ + static_cast<std::size_t>(to) * es_,
+                      dst_packed_ ? 1 : dst_e, dst_packed_ ? height : dst_w,
+                      src_ + static_cast<std::size_t>(from) * es_, src_packed_ ? 1 : src_e,
+                      src_packed_ ? height : src_w, height, width);
+      return;
+    }
     copy_rectangle(dst_ + static_cast<std::size_t>(to) * es_, dst_packed_ ? 1 : dst_e,
                    dst_packed_ ? height : dst_w, src_ + static_cast<std::size_t>(from) * es_,
                    src_packed_ ? 1 : src_e, src_packed_ ? height : src_w, height, width, es_,
@@ -280,6 +296,10 @@ private:
   }
 
   void copy(std::byte *to, const std::byte *from, std::size_t bytes) {
+    if (combine_) {
+      (*combine_)(to, 1, from, 1, static_cast<Index>(bytes / es_));
+      return;
+    }
     if (collected_ != nullptr && bytes >= kCollectedPieceBytes) {
       collected_->push_back({to, from, bytes});
       return;
@@ -296,6 +316,8 @@ private:
   Index window_lo_;
   Index window_hi_;
   std::vector<PieceCopy> *collected_;
+  const Operation *operation_ = nullptr;
+  std::optional<OperationKernel> combine_;
   Index packed_ = 0;
   Index src_off_ = 0;
   Index dst_off_ = 0;
@@ -566,23 +588,11 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
                plan_.send_cols[static_cast<std::size_t>(peer.col_slot)], copier, lld_src_);
 }
 
-void Pieces::apply_pieces(const RunPattern &rows, const RunPattern &cols, const std::byte *from,
-                          bool packed, std::byte *b, Index lo, Index hi, Index src_lld) const {
-  const std::size_t es = element_size_;
-  const OperationKernel combine(*operation_);
-  Index position = 0;
-  for_each_piece(rows, cols, plan_.region, plan_.m, plan_.n, src_lld, lld_dst_,
-                 [&](Index src, Index dst, Index count) {
-                   const Index begin = std::max(position, lo);
-                   const Index end = std::min(position + count, hi);
-                   if (begin < end) {
-                     const Index skip = begin - position;
-                     combine(b + static_cast<std::size_t>(dst + skip) * es, 1,
-                             from + static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
-                             1, end - begin);
-                   }
-                   position += count;
-                 });
+void Pieces::apply_pieces(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
+                          const std::byte *from, bool packed, std::byte *b, Index lo, Index hi,
+                          Index src_lld) const {
+  Copier copier(*operation_, from, b, packed, lo, hi);
+  copy_message(rows, groups, cols, copier, src_lld);
 }
 
 void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo, Index hi) const {
@@ -596,7 +606,8 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
     return;
   }
   if (operation_ != nullptr) {
-    apply_pieces(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+    const auto r = static_cast<std::size_t>(peer.row_slot);
+    apply_pieces(plan_.recv_rows[r], recv_groups_[r],
                  plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], in, true, b, lo, hi,
                  lld_src_);
     return;
@@ -629,7 +640,8 @@ void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) co
     return;
   }
   if (operation_ != nullptr) {
-    apply_pieces(plan_.send_rows[static_cast<std::size_t>(plan_.self.row_slot)],
+    const auto r = static_cast<std::size_t>(plan_.self.row_slot);
+    apply_pieces(plan_.send_rows[r], send_groups_[r],
                  plan_.send_cols[static_cast<std::size_t>(plan_.self.col_slot)], a, false, b, 0,
                  plan_.self.elements, lld_src_);
     return;
@@ -908,7 +920,8 @@ void Pieces::copy_from_array(const Peer &peer, const std::byte *src, Index src_l
     return;
   }
   if (operation_ != nullptr) {
-    apply_pieces(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+    const auto r = static_cast<std::size_t>(peer.row_slot);
+    apply_pieces(plan_.recv_rows[r], recv_groups_[r],
                  plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], src, false, b, lo, hi,
                  src_lld);
     return;

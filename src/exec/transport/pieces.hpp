@@ -165,8 +165,9 @@ private:
   /// unpack / copy_local / copy_from_array with operation_: the pieces of (rows, cols) from
   /// `from` (packed from message position lo when `packed`, else an array of A with leading
   /// dimension src_lld) combined into b.
-  void apply_pieces(const RunPattern &rows, const RunPattern &cols, const std::byte *from,
-                    bool packed, std::byte *b, Index lo, Index hi, Index src_lld) const;
+  void apply_pieces(const RunPattern &rows, const RowGroups &groups, const RunPattern &cols,
+                    const std::byte *from, bool packed, std::byte *b, Index lo, Index hi,
+                    Index src_lld) const;
   [[nodiscard]] std::vector<RowGroups> group_rows(const std::vector<RunPattern> &patterns,
                                                   const std::vector<Peer> &peers,
                                                   const Peer *self) const;
