@@ -15,7 +15,8 @@
 //     element at a time and with transpose_8's 2 x 2 vector blocks; streamed, a column at a time
 //     (stream_gather) and in column pairs (stream_gather_pair_8); and one square of 1/16 the
 //     size (in the last-level cache) in the cache, both ways; then the same two squares of
-//     floats in the cache, an element at a time and with transpose_4's 4 x 4 blocks.
+//     floats in the cache, an element at a time and with transpose_4's 4 x 4 blocks, and the
+//     large one streamed a column at a time (which 4-byte transpositions no longer take).
 #include "copy.hpp"
 
 #include <sys/uio.h>
@@ -109,19 +110,21 @@ void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t 
                       });
                       redist::streaming_fence();
                     }});
-    ways.push_back({"streamed, column pairs", [&] {
-                      blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
-                        std::size_t w = w0;
-                        for (; w + 2 <= w1; w += 2) {
-                          redist::stream_gather_pair_8(at_to(e0, w), step, at_from(e0, w), step,
-                                                       e1 - e0);
-                        }
-                        if (w < w1) {
-                          redist::stream_gather(at_to(e0, w), at_from(e0, w), step, e1 - e0, kSize);
-                        }
-                      });
-                      redist::streaming_fence();
-                    }});
+    if (kSize == 8) {
+      ways.push_back(
+          {"streamed, column pairs", [&] {
+             blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
+               std::size_t w = w0;
+               for (; w + 2 <= w1; w += 2) {
+                 redist::stream_gather_pair_8(at_to(e0, w), step, at_from(e0, w), step, e1 - e0);
+               }
+               if (w < w1) {
+                 redist::stream_gather(at_to(e0, w), at_from(e0, w), step, e1 - e0, kSize);
+               }
+             });
+             redist::streaming_fence();
+           }});
+    }
   }
   ways.push_back({"in the cache, an element at a time", [&] {
                     blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
@@ -221,7 +224,7 @@ int main(int argc, char **argv) {
     transpositions<8>(reps, source.data(), target.data(), bytes / divisor, divisor == 1);
   }
   for (const std::size_t divisor : {std::size_t{1}, std::size_t{16}}) {
-    transpositions<4>(reps, source.data(), target.data(), bytes / divisor, false);
+    transpositions<4>(reps, source.data(), target.data(), bytes / divisor, divisor == 1);
   }
   return 0;
 }

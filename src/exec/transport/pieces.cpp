@@ -135,7 +135,11 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
 template <std::size_t N>
 void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
                     Index from_w, Index height, Index width, std::size_t es, bool streaming) {
-  if (streaming && to_e == 1) {
+  // Transpositions of 4-byte elements stay in the cache even when large: transpose_4's 4 x 4
+  // blocks move 64 MiB of floats in 21 ms here, streaming stores a column at a time in 61 ms
+  // and four columns at once in 31 ms (copy_bench).
+  const bool floats_transposed = N == 4 && from_w == 1 && from_e != 1;
+  if (streaming && to_e == 1 && !floats_transposed) {
     copy_rectangle<N, true>(to, to_e, to_w, from, from_e, from_w, height, width, es);
   } else {
     copy_rectangle<N, false>(to, to_e, to_w, from, from_e, from_w, height, width, es);
