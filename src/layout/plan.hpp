@@ -112,6 +112,12 @@ struct RowGroups {
   Index dst_stride = 0;
   std::vector<RowGroup> tail; ///< the rest of the window (its local indices included)
 
+  /// The window's one group, if it has exactly one (then with shifts 0), else null.
+  [[nodiscard]] const RowGroup *only() const {
+    if (periods == 1 && period.size() == 1 && tail.empty()) return period.data();
+    if (periods == 0 && tail.size() == 1) return tail.data();
+    return nullptr;
+  }
   /// f(group, src_shift, dst_shift) for every group in window order, shifts to add to its
   /// local indices.
   template <class F> void for_each(F &&f) const {

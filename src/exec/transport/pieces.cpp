@@ -249,6 +249,40 @@ public:
     }
   }
 
+  /// add_group for `columns` columns, column j's first local rows at src_col + j * src_col_step
+  /// and dst_col + j * dst_col_step: inside the window, the columns' pieces without a call each.
+  void add_columns(const RowGroup &g, Index src_col, Index src_col_step, Index dst_col,
+                   Index dst_col_step, Index columns) {
+    const Index total = g.count * g.length;
+    if (g.count == 1 || packed_ < window_lo_ || packed_ + columns * total > window_hi_) {
+      for (Index j = 0; j < columns; ++j) { // joined where contiguous, or clipped
+        add_group(g, src_col + j * src_col_step, dst_col + j * dst_col_step);
+      }
+      return;
+    }
+    flush();
+    const Index src = src_packed_ ? packed_ - window_lo_ : src_col + g.src;
+    const Index dst = dst_packed_ ? packed_ - window_lo_ : dst_col + g.dst;
+    const Index src_step = src_packed_ ? g.length : g.src_step;
+    const Index dst_step = dst_packed_ ? g.length : g.dst_step;
+    const Index src_next = src_packed_ ? total : src_col_step;
+    const Index dst_next = dst_packed_ ? total : dst_col_step;
+    packed_ += columns * total;
+    const auto es = static_cast<Index>(es_);
+    std::byte *to = dst_ + static_cast<std::size_t>(dst) * es_;
+    const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
+    const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
+    for (Index j = 0; j < columns; ++j, to += dst_next * es, from += src_next * es) {
+      if (!combine_ && copy_short_pieces(to, dst_step * es, from, src_step * es, g.count, bytes)) {
+        continue;
+      }
+      for (Index e = 0; e < g.count; ++e) {
+        copy(to + static_cast<std::size_t>(e * dst_step) * es_,
+             from + static_cast<std::size_t>(e * src_step) * es_, bytes);
+      }
+    }
+  }
+
   /// A height x width rectangle of the message at the next positions: element (e, w) at
   /// src + e * src_e + w * src_w, dst + e * dst_e + w * dst_w (in the arrays that are not
   /// packed) and position + w * height + e (a group of strided pieces: an N-d transposition),
@@ -486,7 +520,16 @@ void Pieces::copy_message(const RunPattern &rows, const RowGroups &groups, const
     return;
   }
   copier.skip_to(first * per_column);
-  cols.for_each(cols.index_of(first), cols.index_of(last - 1) + 1, [&](const Run &c) {
+  // A whole message (the usual case) needs no search for its first and last columns.
+  const Index begin = first == 0 ? 0 : cols.index_of(first);
+  const Index end = last == cols.total() ? cols.window_length() : cols.index_of(last - 1) + 1;
+  const RowGroup *only = groups.only();
+  cols.for_each(begin, end, [&](const Run &c) {
+    if (only != nullptr) { // every column of the run in one call
+      copier.add_columns(*only, c.src_local * src_lld, src_lld, c.dst_local * lld_dst_, lld_dst_,
+                         c.length);
+      return;
+    }
     for (Index dc = 0; dc < c.length; ++dc) {
       const Index src_col = (c.src_local + dc) * src_lld;
       const Index dst_col = (c.dst_local + dc) * lld_dst_;
