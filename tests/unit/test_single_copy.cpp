@@ -556,6 +556,7 @@ TEST(RunPattern, IndexOfInvertsCountBelow) {
 TEST(RowGroups, ReplayEveryElementOfThePattern) {
   test::Random rng(8);
   int periods_replayed = 0;
+  int single_groups = 0;
   for (int trial = 0; trial < 400; ++trial) {
     // Small blocks give periods far shorter than the window.
     const Transfer1D t = test::random_transfer(rng, 30000, trial % 2 == 0 ? 8 : 40, 4);
@@ -577,12 +578,22 @@ TEST(RowGroups, ReplayEveryElementOfThePattern) {
         }
       });
       ASSERT_EQ(got, expected) << "trial " << trial;
+      // only(): the one group for_each visits, exactly when it visits one.
+      int visits = 0;
+      const RowGroup *visited = nullptr;
+      groups.for_each([&](const RowGroup &g, Index src_shift, Index dst_shift) {
+        ++visits;
+        visited = src_shift == 0 && dst_shift == 0 ? &g : nullptr;
+      });
+      ASSERT_EQ(groups.only(), visits == 1 ? visited : nullptr) << "trial " << trial;
+      single_groups += visits == 1 ? 1 : 0;
       periods_replayed += groups.periods > 1 ? 1 : 0;
       // Memory follows one period of the pattern, not the window.
       EXPECT_LE(groups.period.size() + groups.tail.size(), 2 * pattern.period_runs().size() + 2);
     }
   }
   EXPECT_GT(periods_replayed, 100);
+  EXPECT_GT(single_groups, 10);
 }
 
 } // namespace
