@@ -120,6 +120,30 @@ RowGroups row_groups(const RunPattern &rows) {
     groups.period = row_groups_between(rows, 0, rows.period());
   }
   groups.tail = row_groups_between(rows, groups.periods * rows.period(), rows.window_length());
+  // One group per period that the next period continues at the same steps (blocks of the
+  // destination's rows at constant distances): the whole window is one group.
+  if (groups.periods > 1 && groups.period.size() == 1) {
+    RowGroup whole = groups.period.front();
+    const Index src_step = whole.count == 1 ? groups.src_stride : whole.src_step;
+    const Index dst_step = whole.count == 1 ? groups.dst_stride : whole.dst_step;
+    const bool continues =
+        groups.src_stride == whole.count * src_step && groups.dst_stride == whole.count * dst_step;
+    const auto continued_by = [&](const RowGroup &next, Index after) {
+      return next.length == whole.length && next.src == whole.src + after * src_step &&
+             next.dst == whole.dst + after * dst_step &&
+             (next.count == 1 || (next.src_step == src_step && next.dst_step == dst_step));
+    };
+    const Index count = groups.periods * whole.count;
+    if (continues &&
+        (groups.tail.empty() || (groups.tail.size() == 1 && continued_by(groups.tail[0], count)))) {
+      whole.count = count + (groups.tail.empty() ? 0 : groups.tail[0].count);
+      whole.src_step = src_step;
+      whole.dst_step = dst_step;
+      groups.periods = 1;
+      groups.period = {whole};
+      groups.tail.clear();
+    }
+  }
   return groups;
 }
 
