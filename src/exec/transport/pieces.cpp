@@ -230,57 +230,21 @@ public:
       }
       return;
     }
-    flush();
-    const Index src = src_packed_ ? packed_ - window_lo_ : src_col + g.src;
-    const Index dst = dst_packed_ ? packed_ - window_lo_ : dst_col + g.dst;
-    const Index src_step = src_packed_ ? g.length : g.src_step;
-    const Index dst_step = dst_packed_ ? g.length : g.dst_step;
-    packed_ += total;
-    std::byte *to = dst_ + static_cast<std::size_t>(dst) * es_;
-    const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
-    const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
-    const auto es = static_cast<Index>(es_);
-    if (!combine_ && copy_short_pieces(to, dst_step * es, from, src_step * es, g.count, bytes)) {
-      return;
-    }
-    for (Index e = 0; e < g.count; ++e) {
-      copy(to + static_cast<std::size_t>(e * dst_step) * es_,
-           from + static_cast<std::size_t>(e * src_step) * es_, bytes);
-    }
+    copy_columns(g, src_col, 0, dst_col, 0, 1);
   }
 
   /// add_group for `columns` columns, column j's first local rows at src_col + j * src_col_step
   /// and dst_col + j * dst_col_step: inside the window, the columns' pieces without a call each.
   void add_columns(const RowGroup &g, Index src_col, Index src_col_step, Index dst_col,
                    Index dst_col_step, Index columns) {
-    const Index total = g.count * g.length;
-    if (g.count == 1 || packed_ < window_lo_ || packed_ + columns * total > window_hi_) {
+    if (g.count == 1 || packed_ < window_lo_ ||
+        packed_ + columns * g.count * g.length > window_hi_) {
       for (Index j = 0; j < columns; ++j) { // joined where contiguous, or clipped
         add_group(g, src_col + j * src_col_step, dst_col + j * dst_col_step);
       }
       return;
     }
-    flush();
-    const Index src = src_packed_ ? packed_ - window_lo_ : src_col + g.src;
-    const Index dst = dst_packed_ ? packed_ - window_lo_ : dst_col + g.dst;
-    const Index src_step = src_packed_ ? g.length : g.src_step;
-    const Index dst_step = dst_packed_ ? g.length : g.dst_step;
-    const Index src_next = src_packed_ ? total : src_col_step;
-    const Index dst_next = dst_packed_ ? total : dst_col_step;
-    packed_ += columns * total;
-    const auto es = static_cast<Index>(es_);
-    std::byte *to = dst_ + static_cast<std::size_t>(dst) * es_;
-    const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
-    const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
-    for (Index j = 0; j < columns; ++j, to += dst_next * es, from += src_next * es) {
-      if (!combine_ && copy_short_pieces(to, dst_step * es, from, src_step * es, g.count, bytes)) {
-        continue;
-      }
-      for (Index e = 0; e < g.count; ++e) {
-        copy(to + static_cast<std::size_t>(e * dst_step) * es_,
-             from + static_cast<std::size_t>(e * src_step) * es_, bytes);
-      }
-    }
+    copy_columns(g, src_col, src_col_step, dst_col, dst_col_step, columns);
   }
 
   /// A height x width rectangle of the message at the next positions: element (e, w) at
@@ -322,6 +286,33 @@ public:
   }
 
 private:
+  // The pieces of `g` in `columns` columns, all inside the window (add_columns).
+  void copy_columns(const RowGroup &g, Index src_col, Index src_col_step, Index dst_col,
+                    Index dst_col_step, Index columns) {
+    flush();
+    const Index total = g.count * g.length;
+    const Index src = src_packed_ ? packed_ - window_lo_ : src_col + g.src;
+    const Index dst = dst_packed_ ? packed_ - window_lo_ : dst_col + g.dst;
+    const Index src_step = src_packed_ ? g.length : g.src_step;
+    const Index dst_step = dst_packed_ ? g.length : g.dst_step;
+    const Index src_next = src_packed_ ? total : src_col_step;
+    const Index dst_next = dst_packed_ ? total : dst_col_step;
+    packed_ += columns * total;
+    const auto es = static_cast<Index>(es_);
+    std::byte *to = dst_ + static_cast<std::size_t>(dst) * es_;
+    const std::byte *from = src_ + static_cast<std::size_t>(src) * es_;
+    const std::size_t bytes = static_cast<std::size_t>(g.length) * es_;
+    for (Index j = 0; j < columns; ++j, to += dst_next * es, from += src_next * es) {
+      if (!combine_ && copy_short_pieces(to, dst_step * es, from, src_step * es, g.count, bytes)) {
+        continue;
+      }
+      for (Index e = 0; e < g.count; ++e) {
+        copy(to + static_cast<std::size_t>(e * dst_step) * es_,
+             from + static_cast<std::size_t>(e * src_step) * es_, bytes);
+      }
+    }
+  }
+
   void flush() {
     if (count_ == 0) {
       return;
