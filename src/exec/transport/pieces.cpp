@@ -237,6 +237,11 @@ public:
   /// and dst_col + j * dst_col_step: inside the window, the columns' pieces without a call each.
   void add_columns(const RowGroup &g, Index src_col, Index src_col_step, Index dst_col,
                    Index dst_col_step, Index columns) {
+    if (g.count == 1 && (src_packed_ || src_col_step == g.length) &&
+        (dst_packed_ || dst_col_step == g.length)) {
+      add(src_col + g.src, dst_col + g.dst, columns * g.length); // whole columns: one stretch
+      return;
+    }
     if (g.count == 1 || packed_ < window_lo_ ||
         packed_ + columns * g.count * g.length > window_hi_) {
       for (Index j = 0; j < columns; ++j) { // joined where contiguous, or clipped
