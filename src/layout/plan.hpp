@@ -104,7 +104,9 @@ struct RowGroup {
   Index dst_step = 0;
 };
 /// The groups of a message's rows, kept for one period of the pattern (and the window's last,
-/// partial period) so that their memory follows the pattern, not the matrix.
+/// partial period) so that their memory follows the pattern, not the matrix. Where each period
+/// is one group that the next continues at the same steps, `period` holds that one group for
+/// the whole window instead (periods = 1, no tail).
 struct RowGroups {
   std::vector<RowGroup> period; ///< window indices [0, period): the first of `periods`
   Index periods = 0;            ///< whole periods in the window
