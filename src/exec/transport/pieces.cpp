@@ -509,16 +509,17 @@ void Pieces::copy_message(const RunPattern &rows, const RowGroups &groups, const
   if (per_column == 0) {
     return;
   }
-  const Index hi = std::min(copier.window_hi(), per_column * cols.total());
-  const Index first = copier.window_lo() / per_column;
-  const Index last = (hi + per_column - 1) / per_column;
+  const Index columns = cols.total();
+  const Index hi = std::min(copier.window_hi(), per_column * columns);
+  // A whole message (the usual case) needs no division, and no search below.
+  const Index first = copier.window_lo() == 0 ? 0 : copier.window_lo() / per_column;
+  const Index last = hi == per_column * columns ? columns : (hi + per_column - 1) / per_column;
   if (first >= last) {
     return;
   }
   copier.skip_to(first * per_column);
-  // A whole message (the usual case) needs no search for its first and last columns.
   const Index begin = first == 0 ? 0 : cols.index_of(first);
-  const Index end = last == cols.total() ? cols.window_length() : cols.index_of(last - 1) + 1;
+  const Index end = last == columns ? cols.window_length() : cols.index_of(last - 1) + 1;
   const RowGroup *only = groups.only();
   cols.for_each(begin, end, [&](const Run &c) {
     if (only != nullptr) { // every column of the run in one call
