@@ -56,6 +56,7 @@ public:
                   Index count) const {
     run_(*op_, to, to_step, from, from_step, count);
   }
+  [[nodiscard]] const Operation &operation() const { return *op_; }
 
 private:
   using Run = void (*)(const Operation &, std::byte *, Index, const std::byte *, Index, Index);

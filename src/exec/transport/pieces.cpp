@@ -185,7 +185,6 @@ public:
   Copier(const Operation &op, const std::byte *src, std::byte *dst, bool src_packed,
          Index window_lo, Index window_hi)
       : Copier(src, dst, op.element_size(), src_packed, false, false, window_lo, window_hi) {
-    operation_ = &op;
     combine_.emplace(op);
   }
   [[nodiscard]] Index window_lo() const { return window_lo_; }
@@ -277,8 +276,8 @@ public:
     const Index from = src_packed_ ? packed_ - window_lo_ : src;
     const Index to = dst_packed_ ? packed_ - window_lo_ : dst;
     packed_ += total;
-    if (operation_ != nullptr) {
-      apply_operation(*operation_, dst_ + static_cast<std::size_t>(to) * es_,
+    if (combine_) {
+      apply_operation(combine_->operation(), dst_ + static_cast<std::size_t>(to) * es_,
                       dst_packed_ ? 1 : dst_e, dst_packed_ ? height : dst_w,
                       src_ + static_cast<std::size_t>(from) * es_, src_packed_ ? 1 : src_e,
                       src_packed_ ? height : src_w, height, width);
@@ -350,8 +349,7 @@ private:
   Index window_lo_;
   Index window_hi_;
   std::vector<PieceCopy> *collected_;
-  const Operation *operation_ = nullptr;
-  std::optional<OperationKernel> combine_;
+  std::optional<OperationKernel> combine_; ///< set: pieces are combined, not copied
   Index packed_ = 0;
   Index src_off_ = 0;
   Index dst_off_ = 0;
