@@ -212,6 +212,20 @@ void apply_levels(const std::string &call, const redist_calibration &levels, Sch
 
 namespace {
 
+/// A plan's own duplicate of `comm`, returning errors. The nodes of comm's ranks are learnt
+/// first (node_ids(), kept with comm), so that this duplicate, and those of later plans on
+/// comm, inherit them instead of asking MPI again. Collective over comm.
+MPI_Comm plan_communicator(const char *call, MPI_Comm comm) {
+  static_cast<void>(node_ids(comm));
+  MPI_Comm own = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &own), call, "MPI_Comm_dup");
+  if (const int rc = MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN); rc != MPI_SUCCESS) {
+    MPI_Comm_free(&own);
+    check_mpi(rc, call, "MPI_Comm_set_errhandler");
+  }
+  return own;
+}
+
 /// The front end's description of a C API call (fields from the layouts; what has no field
 /// of its own goes into the digest).
 front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, int region,
@@ -373,11 +387,9 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     Transfer t = transfer_of(m, n, *a, *b, region, unit_diag, op);
 
     auto result = std::make_unique<redist_plan_s>();
-    check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
+    result->comm = plan_communicator(call, comm);
     std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
         result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
-    check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
-              "MPI_Comm_set_errhandler");
     front_end::Planned planned =
         front_end::plan_everywhere(result->comm, rank, size, result->comm, t, args.options,
                                    args.element_size, a->lld, b->lld, true);
@@ -445,11 +457,9 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
 /// the old one; its executor's state may be half-way). Collective; every process calls it
 /// (the decision was agreed). On failure the plan stays marked as failed.
 void make_anew(const char *call, redist_plan_s &plan) {
-  MPI_Comm fresh = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(plan.comm, &fresh), call, "MPI_Comm_dup");
+  MPI_Comm fresh = plan_communicator(call, plan.comm);
   std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)> guard(&fresh,
                                                         [](MPI_Comm *c) { MPI_Comm_free(c); });
-  check_mpi(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN), call, "MPI_Comm_set_errhandler");
   front_end::Planned planned =
       plan.nd ? front_end::plan_nd_everywhere(fresh, plan.rank, plan.size, *plan.nd, plan.options,
                                               plan.executor->element_size())
@@ -811,11 +821,9 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
       }
     }
     auto result = std::make_unique<redist_plan_s>();
-    check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
+    result->comm = plan_communicator(call, comm);
     std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
         result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
-    check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
-              "MPI_Comm_set_errhandler");
     front_end::Planned planned = plan_batch(rank, size, result->comm, batch);
     if (planned.status != REDIST_SUCCESS && !planned.here) {
       throw Error(REDIST_ERR_REMOTE, std::string(call) + ": out of memory on rank " +
@@ -971,11 +979,9 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
       return f.value();
     });
     auto result = std::make_unique<redist_plan_s>();
-    check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
+    result->comm = plan_communicator(call, comm);
     std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
         result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
-    check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
-              "MPI_Comm_set_errhandler");
     front_end::Planned planned = front_end::plan_nd_everywhere(
         result->comm, position.rank, position.size, *t, schedule_opts, type_size(type));
     throw_if_failed(call, planned);

@@ -498,9 +498,10 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
   // Planning (and the executor's buffers) may run out of memory on some processes only:
   // every process learns it before any data moves.
   bool out_of_memory = false;
-  // Which ranks share a node (collective over exec_comm, on every process before anything can
-  // fail on some only); the executor and its phases keep one node per peer.
-  const std::vector<int> nodes = node_ids(exec_comm);
+  // Which ranks share a node (collective over comm, on every process before anything can fail
+  // on some only; kept with comm, whose duplicate exec_comm has the same ranks); the executor
+  // and its phases keep one node per peer.
+  const std::vector<int> nodes = node_ids(comm);
   RankPlan rank_plan;
   try {
     rank_plan = make_rank_plan(t, rank, size);
@@ -557,7 +558,7 @@ Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
                               std::span<const Transfer> ts, std::span<const std::size_t> sizes,
                               std::span<const Index> lld_a, std::span<const Index> lld_b) {
   Planned out;
-  const std::vector<int> nodes = node_ids(exec_comm); // collective: before anything can fail
+  const std::vector<int> nodes = node_ids(comm); // collective: before anything can fail
   bool out_of_memory = false;
   try {
     std::vector<Pieces> operations;

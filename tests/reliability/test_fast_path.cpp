@@ -9,7 +9,10 @@
 //    executor's, after the exchange); a NULL array on one process then gives the messages of
 //    a first execution (which checks before the exchange), B and A untouched everywhere, and
 //    the plan works afterwards.
-// MPI_Allreduce is counted by interposing it (this executable only).
+//  - the nodes of a communicator's ranks are asked of MPI (MPI_Comm_split_type) once: later
+//    plans on it, or on its duplicates, and ScaLAPACK-entry calls that miss the cache on a
+//    known context, ask none, and a change of the REDIST_TEST_NODES split asks again.
+// MPI_Allreduce and MPI_Comm_split_type are counted by interposing them (this executable only).
 #include "../errors/capi_support.hpp"
 #include "../errors/error_support.hpp"
 
@@ -33,6 +36,15 @@ extern "C" int MPI_Allreduce(const void *send, void *recv, int count, MPI_Dataty
                              MPI_Comm comm) {
   allreduce_counts.push_back(count);
   return PMPI_Allreduce(send, recv, count, type, op, comm);
+}
+
+namespace {
+int node_queries = 0; // MPI_Comm_split_type calls since reset
+} // namespace
+
+extern "C" int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out) {
+  ++node_queries;
+  return PMPI_Comm_split_type(comm, type, key, info, out);
 }
 
 namespace {
@@ -267,6 +279,59 @@ TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere
       EXPECT_EQ(wrong_elements(s, next, 5 + run, 6 + run, report), 0) << where << report;
     }
     EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+}
+
+/// redist_plan_create of the standard scenario on `comm` (its ranks those of MPI_COMM_WORLD),
+/// executed once and checked; the MPI_Comm_split_type calls of the creation.
+int node_queries_of_a_plan(const Scenario &s, MPI_Comm comm, const std::string &where) {
+  capitest::CArgs x(s);
+  redist_plan plan = nullptr;
+  node_queries = 0;
+  EXPECT_EQ(
+      redist_plan_create(comm, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb, REDIST_REGION_FULL, 0, &plan),
+      REDIST_SUCCESS)
+      << where << redist_last_error();
+  const int queries = node_queries;
+  if (!everywhere(plan != nullptr)) return -1;
+  Data<double> d(s, 31, 32);
+  EXPECT_EQ(redist_plan_execute(plan, d.a.data(), d.b.data()), REDIST_SUCCESS)
+      << where << redist_last_error();
+  std::string report;
+  EXPECT_EQ(wrong_elements(s, d, 31, 32, report), 0) << where << report;
+  EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  return queries;
+}
+
+TEST(FastPath, NodesOfACommunicatorAreAskedOnce) {
+  const Scenario s = errtest::standard_scenario();
+  MPI_Comm fresh = MPI_COMM_NULL; // the ranks of MPI_COMM_WORLD, nothing known of them yet
+  ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, 0, world_rank(), &fresh), MPI_SUCCESS);
+  EXPECT_EQ(node_queries_of_a_plan(s, fresh, "first plan: "), 1);
+  EXPECT_EQ(node_queries_of_a_plan(s, fresh, "second plan: "), 0);
+  MPI_Comm copy = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(fresh, &copy), MPI_SUCCESS);
+  EXPECT_EQ(node_queries_of_a_plan(s, copy, "plan on a duplicate: "), 0);
+  MPI_Comm_free(&copy);
+  {
+    const SentOnly sent_only; // two nodes of one machine: no single copy between them
+    setenv("REDIST_TEST_NODES", "2", 1);
+    EXPECT_EQ(node_queries_of_a_plan(s, fresh, "REDIST_TEST_NODES=2: "), 1);
+    EXPECT_EQ(node_queries_of_a_plan(s, fresh, "REDIST_TEST_NODES=2 again: "), 0);
+    unsetenv("REDIST_TEST_NODES");
+  }
+  EXPECT_EQ(node_queries_of_a_plan(s, fresh, "REDIST_TEST_NODES unset: "), 1);
+  MPI_Comm_free(&fresh);
+  // The ScaLAPACK entries: a call that misses the cache on a context whose nodes are known.
+  for (int call = 0; call < 2; ++call) {
+    redist_scalapack_clear_cache();
+    Data<double> d(s, 41 + call, 42 + call);
+    node_queries = 0;
+    const Outcome got = pdgemr2d(s, d, 0);
+    EXPECT_EQ(got.status, REDIST_SUCCESS) << got.text;
+    if (call > 0) EXPECT_EQ(node_queries, 0) << "a second call with the cache cleared";
+    std::string report;
+    EXPECT_EQ(wrong_elements(s, d, 41 + call, 42 + call, report), 0) << report;
   }
 }
 

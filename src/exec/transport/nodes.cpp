@@ -3,6 +3,9 @@
 #include "error.hpp"
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <new>
 #include <string>
 
 namespace redist {
@@ -35,7 +38,44 @@ int NodeMap::test_split() {
   return *end == '\0' && k >= 1 && k <= 1 << 20 ? static_cast<int>(k) : 1;
 }
 
-std::vector<int> node_ids(MPI_Comm comm) {
+namespace {
+
+// A communicator's nodes, kept as its attribute (MPI's caching, MPI 4.0 section 7.7) so that a
+// communicator pays the node query once, and its duplicates (a plan's own communicator, the
+// ScaLAPACK entries' cached one) inherit the answer. `split` is the REDIST_TEST_NODES split they
+// were made under.
+struct KnownNodes {
+  int split = 1;
+  std::vector<int> ids;
+};
+using KnownNodesRef = std::shared_ptr<const KnownNodes>;
+
+int copy_known_nodes(MPI_Comm, int, void *, void *in, void *out, int *flag) {
+  try {
+    *static_cast<KnownNodesRef **>(out) = new KnownNodesRef(*static_cast<KnownNodesRef *>(in));
+    *flag = 1;
+  } catch (const std::bad_alloc &) {
+    *flag = 0; // the duplicate asks MPI again
+  }
+  return MPI_SUCCESS;
+}
+
+int delete_known_nodes(MPI_Comm, int, void *value, void *) {
+  delete static_cast<KnownNodesRef *>(value);
+  return MPI_SUCCESS;
+}
+
+int known_nodes_key() {
+  static std::once_flag once;
+  static int key = MPI_KEYVAL_INVALID;
+  std::call_once(once, [] {
+    check(MPI_Comm_create_keyval(copy_known_nodes, delete_known_nodes, &key, nullptr),
+          "MPI_Comm_create_keyval");
+  });
+  return key;
+}
+
+std::vector<int> ask_node_ids(MPI_Comm comm, int split) {
   int rank = 0;
   int size = 0;
   check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -45,17 +85,38 @@ std::vector<int> node_ids(MPI_Comm comm) {
   CommGuard shared;
   check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared.comm),
         "MPI_Comm_split_type");
-  CommGuard split; // the test hook's nodes inside MPI's
+  CommGuard split_comm; // the test hook's nodes inside MPI's
   MPI_Comm node = shared.comm;
-  if (const int k = NodeMap::test_split(); k > 1) {
-    check(MPI_Comm_split(shared.comm, rank % k, rank, &split.comm), "MPI_Comm_split");
-    node = split.comm;
+  if (split > 1) {
+    check(MPI_Comm_split(shared.comm, rank % split, rank, &split_comm.comm), "MPI_Comm_split");
+    node = split_comm.comm;
   }
   int id = world;
   check(MPI_Allreduce(MPI_IN_PLACE, &id, 1, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
   std::vector<int> ids(static_cast<std::size_t>(size));
   check(MPI_Allgather(&id, 1, MPI_INT, ids.data(), 1, MPI_INT, comm), "MPI_Allgather");
   return ids;
+}
+
+} // namespace
+
+std::vector<int> node_ids(MPI_Comm comm) {
+  const int split = NodeMap::test_split();
+  const int key = known_nodes_key();
+  void *value = nullptr;
+  int found = 0;
+  check(MPI_Comm_get_attr(comm, key, &value, &found), "MPI_Comm_get_attr");
+  if (found != 0) {
+    const KnownNodes &known = **static_cast<KnownNodesRef *>(value);
+    if (known.split == split) return known.ids;
+  }
+  auto known = std::make_shared<KnownNodes>();
+  known->split = split;
+  known->ids = ask_node_ids(comm, split);
+  auto attribute = std::make_unique<KnownNodesRef>(known);
+  check(MPI_Comm_set_attr(comm, key, attribute.get()), "MPI_Comm_set_attr");
+  static_cast<void>(attribute.release()); // comm owns it now: delete_known_nodes frees it
+  return known->ids;
 }
 
 NodeMap::NodeMap(const std::vector<int> &ids, int rank, const RankPlan &plan)

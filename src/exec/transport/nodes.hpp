@@ -6,10 +6,11 @@
 // plan statistics count bytes inside a node and across the network apart.
 //
 // A node is named by the lowest rank, in MPI_COMM_WORLD, of its shared-memory
-// sub-communicator. node_ids() is collective over the plan's communicator, once per plan: one
-// MPI_Comm_split_type, one MPI_Allreduce on the node's sub-communicator, and one MPI_Allgather
-// of one int per rank of the communicator (O(P) bytes, only while the plan is made); a NodeMap
-// keeps one node per peer, O(peers).
+// sub-communicator. node_ids() asks MPI once per communicator: one MPI_Comm_split_type, one
+// MPI_Allreduce on the node's sub-communicator, and one MPI_Allgather of one int per rank. The
+// answer (O(P) ints) stays with the communicator as an attribute, freed with it and inherited
+// by its duplicates, so that later plans on the communicator, or on a duplicate made after the
+// query, run none of them; a NodeMap keeps one node per peer, O(peers).
 //
 // Test hook: REDIST_TEST_NODES=k (k >= 1) splits each node further by the rank in the plan's
 // communicator modulo k (k = 2: by parity), so that one machine behaves as several nodes.
@@ -23,8 +24,9 @@
 
 namespace redist {
 
-/// The node of every rank of comm, by rank in comm. Collective over comm; throws redist::Error
-/// (REDIST_ERR_MPI) when an MPI call fails.
+/// The node of every rank of comm, by rank in comm. Collective over comm (the first time on a
+/// communicator and its later duplicates); throws redist::Error (REDIST_ERR_MPI) when an MPI
+/// call fails.
 std::vector<int> node_ids(MPI_Comm comm);
 
 class NodeMap {
