@@ -24,6 +24,11 @@ void validate_layout(const std::string &call, const std::string &name, const red
 /// Throw REDIST_ERR_MPI "<call>: <what> failed" unless code is MPI_SUCCESS.
 void check_mpi(int code, const char *call, const char *what);
 
+/// A duplicate of `comm` that returns MPI errors, for the caller to free; REDIST_ERR_MPI
+/// naming `call` when MPI_Comm_dup or MPI_Comm_set_errhandler fails (nothing is left then).
+/// Collective over comm.
+MPI_Comm duplicate_comm(const char *call, MPI_Comm comm);
+
 /// This process's rank and the size of `comm`; an argument error for MPI_COMM_NULL.
 struct CommPosition {
   int rank = 0;

@@ -52,10 +52,8 @@ CostModel measure_pair(MPI_Comm comm, int rank, int a, int b, const char *call) 
 // A duplicate of comm that returns MPI errors, freed with the guard.
 using OwnComm = std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)>;
 OwnComm duplicate(MPI_Comm comm, MPI_Comm &own, const char *call) {
-  check_mpi(MPI_Comm_dup(comm, &own), call, "MPI_Comm_dup");
-  OwnComm guard(&own, [](MPI_Comm *c) { MPI_Comm_free(c); });
-  check_mpi(MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN), call, "MPI_Comm_set_errhandler");
-  return guard;
+  own = duplicate_comm(call, comm);
+  return {&own, [](MPI_Comm *c) { MPI_Comm_free(c); }};
 }
 
 } // namespace
@@ -96,9 +94,9 @@ extern "C" int redist_calibrate_nodes(MPI_Comm comm, redist_calibration *out) {
       if (out == nullptr) throw_argument(call, "out", 0, "NULL output pointer");
       return std::uint64_t{0};
     });
+    const std::vector<int> nodes = node_ids(comm); // the same on every rank; kept with comm
     MPI_Comm own = MPI_COMM_NULL;
     const OwnComm guard = duplicate(comm, own, call);
-    const std::vector<int> nodes = node_ids(own); // the same on every rank
     // Inside a node: the lowest rank that shares its node with a higher one.
     int intra_a = -1;
     int intra_b = -1;

@@ -123,6 +123,16 @@ void check_mpi(int code, const char *call, const char *what) {
   }
 }
 
+MPI_Comm duplicate_comm(const char *call, MPI_Comm comm) {
+  MPI_Comm own = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &own), call, "MPI_Comm_dup");
+  if (const int rc = MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN); rc != MPI_SUCCESS) {
+    MPI_Comm_free(&own);
+    check_mpi(rc, call, "MPI_Comm_set_errhandler");
+  }
+  return own;
+}
+
 CommPosition comm_position(const char *call, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
   CommPosition p;
@@ -212,18 +222,12 @@ void apply_levels(const std::string &call, const redist_calibration &levels, Sch
 
 namespace {
 
-/// A plan's own duplicate of `comm`, returning errors. The nodes of comm's ranks are learnt
+/// A plan's own duplicate of `comm` (duplicate_comm). The nodes of comm's ranks are learnt
 /// first (node_ids(), kept with comm), so that this duplicate, and those of later plans on
 /// comm, inherit them instead of asking MPI again. Collective over comm.
 MPI_Comm plan_communicator(const char *call, MPI_Comm comm) {
   static_cast<void>(node_ids(comm));
-  MPI_Comm own = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &own), call, "MPI_Comm_dup");
-  if (const int rc = MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN); rc != MPI_SUCCESS) {
-    MPI_Comm_free(&own);
-    check_mpi(rc, call, "MPI_Comm_set_errhandler");
-  }
-  return own;
+  return duplicate_comm(call, comm);
 }
 
 /// The front end's description of a C API call (fields from the layouts; what has no field

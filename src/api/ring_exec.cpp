@@ -951,9 +951,7 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
       info.items_sent = std::max<Index>(rr, 0) + std::max<Index>(-rl, 0);
       info.items_received = std::max<Index>(rl, 0) + std::max<Index>(-rr, 0);
     }
-    check_mpi(MPI_Comm_dup(comm, &result->comm), call, "MPI_Comm_dup");
-    check_mpi(MPI_Comm_set_errhandler(result->comm, MPI_ERRORS_RETURN), call,
-              "MPI_Comm_set_errhandler");
+    result->comm = duplicate_comm(call, comm);
     *plan = result.release();
   });
 }
