@@ -142,8 +142,13 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  // Plans whose messages are all sent (prepare()): no memory file to share.
-  const bool shareable = negotiation_.mode() != single_copy::Mode::never && !pieces_.sent_only();
+  // A memory file to share only where a receiver may map it: not for plans whose messages are
+  // all sent (prepare()), nor where every message is too small for `mapped` to pay.
+  const bool shareable =
+      !pieces_.sent_only() && std::any_of(p.sends.begin(), p.sends.end(), [&](const Peer &peer) {
+        return single_copy::may_be_mapped(static_cast<std::size_t>(peer.elements) * element_size,
+                                          negotiation_.mode());
+      });
   if (!all_at_once) { // one step's buffer, reused by every step: its pages fault in once
     segment_ = single_copy::SharedBuffer(step_send_bytes_, shareable);
   } else if (!p.sends.empty()) {

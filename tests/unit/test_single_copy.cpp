@@ -529,6 +529,55 @@ TEST(SingleCopyWay, PackedOnlyMessagesAreSentOrMapped) {
   }
 }
 
+TEST(SingleCopyWay, MayBeMappedWhereverAReceiverWouldMap) {
+  using single_copy::Mode;
+  using single_copy::Way;
+  // Every way cheapest_way can pick with the sender's buffer mapped, over messages of 8 bytes
+  // to 64 MiB in pieces of every size, copied or combined, transposed or not, packed only or
+  // not, the sender's array mapped or not: `mapped` only for sizes may_be_mapped admits. And
+  // the boundary is tight: some message of the first size admitted is mapped.
+  // (Under `never` no receiver asks cheapest_way: it reads nothing.)
+  EXPECT_FALSE(single_copy::may_be_mapped(std::size_t{64} << 20, Mode::never));
+  const Mode modes[] = {Mode::automatic, Mode::always, Mode::direct,
+                        Mode::bounced,   Mode::mapped, Mode::read_packed};
+  for (const Mode mode : modes) {
+    std::size_t first_admitted = 0;
+    bool mapped_at_first_admitted = false;
+    for (std::size_t bytes = 8; bytes <= std::size_t{64} << 20; bytes += bytes / 8 + 8) {
+      const bool admitted = single_copy::may_be_mapped(bytes, mode);
+      if (admitted && first_admitted == 0) first_admitted = bytes;
+      for (const std::size_t piece : {std::size_t{8}, std::size_t{64}, std::size_t{512}, bytes}) {
+        const std::size_t pieces = std::max<std::size_t>(bytes / piece, 1);
+        for (const std::size_t local : {std::size_t{1}, pieces, 4 * pieces}) {
+          for (const unsigned flags : {0U, 1U, 2U, 4U, 7U}) {
+            single_copy::PieceCounts counts{bytes, pieces, local, (flags & 1U) != 0,
+                                            (flags & 2U) != 0};
+            counts.combines = (flags & 4U) != 0;
+            for (const bool array : {false, true}) {
+              const Way way =
+                  single_copy::cheapest_way(counts, mode, {.buffer = true, .array = array});
+              if (way == Way::mapped) {
+                ASSERT_TRUE(admitted) << "bytes " << bytes << ", mode " << static_cast<int>(mode)
+                                      << ", flags " << flags;
+                if (bytes == first_admitted) mapped_at_first_admitted = true;
+              }
+            }
+          }
+        }
+      }
+    }
+    const bool maps = mode == Mode::automatic || mode == Mode::always || mode == Mode::mapped;
+    EXPECT_EQ(first_admitted != 0, maps) << static_cast<int>(mode);
+    if (maps) {
+      EXPECT_TRUE(mapped_at_first_admitted) << static_cast<int>(mode);
+    }
+  }
+  // Under `automatic`: none of the 2 KiB messages of a 32 x 32 copy, the 32 KiB ones of
+  // 128 x 128.
+  EXPECT_FALSE(single_copy::may_be_mapped(2048, Mode::automatic));
+  EXPECT_TRUE(single_copy::may_be_mapped(32768, Mode::automatic));
+}
+
 TEST(RunPattern, IndexOfInvertsCountBelow) {
   test::Random rng(3);
   int checked = 0;

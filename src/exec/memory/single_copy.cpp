@@ -259,17 +259,36 @@ bool can_read(const Identity &sender) {
          value == sender.probe_value;
 }
 
+namespace {
+
+// Seconds beyond moving the bytes once across processes, which every way pays (cheapest_way).
+constexpr double kCopyPerByte = 0.085e-9; // a pass over memory
+// Address and reply; with redist_bench --small (docs/performance.md) messages of 16-32 KiB
+// moved faster mapped than sent, those of 2 KiB and less did not.
+constexpr double kRoundTrip = 2.5e-6;
+
+} // namespace
+
+bool may_be_mapped(std::size_t bytes, Mode mode) {
+  switch (mode) {
+  case Mode::automatic:
+    // cheapest_way's `mapped` and `sent` pack alike and copy the same local pieces: `mapped`
+    // saves sent's two passes over the bytes and pays a round trip.
+    return 2 * static_cast<double>(bytes) * kCopyPerByte >= kRoundTrip;
+  case Mode::always:
+  case Mode::mapped:
+    return true;
+  default:
+    return false;
+  }
+}
+
 Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
-  // Seconds beyond moving the bytes once across processes, which every way pays.
-  constexpr double kCopyPerByte = 0.085e-9;      // a pass over memory
   constexpr double kFromCachePerByte = 0.03e-9;  // a pass out of the bounce buffer
   constexpr double kPerPieceCopied = 3e-9;       // a memmove call of pack or unpack
   constexpr double kPerRemotePieceRead = 300e-9; // the kernel pins its pages
   constexpr double kPerLocalPieceRead = 100e-9;  // 40 ns alone, 170 ns with 2 ranks per core
   constexpr double kPerLocalPieceBounced = 5e-9;
-  // Address and reply; with redist_bench --small (docs/performance.md) messages of 16-32 KiB
-  // moved faster mapped than sent, those of 2 KiB and less did not.
-  constexpr double kRoundTrip = 2.5e-6;
   const auto bytes = static_cast<double>(counts.bytes);
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);

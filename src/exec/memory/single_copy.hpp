@@ -133,6 +133,12 @@ struct Mapped {
 /// buffer (measured faster than either wherever they were chosen).
 Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped);
 
+/// Whether a receiver under `mode` may unpack a message of `bytes` from the sender's mapped
+/// buffer: under `automatic`, only where cheapest_way would find it cheaper than sending;
+/// under `always` and `mapped`, always; otherwise never. A sender whose messages all answer
+/// no keeps its send buffer in ordinary memory (no memory file to create and map).
+bool may_be_mapped(std::size_t bytes, Mode mode);
+
 /// Bytes in a memory file (memfd) when the system gives one, so that a receiver with the
 /// rights of a cross-memory read can map them (Mapping); else in ordinary memory. Pages are
 /// not initialised. The file descriptor is closed by release_fd() once receivers have mapped;
