@@ -428,12 +428,15 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const 
 namespace {
 
 /// The failures of planning, agreed in one reduction (every process takes the same branch):
-/// out of memory anywhere, then a schedule option that cannot be honoured (out.why).
+/// out of memory anywhere, then a schedule option that cannot be honoured (out.why). In the
+/// same reduction: whether any process's messages could take a single-copy way; where none
+/// could, every executor sends them all without negotiating (Executor::send_every_message).
 void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planned &out) {
   // The lowest rank with each kind of failure.
   const int order = lowest_first(rank, size) + 1;
-  int failed[2] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order};
-  MPI_Allreduce(MPI_IN_PLACE, failed, 2, MPI_INT, MPI_MAX, comm);
+  int failed[3] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order,
+                   out.executor && out.executor->may_read_peers() ? 1 : 0};
+  MPI_Allreduce(MPI_IN_PLACE, failed, 3, MPI_INT, MPI_MAX, comm);
   for (const auto &[status, word, here] :
        {std::tuple{REDIST_ERR_NO_MEMORY, failed[0], out_of_memory},
         std::tuple{REDIST_ERR_ARGUMENT, failed[1], !out.why.empty()}}) {
@@ -445,6 +448,7 @@ void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planne
       return;
     }
   }
+  if (failed[2] == 0 && out.executor) out.executor->send_every_message();
 }
 
 // The busiest process's all-at-once buffer and time over `comm` (one reduction), for the memory

@@ -693,6 +693,43 @@ std::size_t Executor::single_copy_across_nodes() const {
   return across;
 }
 
+bool Executor::may_read_peers() const {
+  if (phases_[0]) {
+    return phases_[0]->may_read_peers() || phases_[1]->may_read_peers();
+  }
+  if (pieces_.sent_only()) {
+    return false;
+  }
+  const RankPlan &p = pieces_.plan();
+  const bool packed_only = !pieces_.batch_operations().empty();
+  const std::size_t element_size = pieces_.element_size();
+  // Messages of a plan take few sizes: the last one's answer is kept.
+  std::size_t last_elements = 0;
+  bool last_sent = true;
+  const auto may_read = [&](const Peer &peer) {
+    const auto elements = static_cast<std::size_t>(peer.elements);
+    if (elements != last_elements) {
+      last_elements = elements;
+      last_sent = single_copy::sent_whatever_the_pieces(
+          elements * element_size, elements, p.transposed(), packed_only, negotiation_.mode());
+    }
+    return !last_sent;
+  };
+  return std::any_of(p.sends.begin(), p.sends.end(), may_read) ||
+         std::any_of(p.recvs.begin(), p.recvs.end(), may_read);
+}
+
+void Executor::send_every_message() {
+  if (phases_[0]) {
+    phases_[0]->send_every_message();
+    phases_[1]->send_every_message();
+    return;
+  }
+  negotiation_.settle_all_sent();
+  segment_.release_fd(); // no receiver maps it
+  defers_ = schedule_.strategy == Strategy::all_at_once;
+}
+
 std::size_t Executor::single_copy_sends() const {
   if (phases_[0]) { // its own plan is the whole transfer: the phases hold the messages
     return phases_[0]->single_copy_sends() + phases_[1]->single_copy_sends();

@@ -113,6 +113,14 @@ public:
   /// every rank, travels through MPI into this executor's buffers (no single-copy way writes
   /// b or reads a), all at once (no step reuses a buffer), and nothing failed.
   [[nodiscard]] bool defers() const { return defers_; }
+  /// Whether some message of this rank (of either phase) could take a single-copy way, by its
+  /// size and element count (single_copy::sent_whatever_the_pieces under the plan's
+  /// REDIST_SINGLE_COPY): false where every one is sent through MPI whoever its peer is.
+  [[nodiscard]] bool may_read_peers() const;
+  /// For every rank when no rank's may_read_peers() (the caller agreed it): every message is
+  /// Way::sent without the first execution's negotiation (no identities, replies nor its
+  /// agreement), and an all-at-once plan in one phase defers() from its first execution.
+  void send_every_message();
   /// execute() with this rank's argument check (`error`: 0, or the caller's error word) in
   /// its agreement after the exchange; unpacking and the local copy wait for that agreement.
   /// Returns the maximum of the error words over the ranks; non-zero: no rank wrote to b (a

@@ -12,8 +12,10 @@
 // interposing MPI_Isend; the union of the operations' peers, computed here from the layouts):
 // the data, or, where the receiver unpacks it from the sender's mapped buffer
 // (REDIST_SINGLE_COPY=mapped, or auto for large batches), its address; the first execution
-// also sends the sender's identity to each peer (the negotiation of ways). Under
-// REDIST_SINGLE_COPY=mapped some messages must go mapped where the ranks can read each other.
+// also sends the sender's identity to each peer (the negotiation of ways), unless no message
+// of any process could be read in a single copy (small batches under auto): then no identity,
+// and no message is ever mapped. Under REDIST_SINGLE_COPY=mapped some messages must go mapped
+// where the ranks can read each other, and under auto some plans must skip the negotiation.
 // Errors: a bad field of operation k on one process only (creation and execution), count <= 0,
 // NULL ops, different counts, a batch plan executed as a single plan and the reverse: the same
 // error on every process naming ops[k], B untouched, no hang, and the plan working afterwards.
@@ -85,6 +87,8 @@ bool ranks_read_each_other() {
 /// Messages whose receiver unpacked them from the sender's mapped buffer (summed over ranks
 /// and executions of the random cases).
 long long mapped_messages = 0;
+/// Plans with peers whose first execution sent no identity (summed over ranks).
+long long plans_without_negotiation = 0;
 
 std::string status(int st) {
   return std::string(redist_status_name(st)) + " (" + redist_last_error() + ")";
@@ -440,6 +444,7 @@ std::string run_case(Batch &batch, int index) {
     fail += "  get_info: send_peers " + std::to_string(info.send_peers) + ", expected " +
             std::to_string(peers.size()) + " (" + status(st) + ")\n";
 
+  bool negotiated = true;
   for (int salt = 1; salt <= 2; ++salt) {
     batch.fill_all(salt);
     const bool nulls = (index + salt) % 2 == 0;
@@ -462,14 +467,21 @@ std::string run_case(Batch &batch, int index) {
       st = redist_plan_execute_batch(plan, alphas, p.a.data(), betas, p.b.data());
     }
     const long long data = faults::matched(0);
-    // The first execution's identities, one per peer, then one address per mapped message.
-    const auto identities = static_cast<long long>(salt == 1 ? peers.size() : 0);
+    // The first execution's identities, one per peer or none (no negotiation), then one
+    // address per mapped message (none in a first execution: mapped waits for the second).
+    const auto per_peer = static_cast<long long>(peers.size());
+    if (salt == 1) negotiated = faults::matched(1) != 0;
+    const long long identities = salt == 1 && negotiated ? per_peer : 0;
     const long long addresses = faults::matched(1) - identities;
     faults::disarm();
     mapped_messages += addresses;
     const std::string run =
         std::string(split ? "begin/end" : "execute_batch") + " (salt " + std::to_string(salt) + ")";
     if (st != REDIST_SUCCESS) fail += "  " + run + ": " + status(st) + "\n";
+    if (salt == 1 && !negotiated && per_peer > 0) ++plans_without_negotiation;
+    if (!negotiated && addresses != 0)
+      fail += "  " + run + ": " + std::to_string(addresses) +
+              " messages mapped by a plan that negotiated no way\n";
     if (data + addresses != static_cast<long long>(peers.size()) || addresses < 0)
       fail += "  " + run + ": " + std::to_string(data) + " MPI_Isend of data and " +
               std::to_string(addresses + identities) + " of addresses (" +
@@ -530,11 +542,19 @@ TEST(Batch, RandomBatchesAgainstOracleAndOneByOne) {
   }
   long long mapped = 0;
   MPI_Allreduce(&mapped_messages, &mapped, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  long long unnegotiated = 0;
+  MPI_Allreduce(&plans_without_negotiation, &unnegotiated, 1, MPI_LONG_LONG, MPI_SUM,
+                MPI_COMM_WORLD);
   print0("[  CASES   ] " + std::to_string(options().cases) + " batches on " + std::to_string(np) +
          " ranks, " + std::to_string(failed) + " failed; " + std::to_string(mapped) +
-         " messages unpacked from a mapped buffer\n");
+         " messages unpacked from a mapped buffer; " + std::to_string(unnegotiated) +
+         " plans (per rank with peers) without negotiation\n");
   EXPECT_EQ(failed, 0);
   const char *way = std::getenv("REDIST_SINGLE_COPY");
+  if ((way == nullptr || *way == '\0') && np > 1 && options().only_case < 0 &&
+      options().cases >= 20) {
+    EXPECT_GT(unnegotiated, 0) << "no small batch skipped the negotiation under auto";
+  }
   if (way != nullptr && std::string(way) == "mapped" && ranks_read_each_other() &&
       options().only_case < 0) {
     EXPECT_GT(mapped, 0) << "REDIST_SINGLE_COPY=mapped, yet no message went mapped";

@@ -578,6 +578,55 @@ TEST(SingleCopyWay, MayBeMappedWhereverAReceiverWouldMap) {
   EXPECT_TRUE(single_copy::may_be_mapped(32768, Mode::automatic));
 }
 
+TEST(SingleCopyWay, SentWhateverThePiecesHoldsForEveryPieceCount) {
+  using single_copy::Mode;
+  using single_copy::Way;
+  // For messages of 1 to 600 elements of 4, 8 and 16 bytes, every flag and mode: where
+  // sent_whatever_the_pieces says so, cheapest_way sends every piece count on either side,
+  // mapped buffer and array or not, copied or combined. Both answers occur under `automatic`.
+  int sent_everywhere = 0;
+  int not_sent_somewhere = 0;
+  for (const std::size_t element : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
+    for (std::size_t elements = 1; elements <= 600; elements += elements < 40 ? 1 : 37) {
+      const std::size_t bytes = elements * element;
+      for (const Mode mode : {Mode::automatic, Mode::always, Mode::never, Mode::direct,
+                              Mode::bounced, Mode::mapped, Mode::read_packed}) {
+        for (const unsigned flags : {0U, 1U, 2U, 3U}) {
+          const bool transposes = (flags & 1U) != 0;
+          const bool packed_only = (flags & 2U) != 0;
+          const bool answer =
+              single_copy::sent_whatever_the_pieces(bytes, elements, transposes, packed_only, mode);
+          if (mode == Mode::automatic) (answer ? sent_everywhere : not_sent_somewhere) += 1;
+          if (!answer || mode == Mode::never) continue; // never: nobody asks cheapest_way
+          for (std::size_t remote = 1; remote <= elements; remote += 1 + elements / 16) {
+            for (std::size_t local = 1; local <= elements; local += 1 + elements / 16) {
+              for (const bool combines : {false, true}) {
+                const single_copy::PieceCounts counts{bytes,      remote,      local,
+                                                      transposes, packed_only, combines};
+                for (const single_copy::Mapped mapped :
+                     {single_copy::Mapped{}, single_copy::Mapped{.buffer = true},
+                      single_copy::Mapped{.array = true},
+                      single_copy::Mapped{.buffer = true, .array = true}}) {
+                  ASSERT_EQ(single_copy::cheapest_way(counts, mode, mapped), Way::sent)
+                      << bytes << " bytes, " << remote << " / " << local << " pieces, flags "
+                      << flags << ", combines " << combines;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(sent_everywhere, 0);
+  EXPECT_GT(not_sent_somewhere, 0);
+  // A 32 x 32 copy's 2 KiB messages are sent whatever; a 64 KiB one is not.
+  EXPECT_TRUE(single_copy::sent_whatever_the_pieces(2048, 256, false, false, Mode::automatic));
+  EXPECT_FALSE(single_copy::sent_whatever_the_pieces(65536, 8192, false, false, Mode::automatic));
+  EXPECT_TRUE(single_copy::sent_whatever_the_pieces(65536, 8192, false, false, Mode::never));
+  EXPECT_FALSE(single_copy::sent_whatever_the_pieces(8, 1, false, false, Mode::always));
+}
+
 TEST(RunPattern, IndexOfInvertsCountBelow) {
   test::Random rng(3);
   int checked = 0;

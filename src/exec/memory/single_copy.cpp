@@ -359,6 +359,31 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   }
 }
 
+bool sent_whatever_the_pieces(std::size_t bytes, std::size_t elements, bool transposes,
+                              bool packed_only, Mode mode) {
+  if (mode == Mode::never) {
+    return true;
+  }
+  if (mode != Mode::automatic) {
+    return false;
+  }
+  const std::size_t most = std::max<std::size_t>(elements, 1);
+  for (const bool combines : {false, true}) {
+    for (const std::size_t remote : {std::size_t{1}, most}) {
+      for (const std::size_t local : {std::size_t{1}, most}) {
+        const PieceCounts counts{bytes, remote, local, transposes, packed_only, combines};
+        for (const Mapped mapped : {Mapped{}, Mapped{.buffer = true}, Mapped{.array = true},
+                                    Mapped{.buffer = true, .array = true}}) {
+          if (cheapest_way(counts, mode, mapped) != Way::sent) {
+            return false;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
 SharedBuffer::SharedBuffer(std::size_t bytes, bool shareable) : bytes_(bytes) {
   if (bytes == 0) {
     return;

@@ -139,6 +139,15 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped);
 /// no keeps its send buffer in ordinary memory (no memory file to create and map).
 bool may_be_mapped(std::size_t bytes, Mode mode);
 
+/// Whether a receiver under `mode` takes Way::sent for a message of `bytes` in `elements`
+/// elements however its pieces fall, whoever sends it: under `automatic`, cheapest_way finds
+/// `sent` cheapest with 1 and `elements` pieces on each side, the sender's buffer and array
+/// mapped or not, copied or combined (each way's cost is linear in the pieces, so `sent` is
+/// then cheapest for every count in between); under `never`, always; under a mode that forces
+/// a read, never. `transposes` and `packed_only` as in PieceCounts.
+bool sent_whatever_the_pieces(std::size_t bytes, std::size_t elements, bool transposes,
+                              bool packed_only, Mode mode);
+
 /// Bytes in a memory file (memfd) when the system gives one, so that a receiver with the
 /// rights of a cross-memory read can map them (Mapping); else in ordinary memory. Pages are
 /// not initialised. The file descriptor is closed by release_fd() once receivers have mapped;

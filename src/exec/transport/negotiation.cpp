@@ -127,6 +127,15 @@ void Negotiation::fall_back(bool send, std::size_t i) {
   }
 }
 
+void Negotiation::settle_all_sent() {
+  std::fill(send_way_.begin(), send_way_.end(), single_copy::Way::sent);
+  std::fill(recv_way_.begin(), recv_way_.end(), single_copy::Way::sent);
+  later_send_way_ = send_way_;
+  later_recv_way_ = recv_way_;
+  done_ = true;
+  later_in_use_ = true;
+}
+
 void Negotiation::use_later() {
   // Same sizes: copying allocates nothing.
   send_way_ = later_send_way_;

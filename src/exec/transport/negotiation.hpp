@@ -35,6 +35,9 @@ public:
   /// MPI_Allreduce) on whether a control message failed anywhere; if one did, every message
   /// of the plan is `sent` on every rank (failed() says so), and the execution goes on.
   void run(Requests &requests, const std::byte *a, const single_copy::SharedBuffer &send_buffer);
+  /// Every message `sent`, from the first execution on, without run(): every rank calls it
+  /// (agreed where the plan was made) or none does.
+  void settle_all_sent();
   /// Whether the negotiation failed somewhere (every message `sent`).
   [[nodiscard]] bool failed() const { return failed_; }
   /// Send plan.sends[i] (send) or receive plan.recvs[i] through MPI from now on, after a failed
