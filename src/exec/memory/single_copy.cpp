@@ -367,7 +367,9 @@ bool sent_whatever_the_pieces(std::size_t bytes, std::size_t elements, bool tran
   if (mode != Mode::automatic) {
     return false;
   }
-  const std::size_t most = std::max<std::size_t>(elements, 1);
+  // Pieces::estimate_pieces never counts more than twice the elements on a side (a transposed
+  // message's columns cut at the bounce buffer's width and rows at its rectangles).
+  const std::size_t most = 2 * std::max<std::size_t>(elements, 1);
   for (const bool combines : {false, true}) {
     for (const std::size_t remote : {std::size_t{1}, most}) {
       for (const std::size_t local : {std::size_t{1}, most}) {

@@ -141,7 +141,7 @@ bool may_be_mapped(std::size_t bytes, Mode mode);
 
 /// Whether a receiver under `mode` takes Way::sent for a message of `bytes` in `elements`
 /// elements however its pieces fall, whoever sends it: under `automatic`, cheapest_way finds
-/// `sent` cheapest with 1 and `elements` pieces on each side, the sender's buffer and array
+/// `sent` cheapest with 1 and 2 × `elements` pieces on each side, the sender's buffer and array
 /// mapped or not, copied or combined (each way's cost is linear in the pieces, so `sent` is
 /// then cheapest for every count in between); under `never`, always; under a mode that forces
 /// a read, never. `transposes` and `packed_only` as in PieceCounts.

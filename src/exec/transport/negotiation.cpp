@@ -108,13 +108,17 @@ void Negotiation::run(Requests &requests, const std::byte *a,
     requests.forget_failure();
   }
   if (failed != 0) {
-    std::fill(send_way_.begin(), send_way_.end(), single_copy::Way::sent);
-    std::fill(recv_way_.begin(), recv_way_.end(), single_copy::Way::sent);
-    later_send_way_ = send_way_;
-    later_recv_way_ = recv_way_;
+    send_all();
     failed_ = true;
   }
   done_ = true;
+}
+
+void Negotiation::send_all() {
+  std::fill(send_way_.begin(), send_way_.end(), single_copy::Way::sent);
+  std::fill(recv_way_.begin(), recv_way_.end(), single_copy::Way::sent);
+  later_send_way_ = send_way_;
+  later_recv_way_ = recv_way_;
 }
 
 void Negotiation::fall_back(bool send, std::size_t i) {
@@ -128,10 +132,7 @@ void Negotiation::fall_back(bool send, std::size_t i) {
 }
 
 void Negotiation::settle_all_sent() {
-  std::fill(send_way_.begin(), send_way_.end(), single_copy::Way::sent);
-  std::fill(recv_way_.begin(), recv_way_.end(), single_copy::Way::sent);
-  later_send_way_ = send_way_;
-  later_recv_way_ = recv_way_;
+  send_all();
   done_ = true;
   later_in_use_ = true;
 }

@@ -60,6 +60,8 @@ public:
 
 private:
   enum Kind : std::uint8_t { kSend, kIdentity, kWays };
+  /// Every way, now and later, Way::sent.
+  void send_all();
   Pieces &pieces_;
   const NodeMap &nodes_;
   int tag_;
