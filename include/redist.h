@@ -106,8 +106,9 @@ void redist_options_init(redist_options *options);
  * Create a plan that copies the m x n window of layout @p a onto the window of layout @p b.
  * Collective over @p comm. The communicator is duplicated; the plan does not keep @p a/@p b.
  * The first plan on @p comm asks MPI which of its ranks share a node (MPI_Comm_split_type) and
- * keeps the answer as an attribute of @p comm (one int per rank; freed with @p comm, copied
- * into its duplicates), so that later plans on it skip the query.
+ * keeps the answer as an attribute of @p comm (a pair of ints per block of consecutive ranks
+ * on one node; freed with @p comm, copied into its duplicates), so that later plans on it skip
+ * the query.
  * @param region     which part of the window to copy (trapezoids follow PxTRMR2D).
  * @param unit_diag  for trapezoids: non-zero means the diagonal is not copied (DIAG='U').
  * @pre every process passes the same m, n, type, region, unit_diag and layouts (but lld).

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <utility>
 
 namespace redist {
 namespace {
@@ -43,10 +44,27 @@ namespace {
 // A communicator's nodes, kept as its attribute (MPI's caching, MPI 4.0 section 7.7) so that a
 // communicator pays the node query once, and its duplicates (a plan's own communicator, the
 // ScaLAPACK entries' cached one) inherit the answer. `split` is the REDIST_TEST_NODES split they
-// were made under.
+// were made under. Kept as runs of consecutive ranks on one node (a node's ranks are usually
+// consecutive: about one run per node, not one entry per rank).
 struct KnownNodes {
   int split = 1;
-  std::vector<int> ids;
+  std::vector<std::pair<int, int>> runs; // (node, ranks)
+
+  KnownNodes(int split_, const std::vector<int> &ids) : split(split_) {
+    for (const int id : ids) {
+      if (runs.empty() || runs.back().first != id) {
+        runs.emplace_back(id, 0);
+      }
+      ++runs.back().second;
+    }
+  }
+  [[nodiscard]] std::vector<int> ids() const {
+    std::vector<int> out;
+    for (const auto &[node, ranks] : runs) {
+      out.insert(out.end(), static_cast<std::size_t>(ranks), node);
+    }
+    return out;
+  }
 };
 using KnownNodesRef = std::shared_ptr<const KnownNodes>;
 
@@ -108,15 +126,13 @@ std::vector<int> node_ids(MPI_Comm comm) {
   check(MPI_Comm_get_attr(comm, key, &value, &found), "MPI_Comm_get_attr");
   if (found != 0) {
     const KnownNodes &known = **static_cast<KnownNodesRef *>(value);
-    if (known.split == split) return known.ids;
+    if (known.split == split) return known.ids();
   }
-  auto known = std::make_shared<KnownNodes>();
-  known->split = split;
-  known->ids = ask_node_ids(comm, split);
-  auto attribute = std::make_unique<KnownNodesRef>(known);
+  std::vector<int> ids = ask_node_ids(comm, split);
+  auto attribute = std::make_unique<KnownNodesRef>(std::make_shared<KnownNodes>(split, ids));
   check(MPI_Comm_set_attr(comm, key, attribute.get()), "MPI_Comm_set_attr");
   static_cast<void>(attribute.release()); // comm owns it now: delete_known_nodes frees it
-  return known->ids;
+  return ids;
 }
 
 NodeMap::NodeMap(const std::vector<int> &ids, int rank, const RankPlan &plan)

@@ -7,10 +7,11 @@
 //
 // A node is named by the lowest rank, in MPI_COMM_WORLD, of its shared-memory
 // sub-communicator. node_ids() asks MPI once per communicator: one MPI_Comm_split_type, one
-// MPI_Allreduce on the node's sub-communicator, and one MPI_Allgather of one int per rank. The
-// answer (O(P) ints) stays with the communicator as an attribute, freed with it and inherited
-// by its duplicates, so that later plans on the communicator, or on a duplicate made after the
-// query, run none of them; a NodeMap keeps one node per peer, O(peers).
+// MPI_Allreduce on the node's sub-communicator, and one MPI_Allgather of one int per rank (O(P)
+// bytes, only while a plan is made). The answer stays with the communicator as an attribute
+// (a run per block of consecutive ranks on one node: about one per node), freed with it and
+// inherited by its duplicates, so that later plans on the communicator, or on a duplicate made
+// after the query, run none of them; a NodeMap keeps one node per peer, O(peers).
 //
 // Test hook: REDIST_TEST_NODES=k (k >= 1) splits each node further by the rank in the plan's
 // communicator modulo k (k = 2: by parity), so that one machine behaves as several nodes.
