@@ -223,10 +223,10 @@ void apply_levels(const std::string &call, const redist_calibration &levels, Sch
 namespace {
 
 /// A plan's own duplicate of `comm` (duplicate_comm). The nodes of comm's ranks are learnt
-/// first (node_ids(), kept with comm), so that this duplicate, and those of later plans on
-/// comm, inherit them instead of asking MPI again. Collective over comm.
+/// first (learn_node_ids(), kept with comm), so that this duplicate, and those of later plans
+/// on comm, inherit them instead of asking MPI again. Collective over comm.
 MPI_Comm plan_communicator(const char *call, MPI_Comm comm) {
-  static_cast<void>(node_ids(comm));
+  learn_node_ids(comm);
   return duplicate_comm(call, comm);
 }
 

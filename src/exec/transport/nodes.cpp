@@ -116,9 +116,8 @@ std::vector<int> ask_node_ids(MPI_Comm comm, int split) {
   return ids;
 }
 
-} // namespace
-
-std::vector<int> node_ids(MPI_Comm comm) {
+// The nodes kept with comm, asked of MPI first where none are (or under another split).
+const KnownNodes &known_nodes(MPI_Comm comm) {
   const int split = NodeMap::test_split();
   const int key = known_nodes_key();
   void *value = nullptr;
@@ -126,13 +125,23 @@ std::vector<int> node_ids(MPI_Comm comm) {
   check(MPI_Comm_get_attr(comm, key, &value, &found), "MPI_Comm_get_attr");
   if (found != 0) {
     const KnownNodes &known = **static_cast<KnownNodesRef *>(value);
-    if (known.split == split) return known.ids();
+    if (known.split == split) return known;
   }
-  std::vector<int> ids = ask_node_ids(comm, split);
-  auto attribute = std::make_unique<KnownNodesRef>(std::make_shared<KnownNodes>(split, ids));
+  auto attribute = std::make_unique<KnownNodesRef>(
+      std::make_shared<KnownNodes>(split, ask_node_ids(comm, split)));
   check(MPI_Comm_set_attr(comm, key, attribute.get()), "MPI_Comm_set_attr");
-  static_cast<void>(attribute.release()); // comm owns it now: delete_known_nodes frees it
-  return ids;
+  // comm owns it now: delete_known_nodes frees it
+  return **attribute.release();
+}
+
+} // namespace
+
+std::vector<int> node_ids(MPI_Comm comm) {
+  return known_nodes(comm).ids();
+}
+
+void learn_node_ids(MPI_Comm comm) {
+  static_cast<void>(known_nodes(comm));
 }
 
 NodeMap::NodeMap(const std::vector<int> &ids, int rank, const RankPlan &plan)

@@ -29,6 +29,9 @@ namespace redist {
 /// communicator and its later duplicates); throws redist::Error (REDIST_ERR_MPI) when an MPI
 /// call fails.
 std::vector<int> node_ids(MPI_Comm comm);
+/// node_ids() kept with comm, without making the list: for a communicator about to be
+/// duplicated, whose duplicates then inherit the answer.
+void learn_node_ids(MPI_Comm comm);
 
 class NodeMap {
 public:
