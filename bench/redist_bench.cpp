@@ -319,12 +319,16 @@ bool in_trapezoid(const CaseSpec& c, i64 i, i64 j) {
 }
 
 // most_sent: also the largest number of bytes one rank sends.
-i64 busiest_bytes(const CaseSpec& c, int np, i64* most_sent = nullptr) {
+// The bytes the busiest rank sends, receives and keeps; *most_sent: the most one rank sends;
+// *pairs (np x np, [source * np + destination]): the bytes of each message between two ranks.
+i64 busiest_bytes(const CaseSpec& c, int np, i64* most_sent = nullptr,
+                  std::vector<i64>* pairs = nullptr) {
   const auto rows = segments(c.m, c.ia - 1, c.a.mb, c.a.rsrc, c.a.nprow, c.ib - 1, c.b.mb,
                              c.b.rsrc, c.b.nprow);
   const auto cols = segments(c.n, c.ja - 1, c.a.nb, c.a.csrc, c.a.npcol, c.jb - 1, c.b.nb,
                              c.b.csrc, c.b.npcol);
   std::vector<i64> local(static_cast<std::size_t>(np)), sent(local), recv(local);
+  std::vector<i64> pair(static_cast<std::size_t>(np) * static_cast<std::size_t>(np));
   auto account = [&](int pra, int pca, int prb, int pcb, i64 count) {
     if (count <= 0) return;
     const int s = c.a.rank_of(pra, pca), d = c.b.rank_of(prb, pcb);
@@ -333,6 +337,8 @@ i64 busiest_bytes(const CaseSpec& c, int np, i64* most_sent = nullptr) {
     else {
       sent[static_cast<std::size_t>(s)] += count;
       recv[static_cast<std::size_t>(d)] += count;
+      pair[static_cast<std::size_t>(s) * static_cast<std::size_t>(np) +
+           static_cast<std::size_t>(d)] += count;
     }
   };
   if (!c.trmr) {
@@ -404,6 +410,10 @@ i64 busiest_bytes(const CaseSpec& c, int np, i64* most_sent = nullptr) {
   }
   if (most_sent)
     *most_sent = *std::max_element(sent.begin(), sent.end()) * static_cast<i64>(elem_size(c.ty));
+  if (pairs) {
+    for (i64& b : pair) b *= static_cast<i64>(elem_size(c.ty));
+    *pairs = std::move(pair);
+  }
   return best * static_cast<i64>(elem_size(c.ty));
 }
 
@@ -913,12 +923,14 @@ Row run_case(const CaseSpec& c, const Options& opt, int me, int np, int sysctxt,
 std::vector<CaseSpec> small_cases(int np) {
   std::vector<CaseSpec> cs;
   const bool four = np == 4;
-  for (const int order : {32, 128}) {
+  // 64 x 64 (messages of 8 KiB at 2 ranks, 4-5 KiB at 4) between issue 18's two cases: MPI's
+  // shared-memory transport sends it in a rendezvous, as the larger one.
+  for (const int order : {32, 64, 128}) {
     CaseSpec c;
     c.name = "small" + std::to_string(order);
-    c.ty = four && order == 128 ? Ty::C : Ty::D;
+    c.ty = four && order > 32 ? Ty::C : Ty::D;
     c.m = c.n = order;
-    const int from = order == 32 ? 4 : 16, to = order == 32 ? 8 : 24;
+    const int from = order / 8, to = order == 32 ? 8 : order * 3 / 16;
     c.a = with(four ? grid(2, 2) : grid(1, np), order, order, from, from);
     c.b = with(four ? (order == 32 ? grid(4, 1) : grid(1, 4)) : grid(np, 1), order, order, to, to);
     c.what = describe(c.a) + " -> " + describe(c.b);
@@ -954,7 +966,8 @@ redist_type c_type(Ty t) {
 // cached), redist_plan_execute (C API), one MPI ping-pong between ranks 0 and 1 of the most
 // bytes one rank sends (there and back), the reductions of the agreements (67 long long: every field, what a cached
 // ScaLAPACK-entry call ran before issue 18; 5: the hit agreement; 3: the executor's after the
-// exchange) and one memcpy of the busiest rank's bytes (the copies of a call). Then first
+// exchange), one memcpy of the busiest rank's bytes (the copies of a call), and the call's
+// floors in MPI alone (its messages and one or both agreements, nothing copied). Then first
 // calls: redist's entry with its cache cleared (plan, duplicate of the communicator,
 // execution) and redist_plan_create + execute + destroy.
 void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
@@ -963,10 +976,10 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
   if (me == 0)
     std::printf("small calls, %d ranks: medians of %d cached calls (first calls: %d), max over "
                 "ranks\n%-9s %-2s %-24s %9s %9s %6s %9s %9s %6s %8s %8s %8s %8s %9s %6s %9s "
-                "%6s  %s\n",
+                "%6s %8s %8s  %s\n",
                 np, reps, cold_reps, "case", "t", "layout A -> B", "scalapack", "redist",
                 "ratio", "execute", "pingpong", "ex/pp", "allr67", "allr5", "allr3", "memcpy",
-                "1st-entry", "/hit", "1st-capi", "/hit", "check");
+                "1st-entry", "/hit", "1st-capi", "/hit", "xchg+1", "xchg+2", "check");
   for (const CaseSpec& c : small_cases(np)) {
     if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos) continue;
     const Grid ga = make_grid(sysctxt, c.a, me);
@@ -1003,7 +1016,8 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     };
     // Ping-pong: the most bytes one rank sends (at 2 ranks: the one message each way).
     i64 sent = 0;
-    const i64 bytes = busiest_bytes(c, np, &sent);
+    std::vector<i64> pairs;
+    const i64 bytes = busiest_bytes(c, np, &sent, &pairs);
     std::vector<unsigned char> ping(static_cast<std::size_t>(std::max<i64>(sent, 1)));
     const auto pingpong = [&] {
       if (me == 0) {
@@ -1022,14 +1036,50 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
         MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
       };
     };
+    // The floors of a call in MPI alone, nothing copied: the redistribution's own messages
+    // (every pair of ranks, the bytes the layouts give it), all posted at once, then the
+    // 3-word agreement after them (xchg+1: the least a call whose outcome every process learns
+    // can take); and the 5-word agreement before them too (xchg+2: redist's two
+    // synchronisations, docs/performance.md "Why two synchronisations remain").
+    std::vector<std::vector<unsigned char>> inbox(static_cast<std::size_t>(np));
+    for (int s = 0; s < np; ++s)
+      inbox[static_cast<std::size_t>(s)].resize(
+          static_cast<std::size_t>(pairs[static_cast<std::size_t>(s * np + me)]));
+    std::vector<MPI_Request> requests;
+    const auto exchange = [&] {
+      requests.clear();
+      for (int s = 0; s < np; ++s) {
+        auto& in = inbox[static_cast<std::size_t>(s)];
+        if (!in.empty())
+          MPI_Irecv(in.data(), static_cast<int>(in.size()), MPI_BYTE, s, 6, MPI_COMM_WORLD,
+                    &requests.emplace_back());
+      }
+      for (int d = 0; d < np; ++d) {
+        const i64 n = pairs[static_cast<std::size_t>(me * np + d)];
+        if (n > 0)
+          MPI_Isend(ping.data(), static_cast<int>(n), MPI_BYTE, d, 6, MPI_COMM_WORLD,
+                    &requests.emplace_back());
+      }
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    };
+    const auto floor1 = [&] {
+      exchange();
+      allreduce(3)();
+    };
+    const auto floor2 = [&] {
+      allreduce(5)();
+      exchange();
+      allreduce(3)();
+    };
     // The copies of a call: the busiest rank's bytes once (pack, unpack and local copy move
     // each element once at one end).
     std::vector<unsigned char> from(static_cast<std::size_t>(std::max<i64>(bytes, 1)), 1),
         to(from.size());
     const auto copy = [&] { std::memcpy(to.data(), from.data(), from.size()); };
     const std::function<void()> kinds[] = {scal,         red,          exec,         pingpong,
-                                           allreduce(67), allreduce(5), allreduce(3), copy};
-    constexpr int kKinds = 8;
+                                           allreduce(67), allreduce(5), allreduce(3), copy,
+                                           floor1,        floor2};
+    constexpr int kKinds = 10;
     std::vector<double> t[kKinds];
     for (const auto& f : kinds) timed(f);  // warm-up: plans built, ways negotiated
     for (int r = 0; r < reps; ++r)
@@ -1059,11 +1109,11 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     const double e1 = median(first_entry), c1 = median(first_capi);
     if (me == 0)
       std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %6.2fus %6.2fus "
-                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f  %s\n",
+                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus  %s\n",
                   c.name.c_str(), type_char(c.ty), c.what.c_str(), med[0] * 1e6, med[1] * 1e6,
                   med[0] / med[1], med[2] * 1e6, med[3] * 1e6, med[2] / med[3], med[4] * 1e6,
                   med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6,
-                  c1 / med[2],
+                  c1 / med[2], med[8] * 1e6, med[9] * 1e6,
                   tot[0] == 0 && tot[1] == 0 ? "ok" : "WRONG");
     if (ga.member) Cblacs_gridexit(ga.ctxt);
     if (gb.member) Cblacs_gridexit(gb.ctxt);
