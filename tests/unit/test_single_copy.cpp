@@ -572,9 +572,13 @@ TEST(SingleCopyWay, MayBeMappedWhereverAReceiverWouldMap) {
       EXPECT_TRUE(mapped_at_first_admitted) << static_cast<int>(mode);
     }
   }
-  // Under `automatic`: none of the 2 KiB messages of a 32 x 32 copy, the 32 KiB ones of
-  // 128 x 128.
+  // Under `automatic`: none of the 2 KiB messages of a 32 x 32 copy, nor any MPI sends
+  // eagerly; the 8 KiB ones of 64 x 64 and the 32 KiB ones of 128 x 128, which MPI would send
+  // in a rendezvous.
   EXPECT_FALSE(single_copy::may_be_mapped(2048, Mode::automatic));
+  EXPECT_FALSE(single_copy::may_be_mapped(4096, Mode::automatic));
+  EXPECT_TRUE(single_copy::may_be_mapped(4097, Mode::automatic));
+  EXPECT_TRUE(single_copy::may_be_mapped(8192, Mode::automatic));
   EXPECT_TRUE(single_copy::may_be_mapped(32768, Mode::automatic));
 }
 
@@ -620,8 +624,10 @@ TEST(SingleCopyWay, SentWhateverThePiecesHoldsForEveryPieceCount) {
   }
   EXPECT_GT(sent_everywhere, 0);
   EXPECT_GT(not_sent_somewhere, 0);
-  // A 32 x 32 copy's 2 KiB messages are sent whatever; a 64 KiB one is not.
+  // A 32 x 32 copy's 2 KiB messages are sent whatever; a 64 x 64 copy's 8 KiB and a 64 KiB
+  // one are not.
   EXPECT_TRUE(single_copy::sent_whatever_the_pieces(2048, 256, false, false, Mode::automatic));
+  EXPECT_FALSE(single_copy::sent_whatever_the_pieces(8192, 1024, false, false, Mode::automatic));
   EXPECT_FALSE(single_copy::sent_whatever_the_pieces(65536, 8192, false, false, Mode::automatic));
   EXPECT_TRUE(single_copy::sent_whatever_the_pieces(65536, 8192, false, false, Mode::never));
   EXPECT_FALSE(single_copy::sent_whatever_the_pieces(8, 1, false, false, Mode::always));

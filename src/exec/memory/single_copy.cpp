@@ -266,6 +266,17 @@ constexpr double kCopyPerByte = 0.085e-9; // a pass over memory
 // Address and reply; with redist_bench --small (docs/performance.md) messages of 16-32 KiB
 // moved faster mapped than sent, those of 2 KiB and less did not.
 constexpr double kRoundTrip = 2.5e-6;
+// Open MPI's shared-memory transport sends a message of more bytes than this in a rendezvous
+// (btl_vader_eager_limit, its header included), which costs `sent` a round trip as well:
+// redist_bench --small, 64 x 64 at 2 ranks (8 KiB messages), 7.5-9.8 us mapped against
+// 10.3-16.1 us sent (docs/performance.md, "The cost model").
+constexpr double kEagerBytes = 4096;
+
+// What `sent` pays beyond packing and the local pieces: MPI's two passes over the bytes, and
+// above the eager limit its rendezvous.
+double sent_transfer(double bytes) {
+  return 2 * bytes * kCopyPerByte + (bytes > kEagerBytes ? kRoundTrip : 0);
+}
 
 } // namespace
 
@@ -273,8 +284,8 @@ bool may_be_mapped(std::size_t bytes, Mode mode) {
   switch (mode) {
   case Mode::automatic:
     // cheapest_way's `mapped` and `sent` pack alike and copy the same local pieces: `mapped`
-    // saves sent's two passes over the bytes and pays a round trip.
-    return 2 * static_cast<double>(bytes) * kCopyPerByte >= kRoundTrip;
+    // saves sent's transfer and pays a round trip.
+    return sent_transfer(static_cast<double>(bytes)) >= kRoundTrip;
   case Mode::always:
   case Mode::mapped:
     return true;
@@ -313,7 +324,7 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
                          (transposes ? bytes * kTransposePerByte : 0)
       : transposes ? bounced
                    : remote * kPerRemotePieceRead + local * kPerLocalPieceRead + kRoundTrip;
-  const double sent = pack + 2 * bytes * kCopyPerByte + local * kPerPieceCopied;
+  const double sent = pack + sent_transfer(bytes) + local * kPerPieceCopied;
   // With the buffer mapped, unpacking from it replaces the two reads through the bounce
   // buffer: the bench measured it faster than both wherever they were chosen (gridshape and
   // p-to-q at 4 ranks, docs/performance.md), though the per-byte costs above would not say so.
