@@ -976,10 +976,10 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
   if (me == 0)
     std::printf("small calls, %d ranks: medians of %d cached calls (first calls: %d), max over "
                 "ranks\n%-9s %-2s %-24s %9s %9s %6s %9s %9s %6s %8s %8s %8s %8s %9s %6s %9s "
-                "%6s %8s %8s  %s\n",
+                "%6s %8s %8s %8s  %s\n",
                 np, reps, cold_reps, "case", "t", "layout A -> B", "scalapack", "redist",
                 "ratio", "execute", "pingpong", "ex/pp", "allr67", "allr5", "allr3", "memcpy",
-                "1st-entry", "/hit", "1st-capi", "/hit", "xchg+1", "xchg+2", "check");
+                "1st-entry", "/hit", "1st-capi", "/hit", "xchg+1", "xchg+2", "overlap", "check");
   for (const CaseSpec& c : small_cases(np)) {
     if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos) continue;
     const Grid ga = make_grid(sysctxt, c.a, me);
@@ -1071,6 +1071,15 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
       exchange();
       allreduce(3)();
     };
+    // xchg+2 with the first agreement overlapped with the exchange (`overlap`: an
+    // MPI_Iallreduce posted before the messages, completed after them).
+    const auto overlapped = [&] {
+      MPI_Request hit;
+      MPI_Iallreduce(MPI_IN_PLACE, words, 5, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &hit);
+      exchange();
+      MPI_Wait(&hit, MPI_STATUS_IGNORE);
+      allreduce(3)();
+    };
     // The copies of a call: the busiest rank's bytes once (pack, unpack and local copy move
     // each element once at one end).
     std::vector<unsigned char> from(static_cast<std::size_t>(std::max<i64>(bytes, 1)), 1),
@@ -1078,8 +1087,8 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     const auto copy = [&] { std::memcpy(to.data(), from.data(), from.size()); };
     const std::function<void()> kinds[] = {scal,         red,          exec,         pingpong,
                                            allreduce(67), allreduce(5), allreduce(3), copy,
-                                           floor1,        floor2};
-    constexpr int kKinds = 10;
+                                           floor1,        floor2,       overlapped};
+    constexpr int kKinds = 11;
     std::vector<double> t[kKinds];
     for (const auto& f : kinds) timed(f);  // warm-up: plans built, ways negotiated
     for (int r = 0; r < reps; ++r)
@@ -1109,11 +1118,11 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     const double e1 = median(first_entry), c1 = median(first_capi);
     if (me == 0)
       std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %6.2fus %6.2fus "
-                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus  %s\n",
+                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus %6.2fus  %s\n",
                   c.name.c_str(), type_char(c.ty), c.what.c_str(), med[0] * 1e6, med[1] * 1e6,
                   med[0] / med[1], med[2] * 1e6, med[3] * 1e6, med[2] / med[3], med[4] * 1e6,
                   med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6,
-                  c1 / med[2], med[8] * 1e6, med[9] * 1e6,
+                  c1 / med[2], med[8] * 1e6, med[9] * 1e6, med[10] * 1e6,
                   tot[0] == 0 && tot[1] == 0 ? "ok" : "WRONG");
     if (ga.member) Cblacs_gridexit(ga.ctxt);
     if (gb.member) Cblacs_gridexit(gb.ctxt);
