@@ -74,15 +74,19 @@ bool read_in_pieces(std::byte *to, const std::byte *from, std::size_t bytes, std
 
 // An n x n matrix of kSize-byte elements (doubles or floats; n rounded down) from `from`
 // transposed into `to` in 32 x 32 sub-blocks, each way; each result checked against the first.
+// `padded`: the columns of `to` one element apart more than n (a leading dimension that puts
+// consecutive columns at different places in their cache lines; `to` must hold n (n + 1)).
 template <std::size_t kSize>
 void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t bytes,
-                    bool streamed) {
+                    bool streamed, bool padded = false) {
   constexpr std::size_t kTile = 32;
   std::size_t n = 1;
   while ((n + 1) * (n + 1) * kSize <= bytes) {
     ++n;
   }
   const auto step = static_cast<std::ptrdiff_t>(n * kSize);
+  const std::size_t to_column = (n + (padded ? 1 : 0)) * kSize;
+  const auto to_step = static_cast<std::ptrdiff_t>(to_column);
   const auto blocks =
       [&](const std::function<void(std::size_t, std::size_t, std::size_t, std::size_t)> &block) {
         for (std::size_t w0 = 0; w0 < n; w0 += kTile) {
@@ -92,7 +96,7 @@ void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t 
         }
       };
   // Element (e, w) of the result, column w, is element w of the source's column e.
-  const auto at_to = [&](std::size_t e, std::size_t w) { return to + e * kSize + w * n * kSize; };
+  const auto at_to = [&](std::size_t e, std::size_t w) { return to + e * kSize + w * to_column; };
   const auto at_from = [&](std::size_t e, std::size_t w) {
     return from + w * kSize + e * n * kSize;
   };
@@ -110,13 +114,14 @@ void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t 
                       });
                       redist::streaming_fence();
                     }});
-    if (kSize == 8) {
+    if (kSize == 8 && to_column % 64 == 0) { // pairs need columns at one place in their lines
       ways.push_back(
           {"streamed, column pairs", [&] {
              blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
                std::size_t w = w0;
                for (; w + 2 <= w1; w += 2) {
-                 redist::stream_gather_pair_8(at_to(e0, w), step, at_from(e0, w), step, e1 - e0);
+                 redist::stream_gather_pair_8(at_to(e0, w), to_step, at_from(e0, w), step,
+                                              e1 - e0);
                }
                if (w < w1) {
                  redist::stream_gather(at_to(e0, w), at_from(e0, w), step, e1 - e0, kSize);
@@ -143,19 +148,24 @@ void transpositions(int reps, const std::byte *from, std::byte *to, std::size_t 
   ways.push_back({kSize == 8 ? "in the cache, 2 x 2 blocks" : "in the cache, 4 x 4 blocks", [&] {
                     blocks([&](std::size_t e0, std::size_t e1, std::size_t w0, std::size_t w1) {
                       (kSize == 8 ? redist::transpose_8 : redist::transpose_4)(
-                          at_to(e0, w0), step, at_from(e0, w0), step, e1 - e0, w1 - w0);
+                          at_to(e0, w0), to_step, at_from(e0, w0), step, e1 - e0, w1 - w0);
                     });
                   }});
   std::vector<std::byte> first;
   for (const Way &way : ways) {
     const double t = median_seconds(reps, way.run);
-    const std::vector<std::byte> result(to, to + n * n * kSize);
+    std::vector<std::byte> result;
+    for (std::size_t w = 0; w < n; ++w) {
+      result.insert(result.end(), at_to(0, w), at_to(0, w) + n * kSize);
+    }
     const bool same = first.empty() || result == first;
     if (first.empty()) {
       first = result;
     }
     std::printf("transposition of %5zu x %-5zu %-7s %-34s %8.2f ms  %6.2f GB/s%s\n", n, n,
-                kSize == 8 ? "doubles" : "floats", way.name, t * 1e3,
+                kSize == 8 ? (padded ? "doubles, columns n + 1 apart," : "doubles")
+                           : "floats",
+                way.name, t * 1e3,
                 static_cast<double>(n * n * kSize) / t / 1e9, same ? "" : "  DIFFERS");
   }
 }
@@ -222,6 +232,7 @@ int main(int argc, char **argv) {
   }
   for (const std::size_t divisor : {std::size_t{1}, std::size_t{16}}) {
     transpositions<8>(reps, source.data(), target.data(), bytes / divisor, divisor == 1);
+    transpositions<8>(reps, source.data(), target.data(), bytes / divisor, divisor == 1, true);
   }
   for (const std::size_t divisor : {std::size_t{1}, std::size_t{16}}) {
     transpositions<4>(reps, source.data(), target.data(), bytes / divisor, divisor == 1);

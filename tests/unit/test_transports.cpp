@@ -120,56 +120,59 @@ TEST(Transports, LocalCopy) {
 }
 
 // A transposed local copy large enough to stream (kStreamingBytes), into B at every offset
-// within a cache line and with an odd leading dimension, so that its columns start at every
-// offset too: the sub-blocks' edges then move to B's cache lines (pieces.cpp's line_edge), and
-// each element must still land once, where B(i, j) = A(j, i) puts it.
+// within a cache line, with leading dimensions of B that put its columns at one place in their
+// lines (a multiple of 8: streamed in column pairs) and at every place (odd) or every other
+// (even), which pieces.cpp transposes in the cache: the sub-blocks' edges move to B's cache
+// lines (line_edge), and each element must still land once, where B(i, j) = A(j, i) puts it.
 TEST(Transports, LargeTransposedLocalCopyAtEveryAlignment) {
   constexpr Index kN = 1030; // 8.1 MiB of doubles
   constexpr Index kLldA = kN + 3;
-  constexpr Index kLldB = kN + 1;
-  Transfer t;
-  t.m = kN;
-  t.n = kN;
-  t.perm = {1, 0};
-  t.src.rows = {kN, 64, 1, 0};
-  t.src.cols = {kN, 64, 1, 0};
-  t.src.grid = {1, 1, {0}};
-  t.dst.rows = {kN, 100, 1, 0};
-  t.dst.cols = {kN, 100, 1, 0};
-  t.dst.grid = {1, 1, {0}};
-  const RankPlan plan = make_rank_plan(t, 0, 1);
-  ASSERT_GE(static_cast<std::size_t>(plan.self.elements) * sizeof(double), kStreamingBytes);
-  std::vector<double> a(static_cast<std::size_t>(kLldA * kN));
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    a[k] = static_cast<double>(k);
-  }
-  constexpr std::size_t kLineDoubles = 8;
-  std::vector<double> storage(static_cast<std::size_t>(kLldB * kN) + 2 * kLineDoubles);
-  const auto line_start =
-      static_cast<std::size_t>((kLineDoubles - reinterpret_cast<std::uintptr_t>(storage.data()) /
-                                                   sizeof(double) % kLineDoubles) %
-                               kLineDoubles);
-  const Pieces pieces(plan, sizeof(double), kLldA, kLldB);
-  for (std::size_t offset = 0; offset < kLineDoubles; ++offset) {
-    std::fill(storage.begin(), storage.end(), kUntouched);
-    double *b = storage.data() + line_start + offset;
-    pieces.copy_local(bytes(a), reinterpret_cast<std::byte *>(b));
-    streaming_fence();
-    long long wrong = 0;
-    for (Index j = 0; j < kLldB * kN; ++j) {
-      const Index row = j % kLldB;
-      const Index col = j / kLldB;
-      const double want = row < kN ? a[static_cast<std::size_t>(col + row * kLldA)] : kUntouched;
-      wrong += b[j] != want ? 1 : 0;
+  for (const Index lld_b : {kN + 1, kN + 2, kN + 4}) {
+    Transfer t;
+    t.m = kN;
+    t.n = kN;
+    t.perm = {1, 0};
+    t.src.rows = {kN, 64, 1, 0};
+    t.src.cols = {kN, 64, 1, 0};
+    t.src.grid = {1, 1, {0}};
+    t.dst.rows = {kN, 100, 1, 0};
+    t.dst.cols = {kN, 100, 1, 0};
+    t.dst.grid = {1, 1, {0}};
+    const RankPlan plan = make_rank_plan(t, 0, 1);
+    ASSERT_GE(static_cast<std::size_t>(plan.self.elements) * sizeof(double), kStreamingBytes);
+    std::vector<double> a(static_cast<std::size_t>(kLldA * kN));
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      a[k] = static_cast<double>(k);
     }
-    EXPECT_EQ(wrong, 0) << "B at " << offset << " doubles past a cache line";
-    const std::size_t end = line_start + offset + static_cast<std::size_t>(kLldB * kN);
-    EXPECT_TRUE(std::all_of(storage.begin(),
-                            storage.begin() + static_cast<std::ptrdiff_t>(line_start + offset),
-                            [](double x) { return x == kUntouched; }) &&
-                std::all_of(storage.begin() + static_cast<std::ptrdiff_t>(end), storage.end(),
-                            [](double x) { return x == kUntouched; }))
-        << "written outside B at offset " << offset;
+    constexpr std::size_t kLineDoubles = 8;
+    std::vector<double> storage(static_cast<std::size_t>(lld_b * kN) + 2 * kLineDoubles);
+    const auto line_start =
+        static_cast<std::size_t>((kLineDoubles - reinterpret_cast<std::uintptr_t>(storage.data()) /
+                                                     sizeof(double) % kLineDoubles) %
+                                 kLineDoubles);
+    const Pieces pieces(plan, sizeof(double), kLldA, lld_b);
+    for (std::size_t offset = 0; offset < kLineDoubles; ++offset) {
+      std::fill(storage.begin(), storage.end(), kUntouched);
+      double *b = storage.data() + line_start + offset;
+      pieces.copy_local(bytes(a), reinterpret_cast<std::byte *>(b));
+      streaming_fence();
+      long long wrong = 0;
+      for (Index j = 0; j < lld_b * kN; ++j) {
+        const Index row = j % lld_b;
+        const Index col = j / lld_b;
+        const double want = row < kN ? a[static_cast<std::size_t>(col + row * kLldA)] : kUntouched;
+        wrong += b[j] != want ? 1 : 0;
+      }
+      EXPECT_EQ(wrong, 0) << "B at " << offset << " doubles past a cache line, leading dimension "
+                          << lld_b;
+      const std::size_t end = line_start + offset + static_cast<std::size_t>(lld_b * kN);
+      EXPECT_TRUE(std::all_of(storage.begin(),
+                              storage.begin() + static_cast<std::ptrdiff_t>(line_start + offset),
+                              [](double x) { return x == kUntouched; }) &&
+                  std::all_of(storage.begin() + static_cast<std::ptrdiff_t>(end), storage.end(),
+                              [](double x) { return x == kUntouched; }))
+          << "written outside B at offset " << offset << ", leading dimension " << lld_b;
+    }
   }
 }
 

@@ -139,7 +139,13 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
   // blocks move 64 MiB of floats in 21 ms here, streaming stores a column at a time in 61 ms
   // and four columns at once in 31 ms (copy_bench).
   const bool floats_transposed = N == 4 && from_w == 1 && from_e != 1;
-  if (streaming && to_e == 1 && !floats_transposed) {
+  // So do transpositions of doubles whose destination columns are at different places in their
+  // cache lines (a leading dimension not a multiple of 8), which stream_gather_pair_8 cannot
+  // pair: transpose_8's 2 x 2 blocks took 19.9 ms for 64 MiB, streaming a column at a time
+  // 29.8 ms (copy_bench, "columns n + 1 apart").
+  const bool doubles_unpaired =
+      N == 8 && from_w == 1 && from_e != 1 && to_w * static_cast<Index>(N) % kCacheLine != 0;
+  if (streaming && to_e == 1 && !floats_transposed && !doubles_unpaired) {
     copy_rectangle<N, true>(to, to_e, to_w, from, from_e, from_w, height, width, es);
   } else {
     copy_rectangle<N, false>(to, to_e, to_w, from, from_e, from_w, height, width, es);
