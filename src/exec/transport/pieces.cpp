@@ -141,8 +141,8 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
   const bool floats_transposed = N == 4 && from_w == 1 && from_e != 1;
   // So do transpositions of doubles whose destination columns are at different places in their
   // cache lines (a leading dimension not a multiple of 8), which stream_gather_pair_8 cannot
-  // pair: transpose_8's 2 x 2 blocks took 19.9 ms for 64 MiB, streaming a column at a time
-  // 29.8 ms (copy_bench, "columns n + 1 apart").
+  // pair: transpose_8's 2 x 2 blocks took 15.3-15.8 ms for 64 MiB, streaming a column at a
+  // time 24.5-25.2 ms (copy_bench, "columns n + 1 apart").
   const bool doubles_unpaired =
       N == 8 && from_w == 1 && from_e != 1 && to_w * static_cast<Index>(N) % kCacheLine != 0;
   if (streaming && to_e == 1 && !floats_transposed && !doubles_unpaired) {
