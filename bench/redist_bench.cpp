@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +27,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <sched.h>
 
 #include "redist.h"
 #include "redist_scalapack.h"
@@ -962,6 +965,74 @@ redist_type c_type(Ty t) {
   return REDIST_DOUBLE;
 }
 
+// A reduction (maximum) of 5 words among ranks that share one node, through shared memory
+// instead of MPI: each rank writes its words and the call's epoch into a cache line of its own
+// (two, by the epoch's parity, so a rank ahead never overwrites words another still reads) and
+// reads every other rank's once their epoch has arrived, yielding its core while it waits.
+// What an agreement could cost inside a node (docs/performance.md, "Why two synchronisations
+// remain"); usable() is false where the ranks span nodes.
+class SharedAgreement {
+ public:
+  explicit SharedAgreement(MPI_Comm comm) {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int size = 0, node_size = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    int everywhere = node_size == size ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, comm);
+    if (everywhere == 0) return;
+    MPI_Comm_rank(comm, &me_);
+    Line* mine = nullptr;
+    MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * sizeof(Line)), static_cast<int>(sizeof(Line)),
+                            MPI_INFO_NULL, comm, &mine, &window_);
+    for (int r = 0; r < size; ++r) {
+      MPI_Aint bytes = 0;
+      int unit = 0;
+      Line* line = nullptr;
+      MPI_Win_shared_query(window_, r, &bytes, &unit, &line);
+      lines_.push_back(line);
+    }
+    MPI_Barrier(comm);
+  }
+  ~SharedAgreement() {
+    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+  }
+  SharedAgreement(const SharedAgreement&) = delete;
+  SharedAgreement& operator=(const SharedAgreement&) = delete;
+  bool usable() const { return window_ != MPI_WIN_NULL; }
+  void run(long long* words) {
+    ++epoch_;
+    const auto parity = static_cast<std::size_t>(epoch_ & 1);
+    Line& own = lines_[static_cast<std::size_t>(me_)][parity];
+    std::copy(words, words + 5, own.words);
+    std::atomic_ref<long long>(own.epoch).store(epoch_, std::memory_order_release);
+    for (std::size_t r = 0; r < lines_.size(); ++r) {
+      if (static_cast<int>(r) == me_) continue;
+      Line& other = lines_[r][parity];
+      for (int spins = 0; std::atomic_ref<long long>(other.epoch).load(std::memory_order_acquire) <
+                          epoch_;) {
+        if (++spins == 64) {
+          sched_yield();
+          spins = 0;
+        }
+      }
+      for (int k = 0; k < 5; ++k) words[k] = std::max(words[k], other.words[k]);
+    }
+  }
+
+ private:
+  struct alignas(64) Line {
+    long long epoch = 0;
+    long long words[5] = {};
+  };
+  MPI_Win window_ = MPI_WIN_NULL;
+  std::vector<Line*> lines_;
+  int me_ = 0;
+  long long epoch_ = 0;
+};
+
 // For every small case, in the same run, alternating: ScaLAPACK's PxGEMR2D, redist's (plan
 // cached), redist_plan_execute (C API), one MPI ping-pong between ranks 0 and 1 of the most
 // bytes one rank sends (there and back), the reductions of the agreements (67 long long: every field, what a cached
@@ -976,10 +1047,11 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
   if (me == 0)
     std::printf("small calls, %d ranks: medians of %d cached calls (first calls: %d), max over "
                 "ranks\n%-9s %-2s %-24s %9s %9s %6s %9s %9s %6s %8s %8s %8s %8s %9s %6s %9s "
-                "%6s %8s %8s %8s  %s\n",
+                "%6s %8s %8s %8s %8s  %s\n",
                 np, reps, cold_reps, "case", "t", "layout A -> B", "scalapack", "redist",
                 "ratio", "execute", "pingpong", "ex/pp", "allr67", "allr5", "allr3", "memcpy",
-                "1st-entry", "/hit", "1st-capi", "/hit", "xchg+1", "xchg+2", "overlap", "check");
+                "1st-entry", "/hit", "1st-capi", "/hit", "xchg+1", "xchg+2", "overlap", "shm5", "check");
+  SharedAgreement shared(MPI_COMM_WORLD);
   for (const CaseSpec& c : small_cases(np)) {
     if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos) continue;
     const Grid ga = make_grid(sysctxt, c.a, me);
@@ -1080,6 +1152,10 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
       MPI_Wait(&hit, MPI_STATUS_IGNORE);
       allreduce(3)();
     };
+    // One 5-word agreement through shared memory (`shm5`; nothing where the ranks span nodes).
+    const auto shared_agreement = [&] {
+      if (shared.usable()) shared.run(words);
+    };
     // The copies of a call: the busiest rank's bytes once (pack, unpack and local copy move
     // each element once at one end).
     std::vector<unsigned char> from(static_cast<std::size_t>(std::max<i64>(bytes, 1)), 1),
@@ -1087,8 +1163,9 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     const auto copy = [&] { std::memcpy(to.data(), from.data(), from.size()); };
     const std::function<void()> kinds[] = {scal,         red,          exec,         pingpong,
                                            allreduce(67), allreduce(5), allreduce(3), copy,
-                                           floor1,        floor2,       overlapped};
-    constexpr int kKinds = 11;
+                                           floor1,        floor2,       overlapped,
+                                           shared_agreement};
+    constexpr int kKinds = 12;
     std::vector<double> t[kKinds];
     for (const auto& f : kinds) timed(f);  // warm-up: plans built, ways negotiated
     for (int r = 0; r < reps; ++r)
@@ -1118,11 +1195,12 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     const double e1 = median(first_entry), c1 = median(first_capi);
     if (me == 0)
       std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %6.2fus %6.2fus "
-                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus %6.2fus  %s\n",
+                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus %6.2fus %6.2fus  %s\n",
                   c.name.c_str(), type_char(c.ty), c.what.c_str(), med[0] * 1e6, med[1] * 1e6,
                   med[0] / med[1], med[2] * 1e6, med[3] * 1e6, med[2] / med[3], med[4] * 1e6,
                   med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6,
                   c1 / med[2], med[8] * 1e6, med[9] * 1e6, med[10] * 1e6,
+                  shared.usable() ? med[11] * 1e6 : 0.0,
                   tot[0] == 0 && tot[1] == 0 ? "ok" : "WRONG");
     if (ga.member) Cblacs_gridexit(ga.ctxt);
     if (gb.member) Cblacs_gridexit(gb.ctxt);
