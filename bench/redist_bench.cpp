@@ -321,7 +321,6 @@ bool in_trapezoid(const CaseSpec& c, i64 i, i64 j) {
   return i >= std::max<i64>(0, j - std::max<i64>(N - M, 0) + (1 - nonunit));
 }
 
-// most_sent: also the largest number of bytes one rank sends.
 // The bytes the busiest rank sends, receives and keeps; *most_sent: the most one rank sends;
 // *pairs (np x np, [source * np + destination]): the bytes of each message between two ranks.
 i64 busiest_bytes(const CaseSpec& c, int np, i64* most_sent = nullptr,
@@ -1140,8 +1139,7 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     };
     const auto floor2 = [&] {
       allreduce(5)();
-      exchange();
-      allreduce(3)();
+      floor1();
     };
     // xchg+2 with the first agreement overlapped with the exchange (`overlap`: an
     // MPI_Iallreduce posted before the messages, completed after them).
@@ -1193,14 +1191,16 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     i64 tot[2];
     MPI_Allreduce(loc, tot, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     const double e1 = median(first_entry), c1 = median(first_capi);
+    char shm5[16] = "-";
+    if (shared.usable()) std::snprintf(shm5, sizeof shm5, "%.2fus", med[11] * 1e6);
     if (me == 0)
       std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %6.2fus %6.2fus "
-                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus %6.2fus %6.2fus  %s\n",
+                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus %6.2fus %8s  %s\n",
                   c.name.c_str(), type_char(c.ty), c.what.c_str(), med[0] * 1e6, med[1] * 1e6,
                   med[0] / med[1], med[2] * 1e6, med[3] * 1e6, med[2] / med[3], med[4] * 1e6,
                   med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6,
                   c1 / med[2], med[8] * 1e6, med[9] * 1e6, med[10] * 1e6,
-                  shared.usable() ? med[11] * 1e6 : 0.0,
+                  shm5,
                   tot[0] == 0 && tot[1] == 0 ? "ok" : "WRONG");
     if (ga.member) Cblacs_gridexit(ga.ctxt);
     if (gb.member) Cblacs_gridexit(gb.ctxt);
