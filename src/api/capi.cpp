@@ -589,15 +589,16 @@ int run_execution(const char *call, redist_plan plan, bool split, Check &&check)
               std::to_string(front_end::lowest_first(front_end::error_order(agreed), plan->size)) +
               " (see its message)");
     };
-    // No collective of its own where the executor can carry the check (defers(), agreed
+    // No agreement of its own where the executor can carry the check (defers(), agreed
     // everywhere: every message through its buffers, the last execution clean): its
-    // agreement after the exchange, before anything is written to b. Otherwise one reduction
-    // first: the arguments of every process, and whether the last execution failed anywhere
-    // (then the plan is made anew everywhere before any data moves).
+    // agreement after the exchange, before anything is written to b. Otherwise one agreement
+    // first (the executor's: through memory the ranks share, where they can): the arguments
+    // of every process, and whether the last execution failed anywhere (then the plan is
+    // made anew everywhere before any data moves).
     // A split execution checks first: its errors appear at the begin.
     const bool deferred = !split && plan->executor->defers();
     if (!deferred) {
-      if (front_end::reduce(plan->comm, v, 2) != MPI_SUCCESS)
+      if (plan->executor->agree(v, 2) != MPI_SUCCESS)
         throw Error(REDIST_ERR_MPI,
                     std::string(call) + ": MPI_Allreduce failed while checking arguments");
       throw_if_invalid(v[0]);

@@ -1,4 +1,5 @@
 #include "front_end.hpp"
+#include "agreement.hpp"
 #include "nd_planner.hpp"
 #include "single_copy.hpp"
 
@@ -279,11 +280,19 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache) {
   v[2] = negated(id.generation);
   v[3] = id.creator;
   v[4] = negated(id.creator);
-  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) return false;
+  NodeAgreement *kept = kept_agreement(comm);
+  const int rc = kept != nullptr ? kept->max(comm, v.data(), static_cast<int>(v.size()))
+                                 : reduce(comm, v.data(), static_cast<int>(v.size()));
+  if (rc != MPI_SUCCESS) return false;
   std::size_t at = 1;
   const Range generation = range_at(v, at);
   const Range creator = range_at(v, at);
-  return v[0] == 0 && same_everywhere(generation, creator);
+  const bool hit = v[0] == 0 && same_everywhere(generation, creator);
+  // The first hit on comm (every process agreed it) keeps the agreement of its later calls
+  // with it: through memory its processes share where they are on one node. Where that
+  // fails everywhere, nothing is kept and a later hit tries again.
+  if (hit && kept == nullptr) static_cast<void>(keep_agreement(comm));
+  return hit;
 }
 
 long long RingAgreement::error_rank() const {

@@ -88,6 +88,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
                    negotiation_.senders()),
       mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()),
       repair_(pieces_, tag + kRepairTag) {
+  may_share_agreement_ = NodeAgreement::possible(node_ids);
   if (progress_environment_error().empty()) {
     progress_mode_ = progress_mode();
   }
@@ -400,7 +401,14 @@ void Executor::settle(const std::byte *a, std::byte *b) {
                          next_defers ? 0 : 1};
   defers_ = false;
   call_timers::lap(call_timers::wait_sends);
-  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, requests_.comm());
+  // The lines are shared at the second execution, not the first: a plan's first call
+  // stays as cheap as it can (issue 18, item 3).
+  if (++settled_ == 2 && may_share_agreement_) {
+    if (const int rc = agreement_.share(requests_.comm()); rc != MPI_SUCCESS) {
+      requests_.record(rc, "MPI_Bcast or MPI_Allreduce (sharing the agreement's lines)", -1);
+    }
+  }
+  int rc = agreement_.max(requests_.comm(), agreed, 3);
   call_timers::lap(call_timers::settle_agreement);
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);

@@ -10,6 +10,7 @@
 // negotiated on the first execution (transport/negotiation.hpp); the copies themselves are
 // transport/pieces.hpp's.
 
+#include "agreement.hpp"
 #include "array_copy.hpp"
 #include "array_read.hpp"
 #include "copy.hpp"
@@ -127,6 +128,12 @@ public:
   /// rank whose a is NULL sends its buffers unfilled, one whose b is NULL unpacks nothing).
   /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
   long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
+
+  /// words[0, count) := their maximum over the plan's ranks, through the agreement after each
+  /// exchange (count <= single_copy::SharedLines::kMaxWords; shared lines from the second
+  /// execution on where the ranks may share them, else MPI_Allreduce): a caller's check
+  /// before an execution. Collective over the plan's ranks; MPI_SUCCESS or MPI's code.
+  int agree(long long *words, int count) { return agreement_.max(requests_.comm(), words, count); }
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   /// A batch's operations, each with its own plan (empty: not a batch).
@@ -248,6 +255,11 @@ private:
   SingleCopyTransport bounced_;
   SingleCopyTransport read_packed_;
   SingleCopyTransport mapped_;
+  // settle()'s agreement: through lines the ranks share from the second execution on, where
+  // they may (all on one node; NodeAgreement::possible), else MPI_Allreduce.
+  NodeAgreement agreement_;
+  bool may_share_agreement_ = false;
+  std::size_t settled_ = 0;  // executions settled
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution
   bool defers_ = false;      // agreed by the last settle()

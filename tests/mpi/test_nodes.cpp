@@ -5,8 +5,10 @@
 // (columns cyclic on a 1 x P grid to rows cyclic on a P x 1 grid), so both kinds of pairs
 // carry messages.
 
+#include "agreement.hpp"
 #include "api_internal.hpp"
 #include "exec.hpp"
+#include "nodes.hpp"
 #include "redist.h"
 #include "single_copy.hpp"
 
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -308,3 +311,128 @@ TEST(CalibrateNodes, LevelsWhereMpiSeesThem) {
 }
 
 } // namespace
+
+/// World ranks of comm's ranks, by rank in comm.
+std::vector<int> world_ranks_of(MPI_Comm comm) {
+  MPI_Group world_group = MPI_GROUP_NULL;
+  MPI_Group group = MPI_GROUP_NULL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Comm_group(comm, &group);
+  const int size = comm_size(comm);
+  std::vector<int> in_comm(static_cast<std::size_t>(size));
+  std::vector<int> in_world(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i)
+    in_comm[static_cast<std::size_t>(i)] = i;
+  MPI_Group_translate_ranks(group, size, in_comm.data(), world_group, in_world.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world_group);
+  return in_world;
+}
+
+// NodeAgreement (src/exec/transport/agreement.hpp) on communicators of every rank (in order and
+// reversed), of pairs of ranks and of single ranks: it may share its lines exactly where 2 to
+// kMaxRanks ranks are all on one node (the test's own view of nodes), shares them there (where
+// every rank can read the memory of the communicator's rank 0), and gives, agreement after
+// agreement, the maximum MPI_Allreduce gives of random words (1 to 7 of them, negative ones
+// too), the agreements of two communicators interleaved. The agreement kept with a
+// communicator is not inherited by its duplicates.
+TEST(NodeAgreement, SharedWhereOnOneNodeAndAgreesAsMpiAllreduce) {
+  const int me = comm_rank(MPI_COMM_WORLD);
+  const int size = comm_size(MPI_COMM_WORLD);
+  const std::vector<char> same = same_node_as_me();
+  const std::vector<char> readable = readable_by_me();
+  MPI_Comm comms[4] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size - me, &comms[1]);
+  MPI_Comm_split(MPI_COMM_WORLD, me / 2, me, &comms[2]);
+  MPI_Comm_split(MPI_COMM_WORLD, me, 0, &comms[3]);
+  std::vector<redist::NodeAgreement> agreements(4);
+  for (int c = 0; c < 4; ++c) {
+    const MPI_Comm comm = comms[c];
+    const std::string where = "communicator " + std::to_string(c) + ", rank " + std::to_string(me);
+    const std::vector<int> members = world_ranks_of(comm);
+    int on_one_node = 1;
+    for (const int r : members)
+      on_one_node &= same[static_cast<std::size_t>(r)];
+    MPI_Allreduce(MPI_IN_PLACE, &on_one_node, 1, MPI_INT, MPI_MIN, comm);
+    const bool possible =
+        on_one_node == 1 && members.size() >= 2 &&
+        members.size() <= static_cast<std::size_t>(redist::NodeAgreement::kMaxRanks);
+    ASSERT_EQ(redist::NodeAgreement::possible(redist::node_ids(comm)), possible) << where;
+    int can_map = readable[static_cast<std::size_t>(members[0])] != 0 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &can_map, 1, MPI_INT, MPI_MIN, comm);
+    if (possible) {
+      ASSERT_EQ(agreements[static_cast<std::size_t>(c)].share(comm), MPI_SUCCESS) << where;
+    }
+    EXPECT_EQ(agreements[static_cast<std::size_t>(c)].shared(), possible && can_map == 1) << where;
+
+    ASSERT_EQ(redist::kept_agreement(comm), nullptr) << where;
+    ASSERT_EQ(redist::keep_agreement(comm), MPI_SUCCESS) << where;
+    const redist::NodeAgreement *kept = redist::kept_agreement(comm);
+    ASSERT_NE(kept, nullptr) << where;
+    EXPECT_EQ(kept->shared(), possible && can_map == 1) << where;
+    MPI_Comm copy = MPI_COMM_NULL;
+    MPI_Comm_dup(comm, &copy);
+    EXPECT_EQ(redist::kept_agreement(copy), nullptr) << where << ": inherited by a duplicate";
+    MPI_Comm_free(&copy);
+  }
+  std::mt19937_64 random(0x5eedULL + static_cast<std::uint64_t>(me));
+  std::int64_t wrong = 0;
+  for (int round = 0; round < 400; ++round) {
+    for (int c = 0; c < 4; ++c) {
+      // Every rank of a communicator draws the same count, its own words.
+      const int count = 1 + (round * 5 + c) % redist::single_copy::SharedLines::kMaxWords;
+      long long words[redist::single_copy::SharedLines::kMaxWords];
+      long long want[redist::single_copy::SharedLines::kMaxWords];
+      for (int k = 0; k < count; ++k)
+        words[k] = static_cast<long long>(random() >> (random() % 64)) * (k % 2 == 0 ? 1 : -1);
+      MPI_Allreduce(words, want, count, MPI_LONG_LONG, MPI_MAX, comms[c]);
+      ASSERT_EQ(agreements[static_cast<std::size_t>(c)].max(comms[c], words, count), MPI_SUCCESS);
+      for (int k = 0; k < count; ++k)
+        wrong += words[k] != want[k] ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "rank " << me << ": words agreed otherwise than by MPI_Allreduce";
+  agreements.clear(); // the lines go before their communicators (not that they need them)
+  for (MPI_Comm &comm : comms)
+    MPI_Comm_free(&comm);
+}
+
+// A rank waiting in a shared agreement still drives MPI's progress: rank 1 sends rank 0 a
+// message of 1 MiB (a rendezvous: it completes only once rank 0's MPI answers) before its
+// execution; rank 0 posts the receive, then executes, and waits for the message afterwards.
+// The plan moves nothing between ranks (A's layout is B's), so nothing in the execution but the
+// agreement waits on the others: were the waiting rank never to enter MPI, both would wait
+// for good (the test's timeout).
+TEST(NodeAgreement, WaitingRankDrivesMpiProgress) {
+  const int me = comm_rank(MPI_COMM_WORLD);
+  AllToAll t(2);
+  const redist_layout la = t.layout_a();
+  redist_plan plan = nullptr;
+  ASSERT_EQ(redist_plan_create(MPI_COMM_WORLD, t.m, t.n, REDIST_DOUBLE, &la, &la,
+                               REDIST_REGION_FULL, 0, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  std::vector<double> b(t.a.size(), -1.0);
+  for (int run = 0; run < 3; ++run) { // the second execution shares the agreement's lines
+    ASSERT_EQ(redist_plan_execute(plan, t.a.data(), b.data()), REDIST_SUCCESS)
+        << redist_last_error();
+  }
+  std::vector<char> message(std::size_t{1} << 20, static_cast<char>(me));
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (me == 0) {
+    MPI_Irecv(message.data(), static_cast<int>(message.size()), MPI_CHAR, 1, 99, MPI_COMM_WORLD,
+              &request);
+  } else if (me == 1) {
+    MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, 99, MPI_COMM_WORLD);
+  }
+  b.assign(b.size(), -1.0);
+  EXPECT_EQ(redist_plan_execute(plan, t.a.data(), b.data()), REDIST_SUCCESS) << redist_last_error();
+  EXPECT_EQ(b, t.a) << "rank " << me;
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  if (me == 0) {
+    EXPECT_EQ(message.front(), 1);
+    EXPECT_EQ(message.back(), 1);
+  }
+  EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+}

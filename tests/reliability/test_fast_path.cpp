@@ -129,20 +129,51 @@ std::int64_t wrong_elements(const Scenario &s, const Data<double> &d, int a_salt
   return mpitest::check_b(c, s.a, s.b, d.lb, d.b.data(), a_salt, b_salt, report);
 }
 
+/// REDIST_TEST_NODES=k while it lives (k = 2: the ranks of one machine on two nodes by parity).
+class TestNodes {
+public:
+  explicit TestNodes(const char *k) { setenv("REDIST_TEST_NODES", k, 1); }
+  ~TestNodes() { unsetenv("REDIST_TEST_NODES"); }
+  TestNodes(const TestNodes &) = delete;
+  TestNodes &operator=(const TestNodes &) = delete;
+};
+
+/// Whether the agreements of a communicator of every process, from its plans' second
+/// executions and its second hit on, go through memory the processes share (agreement.hpp):
+/// more than one process, all on one node (the tests run on one machine).
+bool agreements_shared() {
+  const char *split = std::getenv("REDIST_TEST_NODES");
+  return mpitest::world_size() >= 2 && (split == nullptr || std::string(split) == "1");
+}
+
+/// The MPI_Allreduce calls of a cached call from its second hit on: none where the processes
+/// share their agreements; else the hit agreement (5 words), then the executor's (3).
+std::vector<int> cached_call_allreduces() {
+  return agreements_shared() ? std::vector<int>{} : std::vector<int>{5, 3};
+}
+
 TEST(FastPath, ScalapackCallFoundEverywhereRunsOneSmallAgreement) {
   const Scenario s = errtest::standard_scenario();
-  redist_scalapack_clear_cache();
-  for (int call = 0; call < 3; ++call) {
-    const std::string where = "call " + std::to_string(call) + ": ";
-    Data<double> d(s, 3 + call, 4 + call);
-    const Outcome got = pdgemr2d(s, d, 0);
-    EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.text;
-    std::string report;
-    EXPECT_EQ(wrong_elements(s, d, 3 + call, 4 + call, report), 0) << where << report;
-    if (call > 0) {
-      // The hit agreement (5 words), then the executor's after the exchange (3 words).
-      EXPECT_EQ(got.allreduces, (std::vector<int>{5, 3}))
-          << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+  for (const char *split : {"1", "2"}) {
+    const TestNodes nodes(split);
+    redist_scalapack_clear_cache();
+    for (int call = 0; call < 4; ++call) {
+      const std::string where =
+          std::string("REDIST_TEST_NODES=") + split + ", call " + std::to_string(call) + ": ";
+      Data<double> d(s, 3 + call, 4 + call);
+      const Outcome got = pdgemr2d(s, d, 0);
+      EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.text;
+      std::string report;
+      EXPECT_EQ(wrong_elements(s, d, 3 + call, 4 + call, report), 0) << where << report;
+      // Call 1, the first hit, shares the lines of the context's agreements and of the plan's
+      // (one MPI_Allreduce of one word each, after a broadcast) where they can be.
+      if (call == 1 && agreements_shared()) {
+        EXPECT_EQ(got.allreduces, (std::vector<int>{5, 1, 1}))
+            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      } else if (call > 0) {
+        EXPECT_EQ(got.allreduces, cached_call_allreduces())
+            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      }
     }
   }
 }
@@ -213,25 +244,69 @@ Executed execute(redist_plan plan, const void *a, void *b) {
   return out;
 }
 
+/// The MPI_Allreduce calls of execution `run` of a C API plan whose messages all travel
+/// through MPI: the executor's agreement after the exchange (3 words), or from the second
+/// execution on, where the processes share it, one word sharing its lines, then none.
+std::vector<int> execution_allreduces(int run) {
+  if (!agreements_shared() || run == 0) return {3};
+  return run == 1 ? std::vector<int>{1} : std::vector<int>{};
+}
+
 TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
   for (const bool subset : {false, true}) {
-    if (subset && mpitest::world_size() < 2) continue;
-    Scenario s = errtest::standard_scenario();
-    if (subset) s.a = errtest::subset_a(); // the last rank holds nothing of A
-    redist_plan plan = create(s);
+    for (const char *split : {"1", "2"}) {
+      if (subset && mpitest::world_size() < 2) continue;
+      const TestNodes nodes(split);
+      Scenario s = errtest::standard_scenario();
+      if (subset) s.a = errtest::subset_a(); // the last rank holds nothing of A
+      redist_plan plan = create(s);
+      if (!everywhere(plan != nullptr)) return;
+      for (int run = 0; run < 4; ++run) {
+        const std::string where = std::string(subset ? "A on P-1 ranks" : "standard") +
+                                  ", REDIST_TEST_NODES=" + split + ", execution " +
+                                  std::to_string(run) + ": ";
+        Data<double> d(s, 10 + run, 20 + run);
+        const Executed got = execute(plan, d.a.data(), d.b.data());
+        EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
+        std::string report;
+        EXPECT_EQ(wrong_elements(s, d, 10 + run, 20 + run, report), 0) << where << report;
+        // From the first execution on: made under REDIST_SINGLE_COPY=never, the plan sends
+        // every message without negotiating (agreed when it was made).
+        EXPECT_EQ(got.allreduces, execution_allreduces(run))
+            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      }
+      EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+    }
+  }
+}
+
+// A plan whose messages are read in a single copy (REDIST_SINGLE_COPY=always, between
+// processes of one node) checks its arguments before each exchange (2 words) and agrees after
+// it (3 words): through MPI while the processes span nodes, and from its third execution on
+// through the lines its second shared where they are on one node: no MPI_Allreduce at all.
+TEST(FastPath, CapiCheckBeforeTheExchangeGoesThroughTheSharedLines) {
+  const Scenario s = errtest::standard_scenario();
+  for (const char *split : {"1", "2"}) {
+    const TestNodes nodes(split);
+    redist_plan plan = create(s, "always");
     if (!everywhere(plan != nullptr)) return;
     for (int run = 0; run < 4; ++run) {
-      const std::string where = std::string(subset ? "A on P-1 ranks" : "standard") +
-                                ", execution " + std::to_string(run) + ": ";
-      Data<double> d(s, 10 + run, 20 + run);
+      const std::string where =
+          std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
+      Data<double> d(s, 50 + run, 60 + run);
       const Executed got = execute(plan, d.a.data(), d.b.data());
       EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
       std::string report;
-      EXPECT_EQ(wrong_elements(s, d, 10 + run, 20 + run, report), 0) << where << report;
-      // From the first execution on: made under REDIST_SINGLE_COPY=never, the plan sends
-      // every message without negotiating (agreed when it was made).
-      EXPECT_EQ(got.allreduces, (std::vector<int>{3}))
-          << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      EXPECT_EQ(wrong_elements(s, d, 50 + run, 60 + run, report), 0) << where << report;
+      if (run >= 2 && agreements_shared()) {
+        EXPECT_EQ(got.allreduces, std::vector<int>{})
+            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      } else if (run >= 2) { // the check where a message is read in a single copy, then 3 words
+        const std::vector<int> sent_only{3};
+        const std::vector<int> checked{2, 3};
+        EXPECT_TRUE(got.allreduces == sent_only || got.allreduces == checked)
+            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      }
     }
     EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
   }
@@ -240,46 +315,54 @@ TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
 TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere) {
   const int rank = world_rank();
   const Scenario s = errtest::standard_scenario();
-  for (const char side : {'a', 'b'}) {
-    const int bad = errtest::window_holder(side == 'a' ? s.a : s.b, s.m, s.n);
-    const std::string where = std::string("NULL ") + side + " on rank " + std::to_string(bad);
-    const auto null_call = [&](redist_plan plan, Data<double> &d) {
-      const void *a = d.a.data();
-      void *b = d.b.data();
-      if (rank == bad && side == 'a') a = nullptr;
-      if (rank == bad && side == 'b') b = nullptr;
-      return execute(plan, a, b);
-    };
-    // The oracle: a plan's first execution, which checks its arguments before the exchange
-    // (made under `always`, it negotiates its ways first: it cannot defer its check).
-    redist_plan first = create(s, "always");
-    if (!everywhere(first != nullptr)) return;
-    Data<double> cold(s, 1, 2);
-    const Executed want = null_call(first, cold);
-    EXPECT_NE(want.status, REDIST_SUCCESS) << where;
-    EXPECT_EQ(redist_plan_destroy(&first), REDIST_SUCCESS);
+  for (const char *split : {"1", "2"}) {
+    const TestNodes nodes(split);
+    for (const char side : {'a', 'b'}) {
+      const int bad = errtest::window_holder(side == 'a' ? s.a : s.b, s.m, s.n);
+      const std::string where = std::string("REDIST_TEST_NODES=") + split + ", NULL " + side +
+                                " on rank " + std::to_string(bad);
+      const auto null_call = [&](redist_plan plan, Data<double> &d) {
+        const void *a = d.a.data();
+        void *b = d.b.data();
+        if (rank == bad && side == 'a') a = nullptr;
+        if (rank == bad && side == 'b') b = nullptr;
+        return execute(plan, a, b);
+      };
+      // The oracle: a plan's first execution, which checks its arguments before the exchange
+      // (made under `always`, it negotiates its ways first: it cannot defer its check).
+      redist_plan first = create(s, "always");
+      if (!everywhere(first != nullptr)) return;
+      Data<double> cold(s, 1, 2);
+      const Executed want = null_call(first, cold);
+      EXPECT_NE(want.status, REDIST_SUCCESS) << where;
+      EXPECT_EQ(redist_plan_destroy(&first), REDIST_SUCCESS);
 
-    redist_plan plan = create(s);
-    if (!everywhere(plan != nullptr)) return;
-    Data<double> warm(s, 3, 4);
-    EXPECT_EQ(execute(plan, warm.a.data(), warm.b.data()).status, REDIST_SUCCESS) << where;
-    Data<double> d(s, 1, 2);
-    const std::vector<double> a_before = d.a, b_before = d.b;
-    const Executed got = null_call(plan, d);
-    EXPECT_EQ(got.status, want.status) << where << ": " << got.message;
-    EXPECT_EQ(got.message, want.message) << where;
-    EXPECT_EQ(got.allreduces, (std::vector<int>{3}))
-        << where << ": MPI_Allreduce counts " << counts_text(got.allreduces);
-    EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << where << ": B was modified";
-    EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << where << ": A was modified";
-    for (int run = 0; run < 2; ++run) { // the plan works after
-      Data<double> next(s, 5 + run, 6 + run);
-      const Executed ok = execute(plan, next.a.data(), next.b.data());
-      EXPECT_EQ(ok.status, REDIST_SUCCESS) << where << ": " << ok.message;
-      std::string report;
-      EXPECT_EQ(wrong_elements(s, next, 5 + run, 6 + run, report), 0) << where << report;
+      redist_plan plan = create(s);
+      if (!everywhere(plan != nullptr)) return;
+      // Executions 1 and 3 pass the NULL array: the second execution shares the agreement's
+      // lines where it can, the fourth agrees through them alone; the plan works after each.
+      for (int run = 0; run < 5; ++run) {
+        const std::string at = where + ", execution " + std::to_string(run);
+        if (run % 2 == 1) {
+          Data<double> d(s, 1, 2);
+          const std::vector<double> a_before = d.a, b_before = d.b;
+          const Executed got = null_call(plan, d);
+          EXPECT_EQ(got.status, want.status) << at << ": " << got.message;
+          EXPECT_EQ(got.message, want.message) << at;
+          EXPECT_EQ(got.allreduces, execution_allreduces(run))
+              << at << ": MPI_Allreduce counts " << counts_text(got.allreduces);
+          EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << at << ": B was modified";
+          EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << at << ": A was modified";
+          continue;
+        }
+        Data<double> next(s, 5 + run, 6 + run);
+        const Executed ok = execute(plan, next.a.data(), next.b.data());
+        EXPECT_EQ(ok.status, REDIST_SUCCESS) << at << ": " << ok.message;
+        std::string report;
+        EXPECT_EQ(wrong_elements(s, next, 5 + run, 6 + run, report), 0) << at << report;
+      }
+      EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
     }
-    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
   }
 }
 

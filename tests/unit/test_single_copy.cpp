@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace redist {
@@ -631,6 +632,74 @@ TEST(SingleCopyWay, SentWhateverThePiecesHoldsForEveryPieceCount) {
   EXPECT_FALSE(single_copy::sent_whatever_the_pieces(65536, 8192, false, false, Mode::automatic));
   EXPECT_TRUE(single_copy::sent_whatever_the_pieces(65536, 8192, false, false, Mode::never));
   EXPECT_FALSE(single_copy::sent_whatever_the_pieces(8, 1, false, false, Mode::always));
+}
+
+// SharedLines: four "processes" (threads, each with its own mapping of the lines, the first
+// the maker, the others attached through /proc/self/fd as a process of the node would through
+// /proc/PID/fd) agree 3000 times on the maximum of 1 to 7 words each; every agreement gives each
+// of them the maximum computed here apart. Threads yield at random, so some run an agreement
+// ahead of the others (the lines of two epochs in use). A file of another size, or no file,
+// is not attached.
+TEST(SharedLines, EveryProcessGetsTheMaximumOfEveryAgreement) {
+  constexpr int kProcesses = 4;
+  constexpr int kRounds = 3000;
+  single_copy::SharedLines maker;
+  ASSERT_FALSE(maker.create(0));
+  ASSERT_TRUE(maker.create(kProcesses)) << "no memory file: " << std::strerror(errno);
+  std::vector<single_copy::SharedLines> lines(kProcesses);
+  lines[0] = std::move(maker);
+  for (int p = 1; p < kProcesses; ++p) {
+    if (!lines[static_cast<std::size_t>(p)].attach(getpid(), lines[0].fd(), kProcesses)) {
+      GTEST_SKIP() << "this process cannot open its own memory file through /proc";
+    }
+  }
+  single_copy::SharedLines other;
+  EXPECT_FALSE(other.attach(getpid(), lines[0].fd(), kProcesses + 1)) << "another size";
+  EXPECT_FALSE(other.attach(getpid(), -1, kProcesses));
+  EXPECT_TRUE(other.empty());
+  lines[0].release_fd();
+  EXPECT_EQ(lines[0].fd(), -1);
+
+  // Word k of process p in round r: signed, different for every (r, p, k).
+  const auto word = [](int r, int p, int k) {
+    const std::uint64_t x = (static_cast<std::uint64_t>(r) * 0x9E3779B97F4A7C15ULL) ^
+                            (static_cast<std::uint64_t>(p * 8 + k) * 0xC2B2AE3D27D4EB4FULL);
+    return static_cast<long long>(x ^ (x >> 29));
+  };
+  const auto count_of = [](int r) { return 1 + r % single_copy::SharedLines::kMaxWords; };
+  std::vector<long long> wrong(kProcesses, 0);
+  std::vector<std::thread> threads;
+  threads.reserve(kProcesses);
+  for (int p = 0; p < kProcesses; ++p) {
+    threads.emplace_back([&, p] {
+      std::mt19937 rng(static_cast<unsigned>(p) + 1);
+      for (int r = 0; r < kRounds; ++r) {
+        const int count = count_of(r);
+        long long words[single_copy::SharedLines::kMaxWords] = {};
+        for (int k = 0; k < count; ++k) {
+          words[k] = word(r, p, k);
+        }
+        if (rng() % 4 == 0) {
+          std::this_thread::yield();
+        }
+        lines[static_cast<std::size_t>(p)].max(
+            p, words, count, [](void *) { std::this_thread::yield(); }, nullptr);
+        for (int k = 0; k < count; ++k) {
+          long long want = word(r, 0, k);
+          for (int q = 1; q < kProcesses; ++q) {
+            want = std::max(want, word(r, q, k));
+          }
+          wrong[static_cast<std::size_t>(p)] += words[k] != want ? 1 : 0;
+        }
+      }
+    });
+  }
+  for (std::thread &t : threads) {
+    t.join();
+  }
+  for (int p = 0; p < kProcesses; ++p) {
+    EXPECT_EQ(wrong[static_cast<std::size_t>(p)], 0) << "process " << p;
+  }
 }
 
 TEST(RunPattern, IndexOfInvertsCountBelow) {

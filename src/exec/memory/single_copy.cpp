@@ -110,6 +110,25 @@ void *map_memory_file(const char *name, std::size_t bytes, int &fd) {
   return memory;
 }
 
+// Process pid's memory file `fd` mapped here with `protection` (PROT_READ, or with PROT_WRITE),
+// if it is `bytes` long (the size tells the memory file from another file under that number);
+// null where the system refuses. Allocates nothing: runs on later executions.
+void *map_peer_file(std::int64_t pid, std::int64_t fd, std::size_t bytes, int protection) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%lld/fd/%lld", static_cast<long long>(pid),
+                static_cast<long long>(fd));
+  const int file = open(path, ((protection & PROT_WRITE) != 0 ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (file < 0) {
+    return nullptr;
+  }
+  struct stat status {};
+  void *memory = fstat(file, &status) == 0 && static_cast<std::uint64_t>(status.st_size) == bytes
+                     ? mmap(nullptr, bytes, protection, MAP_SHARED, file, 0)
+                     : MAP_FAILED;
+  close(file);
+  return memory == MAP_FAILED ? nullptr : memory;
+}
+
 // Two processes with the same boot and pid namespace name each other by the same pid. The
 // key is computed once (0 when /proc cannot tell); whether single copy is switched off is
 // asked at each identify(), so that REDIST_SINGLE_COPY=never set later takes effect.
@@ -500,21 +519,9 @@ bool Mapping::map(std::int64_t pid, const Segment &segment) {
   if (segment.fd < 0 || segment.bytes == 0 || pid <= 0 || injected(Injected::map)) {
     return false;
   }
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%lld/fd/%lld", static_cast<long long>(pid),
-                static_cast<long long>(segment.fd)); // no allocation: maps on later executions
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return false;
-  }
   const auto bytes = static_cast<std::size_t>(segment.bytes);
-  struct stat status {};
-  // The size tells the memory file from another file under that number.
-  void *memory = fstat(fd, &status) == 0 && static_cast<std::uint64_t>(status.st_size) == bytes
-                     ? mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0)
-                     : MAP_FAILED;
-  close(fd);
-  if (memory == MAP_FAILED) {
+  void *memory = map_peer_file(pid, segment.fd, bytes, PROT_READ);
+  if (memory == nullptr) {
     return false;
   }
   data_ = static_cast<const std::byte *>(memory);
@@ -634,6 +641,114 @@ void Reader::read() {
 bool Reader::finish() {
   read();
   return error_ == 0;
+}
+
+SharedLines::SharedLines(SharedLines &&other) noexcept
+    : lines_(std::exchange(other.lines_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
+      processes_(std::exchange(other.processes_, 0)), fd_(std::exchange(other.fd_, -1)),
+      epoch_(std::exchange(other.epoch_, 0)) {}
+
+SharedLines &SharedLines::operator=(SharedLines &&other) noexcept {
+  if (this != &other) {
+    reset();
+    lines_ = std::exchange(other.lines_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    processes_ = std::exchange(other.processes_, 0);
+    fd_ = std::exchange(other.fd_, -1);
+    epoch_ = std::exchange(other.epoch_, 0);
+  }
+  return *this;
+}
+
+SharedLines::~SharedLines() {
+  reset();
+}
+
+void SharedLines::reset() {
+  release_fd();
+  if (lines_ != nullptr) {
+    munmap(lines_, bytes_);
+  }
+  lines_ = nullptr;
+  bytes_ = 0;
+  processes_ = 0;
+  epoch_ = 0;
+}
+
+void SharedLines::release_fd() {
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
+namespace {
+std::size_t lines_bytes(int processes) {
+  return 2 * static_cast<std::size_t>(std::max(processes, 0)) * 64;
+}
+} // namespace
+
+bool SharedLines::create(int processes) {
+  reset();
+  static_assert(sizeof(Line) == 64);
+  if (processes < 1) {
+    return false;
+  }
+  void *memory = map_memory_file("redist-agreement", lines_bytes(processes), fd_);
+  if (memory == nullptr) {
+    return false;
+  }
+  lines_ = static_cast<Line *>(memory); // a new file reads as zeros: every epoch 0
+  bytes_ = lines_bytes(processes);
+  processes_ = processes;
+  return true;
+}
+
+bool SharedLines::attach(std::int64_t pid, std::int64_t fd, int processes) {
+  reset();
+  if (processes < 1 || pid <= 0 || fd < 0) {
+    return false;
+  }
+  void *memory = map_peer_file(pid, fd, lines_bytes(processes), PROT_READ | PROT_WRITE);
+  if (memory == nullptr) {
+    return false;
+  }
+  lines_ = static_cast<Line *>(memory);
+  bytes_ = lines_bytes(processes);
+  processes_ = processes;
+  return true;
+}
+
+void SharedLines::max(int me, long long *words, int count, void (*idle)(void *), void *context) {
+  // Each agreement writes the line of its epoch's parity. A process can be at most one
+  // agreement ahead of another (it waits for every line of its own), so it never
+  // overwrites the line another is still reading.
+  ++epoch_;
+  const auto parity = static_cast<std::size_t>(epoch_ & 1);
+  const auto line = [&](int process) -> Line & {
+    return lines_[2 * static_cast<std::size_t>(process) + parity];
+  };
+  Line &own = line(me);
+  for (int k = 0; k < count; ++k) {
+    std::atomic_ref(own.words[k]).store(words[k], std::memory_order_relaxed);
+  }
+  std::atomic_ref(own.epoch).store(epoch_, std::memory_order_release);
+  for (int process = 0; process < processes_; ++process) {
+    if (process == me) {
+      continue;
+    }
+    Line &other = line(process);
+    for (int spins = 0; std::atomic_ref(other.epoch).load(std::memory_order_acquire) < epoch_;) {
+      if (++spins == kSpinsBeforeIdle) {
+        idle(context);
+        spins = 0;
+      }
+    }
+    for (int k = 0; k < count; ++k) {
+      words[k] =
+          std::max(words[k], std::atomic_ref(other.words[k]).load(std::memory_order_relaxed));
+    }
+  }
 }
 
 } // namespace redist::single_copy

@@ -212,6 +212,56 @@ private:
   std::uint64_t id_ = 0;
 };
 
+/// Cache lines the processes of one node share, for agreements without MPI (issue 18; the
+/// executor's NodeAgreement, docs/performance.md "Agreements inside a node"): two lines per
+/// process in a memory file one of them makes (create()) and the others map writable through
+/// /proc/PID/fd/FD (attach(), the permission of a cross-memory read). Each process writes its
+/// own line and reads the others'.
+class SharedLines {
+public:
+  /// Words a line carries beside its epoch.
+  static constexpr int kMaxWords = 7;
+  /// Checks of the others' lines between two calls of `idle` while a process waits.
+  static constexpr int kSpinsBeforeIdle = 64;
+
+  SharedLines() = default;
+  SharedLines(const SharedLines &) = delete;
+  SharedLines &operator=(const SharedLines &) = delete;
+  SharedLines(SharedLines &&other) noexcept;
+  SharedLines &operator=(SharedLines &&other) noexcept;
+  ~SharedLines();
+
+  /// The lines of `processes` processes in a new memory file, mapped here; false (nothing
+  /// made) where the system gives none.
+  bool create(int processes);
+  /// Process pid's lines (its descriptor `fd`, made for `processes`) mapped writable here;
+  /// false (nothing mapped) where the system refuses or the file is not of that size.
+  bool attach(std::int64_t pid, std::int64_t fd, int processes);
+  /// create()'s descriptor, -1 once released (or when attached); release it once every
+  /// process has attached.
+  [[nodiscard]] int fd() const { return fd_; }
+  void release_fd();
+  [[nodiscard]] bool empty() const { return lines_ == nullptr; }
+
+  /// words[0, count) := their maximum over the processes (count <= kMaxWords). Every process
+  /// calls it, as process `me` of the lines, the same number of times in the same order; a
+  /// process waiting for the others calls idle(context) every kSpinsBeforeIdle checks.
+  void max(int me, long long *words, int count, void (*idle)(void *), void *context);
+
+private:
+  struct alignas(64) Line {
+    long long epoch;            // the last agreement this line holds the words of
+    long long words[kMaxWords]; // NOLINT(cppcoreguidelines-avoid-c-arrays): mapped memory
+  };
+  void reset();
+
+  Line *lines_ = nullptr; // [process][epoch parity]
+  std::size_t bytes_ = 0;
+  int processes_ = 0;
+  int fd_ = -1;
+  long long epoch_ = 0; // agreements this process has made on the lines
+};
+
 /// Test hook (docs/reliability.md, Faults): make this process's single-copy operations fail.
 /// The matching operations are counted from inject_failures(); the first `skip` work, the
 /// next `count` fail (count -1: every one; 0: none, the default). Checked once per operation
