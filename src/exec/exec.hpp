@@ -130,9 +130,9 @@ public:
   long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
 
   /// words[0, count) := their maximum over the plan's ranks, through the agreement after each
-  /// exchange (count <= single_copy::SharedLines::kMaxWords; shared lines from the second
-  /// execution on where the ranks may share them, else MPI_Allreduce): a caller's check
-  /// before an execution. Collective over the plan's ranks; MPI_SUCCESS or MPI's code.
+  /// exchange (shared lines from the second execution on where the ranks may share them and
+  /// the words fit a line, else MPI_Allreduce): a caller's check before an execution.
+  /// Collective over the plan's ranks; MPI_SUCCESS or MPI's code.
   int agree(long long *words, int count) { return agreement_.max(requests_.comm(), words, count); }
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }

@@ -77,7 +77,8 @@ int NodeAgreement::share(MPI_Comm comm) {
 }
 
 int NodeAgreement::max(MPI_Comm comm, long long *words, int count) {
-  if (lines_.empty()) {
+  // More words than a line holds: through MPI (count is the same on every rank).
+  if (lines_.empty() || count > single_copy::SharedLines::kMaxWords) {
     return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm);
   }
   Waiting waiting{comm};

@@ -37,8 +37,8 @@ public:
   [[nodiscard]] bool shared() const { return !lines_.empty(); }
 
   /// MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm), or the same
-  /// through the lines once shared (count <= single_copy::SharedLines::kMaxWords). Collective
-  /// over comm. Returns MPI_SUCCESS or MPI's code.
+  /// through the lines once shared, when count <= single_copy::SharedLines::kMaxWords.
+  /// Collective over comm (the same count on every rank). Returns MPI_SUCCESS or MPI's code.
   int max(MPI_Comm comm, long long *words, int count);
 
 private:
