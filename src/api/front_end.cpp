@@ -439,25 +439,42 @@ namespace {
 /// The failures of planning, agreed in one reduction (every process takes the same branch):
 /// out of memory anywhere, then a schedule option that cannot be honoured (out.why). In the
 /// same reduction: whether any process's messages could take a single-copy way; where none
-/// could, every executor sends them all without negotiating (Executor::send_every_message).
+/// could, every executor sends them all without negotiating (Executor::send_every_message);
+/// and where rank 0's lines for the executor's later agreements are
+/// (Executor::take_agreement_lines).
 void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planned &out) {
   // The lowest rank with each kind of failure.
   const int order = lowest_first(rank, size) + 1;
-  int failed[3] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order,
-                   out.executor && out.executor->may_read_peers() ? 1 : 0};
-  MPI_Allreduce(MPI_IN_PLACE, failed, 3, MPI_INT, MPI_MAX, comm);
+  // And where rank 0's lines for the executor's later agreements are (an empty address on the
+  // other ranks: the maximum is rank 0's).
+  const single_copy::LinesAddress lines =
+      out.executor ? out.executor->offer_agreement_lines() : single_copy::LinesAddress{};
+  long long failed[8] = {out_of_memory ? order : 0,
+                         out.why.empty() ? 0 : order,
+                         out.executor && out.executor->may_read_peers() ? 1 : 0,
+                         lines.pid,
+                         lines.fd,
+                         static_cast<long long>(lines.inode),
+                         static_cast<long long>(lines.offset),
+                         static_cast<long long>(lines.file_bytes)};
+  MPI_Allreduce(MPI_IN_PLACE, failed, 8, MPI_LONG_LONG, MPI_MAX, comm);
   for (const auto &[status, word, here] :
        {std::tuple{REDIST_ERR_NO_MEMORY, failed[0], out_of_memory},
         std::tuple{REDIST_ERR_ARGUMENT, failed[1], !out.why.empty()}}) {
     if (word != 0) {
       out.status = status;
       out.here = here;
-      out.first = lowest_first(word - 1, size);
+      out.first = lowest_first(static_cast<int>(word - 1), size);
       out.executor.reset();
       return;
     }
   }
   if (failed[2] == 0 && out.executor) out.executor->send_every_message();
+  if (out.executor) {
+    out.executor->take_agreement_lines({failed[3], failed[4], static_cast<std::uint64_t>(failed[5]),
+                                        static_cast<std::uint64_t>(failed[6]),
+                                        static_cast<std::uint64_t>(failed[7])});
+  }
 }
 
 // The busiest process's all-at-once buffer and time over `comm` (one reduction), for the memory

@@ -390,6 +390,21 @@ void Executor::use_later_ways() {
   }
 }
 
+single_copy::LinesAddress Executor::offer_agreement_lines() {
+  if (!may_share_agreement_) {
+    return {};
+  }
+  int size = 0;
+  MPI_Comm_size(requests_.comm(), &size);
+  return agreement_.offer(rank_in(requests_.comm()), size);
+}
+
+void Executor::take_agreement_lines(const single_copy::LinesAddress &rank0) {
+  if (may_share_agreement_) {
+    agreement_.take(rank0);
+  }
+}
+
 void Executor::settle(const std::byte *a, std::byte *b) {
   // Every request of the exchange has completed (or failed and was told to its transport),
   // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
@@ -397,22 +412,19 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   // next execution can take it (defers()).
   const bool next_defers = !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
                            (pieces_.sent_only() || negotiation_.later_all_sent());
-  long long agreed[3] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
-                         next_defers ? 0 : 1};
+  // And, once, whether every rank mapped the lines of later agreements (take_agreement_lines).
+  long long agreed[4] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
+                         next_defers ? 0 : 1, agreement_.missing()};
   defers_ = false;
   call_timers::lap(call_timers::wait_sends);
-  // The lines are shared at the second execution, not the first: a plan's first call
-  // stays as cheap as it can (issue 18, item 3).
-  if (++settled_ == 2 && may_share_agreement_) {
-    if (const int rc = agreement_.share(requests_.comm()); rc != MPI_SUCCESS) {
-      requests_.record(rc, "MPI_Bcast or MPI_Allreduce (sharing the agreement's lines)", -1);
-    }
-  }
-  int rc = agreement_.max(requests_.comm(), agreed, 3);
+  int rc = agreement_.max(requests_.comm(), agreed, agreement_.pending() ? 4 : 3);
   call_timers::lap(call_timers::settle_agreement);
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
     return;
+  }
+  if (agreement_.pending()) {
+    agreement_.confirm(agreed[3]);
   }
   const long long failed = agreed[0];
   check_ = agreed[1];

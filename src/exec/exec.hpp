@@ -129,6 +129,17 @@ public:
   /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
   long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
 
+  /// Issue 18: the agreement after each exchange through cache lines the plan's ranks share,
+  /// where they are 2 to NodeAgreement::kMaxRanks on one node, riding on the plan's own
+  /// agreements. offer_agreement_lines() on every rank gives rank 0's lines (an empty address
+  /// elsewhere, and everywhere where they may not be shared); the maximum of the offers over
+  /// the ranks (the caller's planning agreement) goes to take_agreement_lines() on every rank;
+  /// the first execution's agreement then agrees whether every rank mapped them, and the
+  /// agreements of later executions (and agree()) go through them. Without these calls every
+  /// agreement is an MPI_Allreduce.
+  single_copy::LinesAddress offer_agreement_lines();
+  void take_agreement_lines(const single_copy::LinesAddress &rank0);
+
   /// words[0, count) := their maximum over the plan's ranks, through the agreement after each
   /// exchange (shared lines from the second execution on where the ranks may share them and
   /// the words fit a line, else MPI_Allreduce): a caller's check before an execution.
@@ -256,10 +267,10 @@ private:
   SingleCopyTransport read_packed_;
   SingleCopyTransport mapped_;
   // settle()'s agreement: through lines the ranks share from the second execution on, where
-  // they may (all on one node; NodeAgreement::possible), else MPI_Allreduce.
+  // they may (all on one node; NodeAgreement::possible) and the plan's planning agreement
+  // offered them (offer_agreement_lines()), else MPI_Allreduce.
   NodeAgreement agreement_;
   bool may_share_agreement_ = false;
-  std::size_t settled_ = 0;  // executions settled
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution
   bool defers_ = false;      // agreed by the last settle()

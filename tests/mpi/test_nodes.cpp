@@ -416,7 +416,7 @@ TEST(NodeAgreement, WaitingRankDrivesMpiProgress) {
             REDIST_SUCCESS)
       << redist_last_error();
   std::vector<double> b(t.a.size(), -1.0);
-  for (int run = 0; run < 3; ++run) { // the second execution shares the agreement's lines
+  for (int run = 0; run < 3; ++run) { // later executions agree through the shared lines
     ASSERT_EQ(redist_plan_execute(plan, t.a.data(), b.data()), REDIST_SUCCESS)
         << redist_last_error();
   }
@@ -437,4 +437,56 @@ TEST(NodeAgreement, WaitingRankDrivesMpiProgress) {
     EXPECT_EQ(message.back(), 1);
   }
   EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+}
+
+// NodeAgreement shared in steps riding on the caller's agreements (the executor's: offer()
+// and take() around its planning agreement, confirm() after its first exchange): shared on
+// every rank where every rank mapped rank 0's lines, on none where one rank could not (here:
+// told another file), and agreeing as MPI_Allreduce does either way.
+TEST(NodeAgreement, SharedInStepsOnlyWhereEveryRankMappedTheLines) {
+  const int me = comm_rank(MPI_COMM_WORLD);
+  const int size = comm_size(MPI_COMM_WORLD);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const bool possible = redist::NodeAgreement::possible(redist::node_ids(comm));
+  const std::vector<char> readable = readable_by_me();
+  int can_map = readable[0] != 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &can_map, 1, MPI_INT, MPI_MIN, comm);
+  std::mt19937_64 random(0xab5eULL + static_cast<std::uint64_t>(me));
+  for (const int refusing : {-1, size - 1}) {
+    const std::string where =
+        "rank " + std::to_string(me) + ", rank " + std::to_string(refusing) + " told another file";
+    redist::NodeAgreement agreement;
+    if (possible) {
+      redist::single_copy::LinesAddress lines = agreement.offer(me, size);
+      long long words[5] = {lines.pid, lines.fd, static_cast<long long>(lines.inode),
+                            static_cast<long long>(lines.offset),
+                            static_cast<long long>(lines.file_bytes)};
+      MPI_Allreduce(MPI_IN_PLACE, words, 5, MPI_LONG_LONG, MPI_MAX, comm);
+      lines = {words[0], words[1], static_cast<std::uint64_t>(words[2]),
+               static_cast<std::uint64_t>(words[3]), static_cast<std::uint64_t>(words[4])};
+      if (me == refusing && refusing != 0) lines.inode += 1;
+      agreement.take(lines);
+      EXPECT_TRUE(agreement.pending()) << where;
+      long long missing = agreement.missing();
+      MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_LONG_LONG, MPI_MAX, comm);
+      agreement.confirm(missing);
+      EXPECT_FALSE(agreement.pending()) << where;
+    }
+    const bool expected = possible && can_map == 1 && (refusing < 0 || refusing == 0);
+    EXPECT_EQ(agreement.shared(), expected) << where;
+    std::int64_t wrong = 0;
+    for (int round = 0; round < 100; ++round) {
+      long long words[3];
+      long long want[3];
+      for (long long &w : words)
+        w = static_cast<long long>(random() % 1000) - 500;
+      MPI_Allreduce(words, want, 3, MPI_LONG_LONG, MPI_MAX, comm);
+      ASSERT_EQ(agreement.max(comm, words, 3), MPI_SUCCESS) << where;
+      for (int k = 0; k < 3; ++k)
+        wrong += words[k] != want[k] ? 1 : 0;
+    }
+    EXPECT_EQ(wrong, 0) << where;
+  }
+  MPI_Comm_free(&comm);
 }

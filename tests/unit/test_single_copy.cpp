@@ -634,31 +634,45 @@ TEST(SingleCopyWay, SentWhateverThePiecesHoldsForEveryPieceCount) {
   EXPECT_FALSE(single_copy::sent_whatever_the_pieces(8, 1, false, false, Mode::always));
 }
 
-// SharedLines: four "processes" (threads, each with its own mapping of the lines, the first
-// the maker, the others attached through /proc/self/fd as a process of the node would through
-// /proc/PID/fd) agree 3000 times on the maximum of 1 to 7 words each; every agreement gives each
-// of them the maximum computed here apart. Threads yield at random, so some run an agreement
-// ahead of the others (the lines of two epochs in use). A file of another size, or no file,
-// is not attached.
+// SharedLines: four "processes" (threads, each with its own lines, the first the maker, the
+// others attached through /proc/self/fd as a process of the node would through /proc/PID/fd)
+// agree 3000 times on the maximum of 1 to 7 words each; every agreement gives each of them the
+// maximum computed here apart. Threads yield at random, so some run an agreement ahead of the
+// others (the lines of two epochs in use). Lines are blocks of one arena, never handed out
+// twice; the attached ones share one mapping of it, which stays for the next lines of that
+// arena. Another file, or lines beyond it, are not attached.
 TEST(SharedLines, EveryProcessGetsTheMaximumOfEveryAgreement) {
   constexpr int kProcesses = 4;
   constexpr int kRounds = 3000;
   single_copy::SharedLines maker;
   ASSERT_FALSE(maker.create(0));
   ASSERT_TRUE(maker.create(kProcesses)) << "no memory file: " << std::strerror(errno);
+  const single_copy::LinesAddress where = maker.address();
   std::vector<single_copy::SharedLines> lines(kProcesses);
   lines[0] = std::move(maker);
+  const std::size_t mapped_before = single_copy::SharedLines::mapped_arenas();
   for (int p = 1; p < kProcesses; ++p) {
-    if (!lines[static_cast<std::size_t>(p)].attach(getpid(), lines[0].fd(), kProcesses)) {
+    if (!lines[static_cast<std::size_t>(p)].attach(where, kProcesses)) {
       GTEST_SKIP() << "this process cannot open its own memory file through /proc";
     }
   }
+  EXPECT_EQ(single_copy::SharedLines::mapped_arenas(), mapped_before + 1)
+      << "one mapping of the arena for every attached lines";
+  single_copy::SharedLines next; // the next block of the same arena
+  ASSERT_TRUE(next.create(kProcesses));
+  EXPECT_EQ(next.address().inode, where.inode);
+  EXPECT_GE(next.address().offset, where.offset + 2 * 64 * kProcesses);
   single_copy::SharedLines other;
-  EXPECT_FALSE(other.attach(getpid(), lines[0].fd(), kProcesses + 1)) << "another size";
-  EXPECT_FALSE(other.attach(getpid(), -1, kProcesses));
+  single_copy::LinesAddress bad = where;
+  bad.inode += 1;
+  EXPECT_FALSE(other.attach(bad, kProcesses)) << "another file under that descriptor";
+  bad = where;
+  bad.offset = where.file_bytes - 64;
+  EXPECT_FALSE(other.attach(bad, kProcesses)) << "lines beyond the file";
+  bad = where;
+  bad.fd = -1;
+  EXPECT_FALSE(other.attach(bad, kProcesses));
   EXPECT_TRUE(other.empty());
-  lines[0].release_fd();
-  EXPECT_EQ(lines[0].fd(), -1);
 
   // Word k of process p in round r: signed, different for every (r, p, k).
   const auto word = [](int r, int p, int k) {
@@ -700,6 +714,13 @@ TEST(SharedLines, EveryProcessGetsTheMaximumOfEveryAgreement) {
   for (int p = 0; p < kProcesses; ++p) {
     EXPECT_EQ(wrong[static_cast<std::size_t>(p)], 0) << "process " << p;
   }
+  lines.clear();
+  EXPECT_EQ(single_copy::SharedLines::mapped_arenas(), mapped_before + 1)
+      << "the last arena of a process stays mapped";
+  single_copy::SharedLines again;
+  ASSERT_TRUE(again.attach(next.address(), kProcesses));
+  EXPECT_EQ(single_copy::SharedLines::mapped_arenas(), mapped_before + 1)
+      << "lines of an arena mapped already map nothing";
 }
 
 TEST(RunPattern, IndexOfInvertsCountBelow) {

@@ -111,9 +111,11 @@ void *map_memory_file(const char *name, std::size_t bytes, int &fd) {
 }
 
 // Process pid's memory file `fd` mapped here with `protection` (PROT_READ, or with PROT_WRITE),
-// if it is `bytes` long (the size tells the memory file from another file under that number);
-// null where the system refuses. Allocates nothing: runs on later executions.
-void *map_peer_file(std::int64_t pid, std::int64_t fd, std::size_t bytes, int protection) {
+// if it is `bytes` long and, where `inode` is not 0, has that inode (the size and the inode
+// tell the memory file from another file under that number); null where the system refuses.
+// Allocates nothing: runs on later executions.
+void *map_peer_file(std::int64_t pid, std::int64_t fd, std::size_t bytes, int protection,
+                    std::uint64_t inode = 0) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%lld/fd/%lld", static_cast<long long>(pid),
                 static_cast<long long>(fd));
@@ -122,7 +124,8 @@ void *map_peer_file(std::int64_t pid, std::int64_t fd, std::size_t bytes, int pr
     return nullptr;
   }
   struct stat status {};
-  void *memory = fstat(file, &status) == 0 && static_cast<std::uint64_t>(status.st_size) == bytes
+  void *memory = fstat(file, &status) == 0 && static_cast<std::uint64_t>(status.st_size) == bytes &&
+                         (inode == 0 || status.st_ino == inode)
                      ? mmap(nullptr, bytes, protection, MAP_SHARED, file, 0)
                      : MAP_FAILED;
   close(file);
@@ -644,17 +647,17 @@ bool Reader::finish() {
 }
 
 SharedLines::SharedLines(SharedLines &&other) noexcept
-    : lines_(std::exchange(other.lines_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
-      processes_(std::exchange(other.processes_, 0)), fd_(std::exchange(other.fd_, -1)),
+    : arena_(std::move(other.arena_)), lines_(std::exchange(other.lines_, nullptr)),
+      processes_(std::exchange(other.processes_, 0)), address_(std::exchange(other.address_, {})),
       epoch_(std::exchange(other.epoch_, 0)) {}
 
 SharedLines &SharedLines::operator=(SharedLines &&other) noexcept {
   if (this != &other) {
     reset();
+    arena_ = std::move(other.arena_);
     lines_ = std::exchange(other.lines_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
     processes_ = std::exchange(other.processes_, 0);
-    fd_ = std::exchange(other.fd_, -1);
+    address_ = std::exchange(other.address_, {});
     epoch_ = std::exchange(other.epoch_, 0);
   }
   return *this;
@@ -665,27 +668,55 @@ SharedLines::~SharedLines() {
 }
 
 void SharedLines::reset() {
-  release_fd();
-  if (lines_ != nullptr) {
-    munmap(lines_, bytes_);
-  }
+  arena_.reset();
   lines_ = nullptr;
-  bytes_ = 0;
   processes_ = 0;
+  address_ = {};
   epoch_ = 0;
 }
 
-void SharedLines::release_fd() {
-  if (fd_ >= 0) {
-    close(fd_);
-    fd_ = -1;
+namespace {
+
+// A memory file mapped here (this process's arena, writable by the others, or its mapping of
+// another's): unmapped, and this process's descriptor closed, with the last lines of it.
+struct Arena {
+  std::byte *data = nullptr;
+  std::size_t bytes = 0;
+  int fd = -1; // this process's arena: open while the others may map it
+  std::uint64_t inode = 0;
+  std::size_t used = 0; // bytes handed out (never handed out again)
+  Arena() = default;
+  Arena(const Arena &) = delete;
+  Arena &operator=(const Arena &) = delete;
+  ~Arena() {
+    if (data != nullptr) {
+      munmap(data, bytes);
+    }
+    if (fd >= 0) {
+      close(fd);
+    }
   }
+};
+
+struct Arenas {
+  std::mutex mutex;
+  std::shared_ptr<Arena> current; // where this process's next lines come from
+  // The others' arenas mapped here, by (pid, inode): a file mapped here keeps its inode.
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::weak_ptr<Arena>> mapped;
+  // The last arena of each other process mapped here, kept while it hands out lines: the
+  // lines of a plan made after the last one went map nothing again.
+  std::map<std::int64_t, std::shared_ptr<Arena>> latest;
+};
+
+Arenas &arenas() {
+  static Arenas a;
+  return a;
 }
 
-namespace {
 std::size_t lines_bytes(int processes) {
   return 2 * static_cast<std::size_t>(std::max(processes, 0)) * 64;
 }
+
 } // namespace
 
 bool SharedLines::create(int processes) {
@@ -694,29 +725,75 @@ bool SharedLines::create(int processes) {
   if (processes < 1) {
     return false;
   }
-  void *memory = map_memory_file("redist-agreement", lines_bytes(processes), fd_);
-  if (memory == nullptr) {
-    return false;
+  const std::size_t bytes = lines_bytes(processes);
+  Arenas &a = arenas();
+  std::lock_guard lock(a.mutex);
+  if (!a.current || a.current->bytes - a.current->used < bytes) {
+    a.current.reset(); // unmapped and closed once no lines of it are left
+    auto arena = std::make_shared<Arena>();
+    arena->bytes = std::max(kArenaBytes, bytes);
+    void *memory = map_memory_file("redist-agreements", arena->bytes, arena->fd);
+    struct stat status {};
+    if (memory == nullptr || fstat(arena->fd, &status) != 0) {
+      if (memory != nullptr) {
+        munmap(memory, arena->bytes);
+      }
+      return false;
+    }
+    arena->data = static_cast<std::byte *>(memory); // a new file reads as zeros: epochs 0
+    arena->inode = status.st_ino;
+    a.current = std::move(arena);
   }
-  lines_ = static_cast<Line *>(memory); // a new file reads as zeros: every epoch 0
-  bytes_ = lines_bytes(processes);
+  Arena &arena = *a.current;
+  lines_ = reinterpret_cast<Line *>(arena.data + arena.used);
+  address_ = {getpid(), arena.fd, arena.inode, arena.used, arena.bytes};
+  arena.used += bytes;
+  arena_ = a.current;
   processes_ = processes;
   return true;
 }
 
-bool SharedLines::attach(std::int64_t pid, std::int64_t fd, int processes) {
+bool SharedLines::attach(const LinesAddress &where, int processes) {
   reset();
-  if (processes < 1 || pid <= 0 || fd < 0) {
+  const std::size_t bytes = lines_bytes(processes);
+  if (processes < 1 || where.pid <= 0 || where.fd < 0 || where.offset > where.file_bytes ||
+      bytes > where.file_bytes - where.offset) {
     return false;
   }
-  void *memory = map_peer_file(pid, fd, lines_bytes(processes), PROT_READ | PROT_WRITE);
-  if (memory == nullptr) {
-    return false;
+  Arenas &a = arenas();
+  std::lock_guard lock(a.mutex);
+  std::erase_if(a.mapped, [](const auto &entry) { return entry.second.expired(); });
+  const std::pair key{where.pid, where.inode};
+  std::shared_ptr<Arena> arena;
+  if (const auto found = a.mapped.find(key); found != a.mapped.end()) {
+    arena = found->second.lock();
   }
-  lines_ = static_cast<Line *>(memory);
-  bytes_ = lines_bytes(processes);
+  if (!arena || arena->bytes != where.file_bytes) {
+    const auto file_bytes = static_cast<std::size_t>(where.file_bytes);
+    void *memory =
+        map_peer_file(where.pid, where.fd, file_bytes, PROT_READ | PROT_WRITE, where.inode);
+    if (memory == nullptr) {
+      return false;
+    }
+    arena = std::make_shared<Arena>();
+    arena->data = static_cast<std::byte *>(memory);
+    arena->bytes = file_bytes;
+    arena->inode = where.inode;
+    a.mapped[key] = arena;
+  }
+  a.latest[where.pid] = arena;
+  lines_ = reinterpret_cast<Line *>(arena->data + where.offset);
+  address_ = where;
+  arena_ = std::move(arena);
   processes_ = processes;
   return true;
+}
+
+std::size_t SharedLines::mapped_arenas() {
+  Arenas &a = arenas();
+  std::lock_guard lock(a.mutex);
+  return static_cast<std::size_t>(std::count_if(
+      a.mapped.begin(), a.mapped.end(), [](const auto &entry) { return !entry.second.expired(); }));
 }
 
 void SharedLines::max(int me, long long *words, int count, void (*idle)(void *), void *context) {

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -212,17 +213,34 @@ private:
   std::uint64_t id_ = 0;
 };
 
+/// Where one process's lines are, for the others of the node: its memory file (descriptor in
+/// that process, and inode, which names the file for good while it is mapped) and the byte
+/// offset of the lines in it.
+struct LinesAddress {
+  std::int64_t pid = 0;
+  std::int64_t fd = -1;
+  std::uint64_t inode = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t file_bytes = 0;
+};
+
 /// Cache lines the processes of one node share, for agreements without MPI (issue 18; the
 /// executor's NodeAgreement, docs/performance.md "Agreements inside a node"): two lines per
-/// process in a memory file one of them makes (create()) and the others map writable through
-/// /proc/PID/fd/FD (attach(), the permission of a cross-memory read). Each process writes its
-/// own line and reads the others'.
+/// process. One process takes them from its arena, a memory file it keeps open and hands out
+/// in blocks, never the same block twice (create()); the others map that arena writable
+/// through /proc/PID/fd/FD, the permission of a cross-memory read (attach(); a process maps
+/// each arena of another once, for every block of it, and keeps the last arena of each other
+/// process mapped). A full arena is replaced, and unmapped once no lines of it are left, so
+/// that lines cost no system call but an arena's first mapping (one per process of the node
+/// at a time). Each process writes its own line and reads the others'.
 class SharedLines {
 public:
   /// Words a line carries beside its epoch.
   static constexpr int kMaxWords = 7;
   /// Checks of the others' lines between two calls of `idle` while a process waits.
   static constexpr int kSpinsBeforeIdle = 64;
+  /// Bytes of an arena (more where one block needs more).
+  static constexpr std::size_t kArenaBytes = std::size_t{64} << 10;
 
   SharedLines() = default;
   SharedLines(const SharedLines &) = delete;
@@ -231,22 +249,24 @@ public:
   SharedLines &operator=(SharedLines &&other) noexcept;
   ~SharedLines();
 
-  /// The lines of `processes` processes in a new memory file, mapped here; false (nothing
-  /// made) where the system gives none.
+  /// The lines of `processes` processes, zero, from this process's arena; false (nothing
+  /// taken) where the system gives no memory file.
   bool create(int processes);
-  /// Process pid's lines (its descriptor `fd`, made for `processes`) mapped writable here;
-  /// false (nothing mapped) where the system refuses or the file is not of that size.
-  bool attach(std::int64_t pid, std::int64_t fd, int processes);
-  /// create()'s descriptor, -1 once released (or when attached); release it once every
-  /// process has attached.
-  [[nodiscard]] int fd() const { return fd_; }
-  void release_fd();
+  /// Where create()'s lines are (attach()'s argument in the other processes).
+  [[nodiscard]] LinesAddress address() const { return address_; }
+  /// The lines of `processes` processes at `where` (another process's create()) mapped
+  /// writable here; false (nothing mapped) where the system refuses or the file is not the
+  /// one named.
+  bool attach(const LinesAddress &where, int processes);
   [[nodiscard]] bool empty() const { return lines_ == nullptr; }
 
   /// words[0, count) := their maximum over the processes (count <= kMaxWords). Every process
   /// calls it, as process `me` of the lines, the same number of times in the same order; a
   /// process waiting for the others calls idle(context) every kSpinsBeforeIdle checks.
   void max(int me, long long *words, int count, void (*idle)(void *), void *context);
+
+  /// Arenas of other processes mapped here (a test's view of the mapping cache).
+  static std::size_t mapped_arenas();
 
 private:
   struct alignas(64) Line {
@@ -255,10 +275,10 @@ private:
   };
   void reset();
 
-  Line *lines_ = nullptr; // [process][epoch parity]
-  std::size_t bytes_ = 0;
+  std::shared_ptr<const void> arena_; // this process's arena, or its mapping of another's
+  Line *lines_ = nullptr;             // [process][epoch parity]
   int processes_ = 0;
-  int fd_ = -1;
+  LinesAddress address_;
   long long epoch_ = 0; // agreements this process has made on the lines
 };
 

@@ -57,23 +57,45 @@ int NodeAgreement::share(MPI_Comm comm) {
     return rc;
   }
   single_copy::SharedLines lines;
-  long long where[2] = {-1, -1}; // rank 0's pid and descriptor
+  single_copy::LinesAddress where; // rank 0's lines
   if (rank_ == 0 && lines.create(size)) {
-    where[0] = getpid();
-    where[1] = lines.fd();
+    where = lines.address();
   }
-  rc = MPI_Bcast(where, 2, MPI_LONG_LONG, 0, comm);
+  rc = MPI_Bcast(&where, static_cast<int>(sizeof where), MPI_BYTE, 0, comm);
   int mapped = 0;
   if (rc == MPI_SUCCESS) {
     mapped = rank_ == 0 ? static_cast<int>(!lines.empty())
-                        : static_cast<int>(where[0] > 0 && lines.attach(where[0], where[1], size));
+                        : static_cast<int>(where.pid > 0 && lines.attach(where, size));
   }
   const int agreed = MPI_Allreduce(MPI_IN_PLACE, &mapped, 1, MPI_INT, MPI_MIN, comm);
-  lines.release_fd(); // every rank has mapped the lines, or none uses them
   if (rc == MPI_SUCCESS && agreed == MPI_SUCCESS && mapped == 1) {
     lines_ = std::move(lines);
   }
   return rc != MPI_SUCCESS ? rc : agreed;
+}
+
+single_copy::LinesAddress NodeAgreement::offer(int rank, int size) {
+  rank_ = rank;
+  size_ = size;
+  if (rank == 0 && pending_lines_.create(size)) {
+    return pending_lines_.address();
+  }
+  return {};
+}
+
+void NodeAgreement::take(const single_copy::LinesAddress &where) {
+  pending_ = true;
+  if (rank_ != 0 && where.pid > 0) {
+    static_cast<void>(pending_lines_.attach(where, size_));
+  }
+}
+
+void NodeAgreement::confirm(long long missing_anywhere) {
+  if (missing_anywhere == 0) {
+    lines_ = std::move(pending_lines_);
+  }
+  pending_lines_ = {};
+  pending_ = false;
 }
 
 int NodeAgreement::max(MPI_Comm comm, long long *words, int count) {

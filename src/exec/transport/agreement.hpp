@@ -29,12 +29,27 @@ public:
   /// all on one node.
   static bool possible(const std::vector<int> &node_ids);
 
-  /// Collective over comm, whose ranks' nodes are possible(). Rank 0 makes the lines,
-  /// MPI_Bcast tells the others where they are, each maps them, and an MPI_Allreduce agrees
-  /// whether every rank did: from then on, max() goes through them. Returns MPI_SUCCESS, or
-  /// the code of the call that failed here (the lines are then not used here).
+  /// Collective over comm, whose ranks' nodes are possible(). Rank 0 takes the lines from its
+  /// arena, MPI_Bcast tells the others where they are, each maps them (no system call where
+  /// it has that arena mapped already), and an MPI_Allreduce agrees whether every rank did:
+  /// from then on, max() goes through them. Returns MPI_SUCCESS, or the code of the call that
+  /// failed here (the lines are then not used here).
   int share(MPI_Comm comm);
   [[nodiscard]] bool shared() const { return !lines_.empty(); }
+
+  /// The same in steps that ride on agreements of the caller's, no collective of its own (the
+  /// executor's: its plan's planning agreement, then its first agreement after an exchange).
+  /// offer(): rank 0 takes the lines and returns where they are (the other ranks an empty
+  /// address); the caller's agreement gives every rank their maximum, rank 0's; take() maps
+  /// them; the caller's next agreement carries missing() (1 where they are not mapped), and
+  /// confirm() with its maximum uses them from then on, or drops them, on every rank alike.
+  /// Every rank of comm calls each step, with the same `size` (its ranks, possible()).
+  single_copy::LinesAddress offer(int rank, int size);
+  void take(const single_copy::LinesAddress &where);
+  /// Whether take() awaits confirm().
+  [[nodiscard]] bool pending() const { return pending_; }
+  [[nodiscard]] long long missing() const { return pending_lines_.empty() ? 1 : 0; }
+  void confirm(long long missing_anywhere);
 
   /// MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm), or the same
   /// through the lines once shared, when count <= single_copy::SharedLines::kMaxWords.
@@ -43,7 +58,10 @@ public:
 
 private:
   single_copy::SharedLines lines_;
+  single_copy::SharedLines pending_lines_;
+  bool pending_ = false;
   int rank_ = 0;
+  int size_ = 0;
 };
 
 /// The agreement kept with comm (its attribute, MPI 4.0 section 7.7, freed with it and not
