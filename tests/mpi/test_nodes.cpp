@@ -39,6 +39,23 @@ int comm_size(MPI_Comm comm) {
   return s;
 }
 
+/// World ranks of comm's ranks, by rank in comm.
+std::vector<int> world_ranks_of(MPI_Comm comm) {
+  MPI_Group world_group = MPI_GROUP_NULL;
+  MPI_Group group = MPI_GROUP_NULL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Comm_group(comm, &group);
+  const int size = comm_size(comm);
+  std::vector<int> in_comm(static_cast<std::size_t>(size));
+  std::vector<int> in_world(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i)
+    in_comm[static_cast<std::size_t>(i)] = i;
+  MPI_Group_translate_ranks(group, size, in_comm.data(), world_group, in_world.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world_group);
+  return in_world;
+}
+
 /// The test's own view of nodes: for every rank of MPI_COMM_WORLD, whether it shares this
 /// rank's node, from MPI_Comm_split_type (split by rank modulo REDIST_TEST_NODES when set).
 std::vector<char> same_node_as_me() {
@@ -53,21 +70,9 @@ std::vector<char> same_node_as_me() {
     MPI_Comm_split(shared, rank % k, rank, &node);
     MPI_Comm_free(&shared);
   }
-  MPI_Group world_group = MPI_GROUP_NULL;
-  MPI_Group node_group = MPI_GROUP_NULL;
-  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  MPI_Comm_group(node, &node_group);
-  const int members = comm_size(node);
-  std::vector<int> in_node(static_cast<std::size_t>(members));
-  std::vector<int> in_world(static_cast<std::size_t>(members));
-  for (int i = 0; i < members; ++i)
-    in_node[static_cast<std::size_t>(i)] = i;
-  MPI_Group_translate_ranks(node_group, members, in_node.data(), world_group, in_world.data());
   std::vector<char> same(static_cast<std::size_t>(size), 0);
-  for (const int r : in_world)
+  for (const int r : world_ranks_of(node))
     same[static_cast<std::size_t>(r)] = 1;
-  MPI_Group_free(&node_group);
-  MPI_Group_free(&world_group);
   MPI_Comm_free(&node);
   return same;
 }
@@ -311,23 +316,6 @@ TEST(CalibrateNodes, LevelsWhereMpiSeesThem) {
 }
 
 } // namespace
-
-/// World ranks of comm's ranks, by rank in comm.
-std::vector<int> world_ranks_of(MPI_Comm comm) {
-  MPI_Group world_group = MPI_GROUP_NULL;
-  MPI_Group group = MPI_GROUP_NULL;
-  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  MPI_Comm_group(comm, &group);
-  const int size = comm_size(comm);
-  std::vector<int> in_comm(static_cast<std::size_t>(size));
-  std::vector<int> in_world(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i)
-    in_comm[static_cast<std::size_t>(i)] = i;
-  MPI_Group_translate_ranks(group, size, in_comm.data(), world_group, in_world.data());
-  MPI_Group_free(&group);
-  MPI_Group_free(&world_group);
-  return in_world;
-}
 
 // NodeAgreement (src/exec/transport/agreement.hpp) on communicators of every rank (in order and
 // reversed), of pairs of ranks and of single ranks: it may share its lines exactly where 2 to
