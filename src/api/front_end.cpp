@@ -449,18 +449,18 @@ void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planne
   // other ranks: the maximum is rank 0's).
   const single_copy::LinesAddress lines =
       out.executor ? out.executor->offer_agreement_lines() : single_copy::LinesAddress{};
-  long long failed[8] = {out_of_memory ? order : 0,
-                         out.why.empty() ? 0 : order,
-                         out.executor && out.executor->may_read_peers() ? 1 : 0,
-                         lines.pid,
-                         lines.fd,
-                         static_cast<long long>(lines.inode),
-                         static_cast<long long>(lines.offset),
-                         static_cast<long long>(lines.file_bytes)};
-  MPI_Allreduce(MPI_IN_PLACE, failed, 8, MPI_LONG_LONG, MPI_MAX, comm);
+  long long words[8] = {out_of_memory ? order : 0,
+                        out.why.empty() ? 0 : order,
+                        out.executor && out.executor->may_read_peers() ? 1 : 0,
+                        lines.pid,
+                        lines.fd,
+                        static_cast<long long>(lines.inode),
+                        static_cast<long long>(lines.offset),
+                        static_cast<long long>(lines.file_bytes)};
+  MPI_Allreduce(MPI_IN_PLACE, words, 8, MPI_LONG_LONG, MPI_MAX, comm);
   for (const auto &[status, word, here] :
-       {std::tuple{REDIST_ERR_NO_MEMORY, failed[0], out_of_memory},
-        std::tuple{REDIST_ERR_ARGUMENT, failed[1], !out.why.empty()}}) {
+       {std::tuple{REDIST_ERR_NO_MEMORY, words[0], out_of_memory},
+        std::tuple{REDIST_ERR_ARGUMENT, words[1], !out.why.empty()}}) {
     if (word != 0) {
       out.status = status;
       out.here = here;
@@ -469,11 +469,11 @@ void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planne
       return;
     }
   }
-  if (failed[2] == 0 && out.executor) out.executor->send_every_message();
+  if (words[2] == 0 && out.executor) out.executor->send_every_message();
   if (out.executor) {
-    out.executor->take_agreement_lines({failed[3], failed[4], static_cast<std::uint64_t>(failed[5]),
-                                        static_cast<std::uint64_t>(failed[6]),
-                                        static_cast<std::uint64_t>(failed[7])});
+    out.executor->take_agreement_lines({words[3], words[4], static_cast<std::uint64_t>(words[5]),
+                                        static_cast<std::uint64_t>(words[6]),
+                                        static_cast<std::uint64_t>(words[7])});
   }
 }
 

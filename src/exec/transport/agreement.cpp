@@ -48,29 +48,23 @@ bool NodeAgreement::possible(const std::vector<int> &node_ids) {
 }
 
 int NodeAgreement::share(MPI_Comm comm) {
+  // The steps of offer() to confirm(), with a broadcast and a reduction of their own.
+  int rank = 0;
   int size = 0;
-  int rc = MPI_Comm_rank(comm, &rank_);
+  int rc = MPI_Comm_rank(comm, &rank);
   if (rc == MPI_SUCCESS) {
     rc = MPI_Comm_size(comm, &size);
   }
   if (rc != MPI_SUCCESS) {
     return rc;
   }
-  single_copy::SharedLines lines;
-  single_copy::LinesAddress where; // rank 0's lines
-  if (rank_ == 0 && lines.create(size)) {
-    where = lines.address();
-  }
+  single_copy::LinesAddress where = offer(rank, size);
   rc = MPI_Bcast(&where, static_cast<int>(sizeof where), MPI_BYTE, 0, comm);
-  int mapped = 0;
-  if (rc == MPI_SUCCESS) {
-    mapped = rank_ == 0 ? static_cast<int>(!lines.empty())
-                        : static_cast<int>(where.pid > 0 && lines.attach(where, size));
-  }
-  const int agreed = MPI_Allreduce(MPI_IN_PLACE, &mapped, 1, MPI_INT, MPI_MIN, comm);
-  if (rc == MPI_SUCCESS && agreed == MPI_SUCCESS && mapped == 1) {
-    lines_ = std::move(lines);
-  }
+  take(rc == MPI_SUCCESS ? where : single_copy::LinesAddress{});
+  long long missing_anywhere = missing();
+  const int agreed =
+      MPI_Allreduce(MPI_IN_PLACE, &missing_anywhere, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  confirm(rc == MPI_SUCCESS && agreed == MPI_SUCCESS ? missing_anywhere : 1);
   return rc != MPI_SUCCESS ? rc : agreed;
 }
 

@@ -37,7 +37,7 @@ public:
   int share(MPI_Comm comm);
   [[nodiscard]] bool shared() const { return !lines_.empty(); }
 
-  /// The same in steps that ride on agreements of the caller's, no collective of its own (the
+  /// share()'s steps, riding on agreements of the caller's, no collective of their own (the
   /// executor's: its plan's planning agreement, then its first agreement after an exchange).
   /// offer(): rank 0 takes the lines and returns where they are (the other ranks an empty
   /// address); the caller's agreement gives every rank their maximum, rank 0's; take() maps
