@@ -310,8 +310,13 @@ int position_of(const Call &c, front_end::Arg arg) {
   return 0;
 }
 
-/// Execute the call's plan, every process of ICTXT having agreed to.
-int execute(const Call &c, const front_end::CacheLookup &cache) {
+/// Execute the call's plan, every process of ICTXT having agreed to (`staged`: its staged
+/// exchange packed before that agreement).
+int execute(const Call &c, const front_end::CacheLookup &cache, bool staged = false) {
+  if (staged) { // nothing left that can fail
+    cache.plan->executor->finish_staged(c.a.data, c.destination, c.operation);
+    return REDIST_SUCCESS;
+  }
   try {
     if (c.operation != nullptr) {
       cache.plan->executor->execute(c.a.data, c.destination, *c.operation);
@@ -334,6 +339,7 @@ int execute(const Call &c, const front_end::CacheLookup &cache) {
 
 int run_call(Call &c) {
   ++call_count;
+  const environment::Snapshot environment_read_once; // the call reads eight REDIST_* variables
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
   c.a.grid = blacs::grid_info(c.a.desc[CTXT_]);
   c.b.grid = blacs::grid_info(c.b.desc[CTXT_]);
@@ -379,10 +385,17 @@ int run_call(Call &c) {
       local_error ? front_end::error_word(1000 - local_error->position, static_cast<int>(slot)) : 0;
   // Every process holds the same plan (built together from agreed fields), no error anywhere:
   // execute it. Otherwise the agreement of every field below says why.
+  // A plan whose messages are staged (issue 18) packs them before the hit agreement, which
+  // then also tells every process that its peers' messages are ready to unpack.
+  const bool staged = !local_error && cache.plan && cache.plan->executor->stages();
   call_timers::lap(call_timers::front);
+  if (staged) {
+    cache.plan->executor->stage(c.a.data);
+    call_timers::lap(call_timers::pack);
+  }
   const bool hit = front_end::agree_hit(comm, error, cache);
   call_timers::lap(call_timers::hit_agreement);
-  if (hit) return execute(c, cache);
+  if (hit) return execute(c, cache, staged);
   const front_end::Agreement agreed = front_end::agree(comm, args, error, cache);
 
   if (agreed.error != 0) {

@@ -87,7 +87,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
       read_packed_(pieces_, tag, single_copy::Way::read_packed, packed_read_,
                    negotiation_.senders()),
       mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()),
-      repair_(pieces_, tag + kRepairTag) {
+      staged_(pieces_, send_offsets_, tag), repair_(pieces_, tag + kRepairTag) {
   may_share_agreement_ = NodeAgreement::possible(node_ids);
   if (progress_environment_error().empty()) {
     progress_mode_ = progress_mode();
@@ -140,9 +140,14 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
     offset += static_cast<std::size_t>(peer.elements) * element_size;
   }
   recv_offsets_.push_back(offset);
+  const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
+  if (may_share_agreement_ && all_at_once && pieces_.batch_operations().empty() &&
+      !pieces_.sent_only() && negotiation_.mode() == single_copy::Mode::automatic &&
+      staged_.small_enough()) {
+    staging_ = Staging::asked;
+  }
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
-  const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
   // A memory file to share only where a receiver may map it: not for plans whose messages are
   // all sent (prepare()), nor where every message is too small for `mapped` to pay.
   const bool shareable =
@@ -244,6 +249,12 @@ void Executor::prepare(const std::byte *a) {
   } else if (!negotiation_.later_in_use()) {
     use_later_ways();
   }
+  if (staging_ == Staging::set_up_next) {
+    // Its failure fails nothing: this execution's agreement agrees not to stage.
+    staged_.set_up(requests_);
+    requests_.forget_failure();
+    staging_ = Staging::setting_up;
+  }
 }
 
 std::string Executor::environment_error() {
@@ -275,7 +286,12 @@ void Executor::start(const void *a_void, void *b_void, const Operation *op) {
     flight_.operation = true;
   }
   try {
-    if (!phases_[0]) {
+    if (staging_ == Staging::in_use) {
+      if (!deferring_ || check_ == 0) { // else a or b may be null: nothing packed, nor unpacked
+        staged_.pack(flight_.a);
+      }
+      flight_.staged = true;
+    } else if (!phases_[0]) {
       prepare(flight_.a);
       call_timers::lap(call_timers::prepare);
       if (schedule_.strategy == Strategy::all_at_once) {
@@ -308,7 +324,9 @@ void Executor::end() {
       }
     }
   } reset{*this, flight.operation};
-  if (phases_[0]) {
+  if (flight.staged) {
+    end_staged(flight.a, flight.b);
+  } else if (phases_[0]) {
     execute_two_phases(flight.a, flight.b);
   } else {
     if (flight.posted) {
@@ -390,6 +408,36 @@ void Executor::use_later_ways() {
   }
 }
 
+void Executor::stage(const void *a) {
+  staged_.pack(static_cast<const std::byte *>(a));
+}
+
+void Executor::finish_staged(const void *a, void *b, const Operation *op) {
+  operation_pieces().set_operation(op);
+  staged_.unpack(pieces_, static_cast<std::byte *>(b));
+  call_timers::lap(call_timers::unpack);
+  pieces_.copy_local(static_cast<const std::byte *>(a), static_cast<std::byte *>(b));
+  call_timers::lap(call_timers::local_copy);
+  operation_pieces().set_operation(nullptr);
+  streaming_fence();
+}
+
+void Executor::end_staged(const std::byte *a, std::byte *b) {
+  // Every rank packed before this agreement; none reads a slot before it (staged.hpp).
+  long long check[1] = {check_};
+  const int rc = agreement_.max(requests_.comm(), check, 1);
+  if (rc != MPI_SUCCESS) { // only MPI_Allreduce can fail, and stages() shares the lines
+    requests_.record(rc, "MPI_Allreduce (agreement of a staged exchange)", -1);
+    return;
+  }
+  check_ = check[0];
+  if (deferring_ && check_ != 0) {
+    return; // an argument error somewhere: nothing written anywhere, the slots not used
+  }
+  staged_.unpack(pieces_, b);
+  pieces_.copy_local(a, b);
+}
+
 single_copy::LinesAddress Executor::offer_agreement_lines() {
   if (!may_share_agreement_) {
     return {};
@@ -412,23 +460,35 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   // next execution can take it (defers()).
   const bool next_defers = !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
                            (pieces_.sent_only() || negotiation_.later_all_sent());
-  // And, once, whether every rank mapped the lines of later agreements (take_agreement_lines).
-  long long agreed[4] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
-                         next_defers ? 0 : 1, agreement_.missing()};
+  // And, once, whether every rank mapped the lines of later agreements (take_agreement_lines)
+  // and may stage; then, once, whether the staged exchange was set up everywhere.
+  const bool staging_word = agreement_.pending() || staging_ == Staging::setting_up;
+  long long agreed[5] = {
+      requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_, next_defers ? 0 : 1,
+      agreement_.missing(),
+      staging_ == Staging::asked || (staging_ == Staging::setting_up && staged_.ready()) ? 0 : 1};
   defers_ = false;
   call_timers::lap(call_timers::wait_sends);
-  int rc = agreement_.max(requests_.comm(), agreed, agreement_.pending() ? 4 : 3);
+  int rc = agreement_.max(requests_.comm(), agreed, staging_word ? 5 : 3);
   call_timers::lap(call_timers::settle_agreement);
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
+    staging_ = Staging::never;
     return;
   }
+  const long long failed = agreed[0];
   if (agreement_.pending()) {
     agreement_.confirm(agreed[3]);
+    staging_ =
+        agreed[3] == 0 && agreed[4] == 0 && failed == 0 ? Staging::set_up_next : Staging::never;
+  } else if (staging_ == Staging::setting_up) {
+    staged_.release_fd(); // every receiver mapped it or gave up
+    staging_ = agreed[4] == 0 && failed == 0 ? Staging::in_use : Staging::never;
+  } else if (staging_ == Staging::asked) {
+    staging_ = Staging::never; // the lines were not offered
   }
-  const long long failed = agreed[0];
   check_ = agreed[1];
-  defers_ = failed == 0 && agreed[2] == 0;
+  defers_ = failed == 0 && (agreed[2] == 0 || staging_ == Staging::in_use);
   if (deferring_) {
     if (check_ != 0) {
       // An argument error somewhere: b stays as it was on every rank. A failed transfer is

@@ -27,6 +27,7 @@
 #include "sent.hpp"
 #include "single_copy.hpp"
 #include "single_copy_transport.hpp"
+#include "staged.hpp"
 
 #include <mpi.h>
 
@@ -112,7 +113,8 @@ public:
   /// Whether the next execution can carry the caller's argument check (execute_checked()),
   /// the same on every rank (agreed after the last exchange): every message of the plan, on
   /// every rank, travels through MPI into this executor's buffers (no single-copy way writes
-  /// b or reads a), all at once (no step reuses a buffer), and nothing failed.
+  /// b or reads a), all at once (no step reuses a buffer), and nothing failed; or the plan
+  /// stages() (its one agreement comes before anything is unpacked).
   [[nodiscard]] bool defers() const { return defers_; }
   /// Whether some message of this rank (of either phase) could take a single-copy way, by its
   /// size and element count (single_copy::sent_whatever_the_pieces under the plan's
@@ -139,6 +141,22 @@ public:
   /// agreement is an MPI_Allreduce.
   single_copy::LinesAddress offer_agreement_lines();
   void take_agreement_lines(const single_copy::LinesAddress &rank0);
+
+  /// Issue 18, the staged exchange (transport/staged.hpp): from the third execution on, a
+  /// plan in one phase, all at once, whose ranks share agreement lines (all on one node) and
+  /// whose messages are all small (StagedExchange::kMaxMessageBytes) under REDIST_SINGLE_COPY
+  /// = auto exchanges them through memory files, without any MPI call: each rank packs, one
+  /// agreement (the executor's, or the caller's, see stage()), each rank unpacks. Agreed on
+  /// the first execution, set up on the second.
+  [[nodiscard]] bool stages() const { return staging_ == Staging::in_use; }
+  /// When stages(): pack this rank's messages from `a` for the next execution, before an
+  /// agreement every rank of the plan joins (the ScaLAPACK entries' hit check); if every rank
+  /// agrees to run it, finish_staged() runs it. Otherwise nothing was written and execute()
+  /// packs again.
+  void stage(const void *a);
+  /// After that agreement: unpack every message into b, copy the local part (applying `op`,
+  /// if not null) and end the execution.
+  void finish_staged(const void *a, void *b, const Operation *op);
 
   /// words[0, count) := their maximum over the plan's ranks, through the agreement after each
   /// exchange (shared lines from the second execution on where the ranks may share them and
@@ -230,6 +248,8 @@ private:
   void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
   /// After the exchange: the agreement on whether anything failed, and the repair if it did.
   void settle(const std::byte *a, std::byte *b);
+  /// A staged execution's agreement (with check_), then its unpacking (stages()).
+  void end_staged(const std::byte *a, std::byte *b);
 
   ScheduleChoice schedule_;
   Pieces pieces_;
@@ -271,6 +291,12 @@ private:
   // offered them (offer_agreement_lines()), else MPI_Allreduce.
   NodeAgreement agreement_;
   bool may_share_agreement_ = false;
+  // The staged exchange: whether every rank may stage is agreed by the first execution's
+  // agreement (asked), the exchange set up in the second (setting_up) and, if it worked on
+  // every rank (agreed by its agreement), in use from the third.
+  enum class Staging : std::uint8_t { never, asked, set_up_next, setting_up, in_use };
+  StagedExchange staged_;
+  Staging staging_ = Staging::never;
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution
   bool defers_ = false;      // agreed by the last settle()
@@ -282,6 +308,7 @@ private:
     std::byte *b = nullptr;
     bool operation = false;   // begin() set an operation on operation_pieces()
     bool posted = false;      // all at once: begin() posted the exchange
+    bool staged = false;      // begin() packed into the staged exchange's slot
     std::size_t receives = 0; // then: its receive requests
   };
   Flight flight_;

@@ -444,7 +444,7 @@ TEST(PblasOps, ErrorsOnEveryRankLeaveCUntouched) {
 }
 
 // The C API (redist_plan_create_op + redist_plan_execute_op) on the random cases' layouts
-// against PBLAS, bit for bit; each plan executed twice with different alpha, beta.
+// against PBLAS, bit for bit; each plan executed four times, alternating two alpha, beta.
 TEST(PblasOps, CApiAgainstPblas) {
   const std::uint64_t seed = shared_seed("PblasOps.CApiAgainstPblas", 20202);
   Rng rng(seed);
@@ -501,7 +501,9 @@ TEST(PblasOps, CApiAgainstPblas) {
         std::vector<unsigned char> want = in.c;
         std::vector<unsigned char> got = in.c;
         void *theirs = pblas(routine_name(k) + "_");
-        for (const Case *coefficients : {&k, &k2}) {
+        // Four executions: from the third on, a plan of small messages on one node stages
+        // them (Executor::stages()), applying alpha and beta as it unpacks.
+        for (const Case *coefficients : {&k, &k2, &k, &k2}) {
           const auto alpha = scalar_bytes(k.x, coefficients->alpha);
           const auto beta = scalar_bytes(k.x, coefficients->beta);
           call(k, theirs, in, want, k.m, k.n, alpha.data(), beta.data());

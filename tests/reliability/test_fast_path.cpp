@@ -39,8 +39,21 @@ extern "C" int MPI_Allreduce(const void *send, void *recv, int count, MPI_Dataty
 }
 
 namespace {
-int node_queries = 0; // MPI_Comm_split_type calls since reset
+int node_queries = 0;   // MPI_Comm_split_type calls since reset
+int point_to_point = 0; // MPI_Isend and MPI_Irecv calls since reset
 } // namespace
+
+extern "C" int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request) {
+  ++point_to_point;
+  return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+extern "C" int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, MPI_Request *request) {
+  ++point_to_point;
+  return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
 
 extern "C" int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out) {
   ++node_queries;
@@ -99,7 +112,13 @@ struct Outcome {
   int status = 0;
   std::string text;
   std::vector<int> allreduces;
+  int point_to_point = 0; // messages posted, summed over the processes
 };
+
+int summed(int v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return v;
+}
 
 /// PDGEMR2D on the standard scenario's arrays, with the last process's IA increased by
 /// `ia_shift`.
@@ -113,9 +132,11 @@ Outcome pdgemr2d(const Scenario &s, Data<double> &d, redist_int ia_shift) {
   Outcome out;
   errtest::StderrCapture capture;
   allreduce_counts.clear();
+  point_to_point = 0;
   redist_pdgemr2d_(&m, &n, d.a.data(), &ia, &ja, desc.a.data(), d.b.data(), &ib, &jb, desc.b.data(),
                    &desc.ictxt);
   out.allreduces = allreduce_counts;
+  out.point_to_point = summed(point_to_point);
   out.text = capture.finish();
   out.status = redist_scalapack_last_status();
   return out;
@@ -174,6 +195,13 @@ TEST(FastPath, ScalapackCallFoundEverywhereRunsOneSmallAgreement) {
       } else if (call > 0) {
         EXPECT_EQ(got.allreduces, cached_call_allreduces())
             << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      }
+      // From the third call on, inside a node, the plan's messages are staged (packed before
+      // the hit agreement, unpacked after it): no message at all.
+      if (call >= 2 && agreements_shared()) {
+        EXPECT_EQ(got.point_to_point, 0) << where << "messages posted";
+      } else if (mpitest::world_size() > 1) {
+        EXPECT_GT(got.point_to_point, 0) << where << "messages posted";
       }
     }
   }
@@ -234,24 +262,28 @@ struct Executed {
   int status = 0;
   std::string message;
   std::vector<int> allreduces;
+  int point_to_point = 0; // messages posted, summed over the processes
 };
 
 Executed execute(redist_plan plan, const void *a, void *b) {
   Executed out;
   allreduce_counts.clear();
+  point_to_point = 0;
   out.status = redist_plan_execute(plan, a, b);
   out.allreduces = allreduce_counts;
+  out.point_to_point = summed(point_to_point);
   out.message = redist_last_error();
   return out;
 }
 
 /// The MPI_Allreduce calls of execution `run` of a C API plan whose messages all travel
 /// through MPI: the executor's agreement after the exchange (3 words; at the first execution,
-/// where the processes share their agreements, 4: whether every process mapped the lines the
-/// plan's creation handed out), then, where they share them, none.
+/// where the processes share their agreements, 5: whether every process mapped the lines the
+/// plan's creation handed out, and whether every process may stage its messages), then, where
+/// they share them, none.
 std::vector<int> execution_allreduces(int run) {
   if (!agreements_shared()) return {3};
-  return run == 0 ? std::vector<int>{4} : std::vector<int>{};
+  return run == 0 ? std::vector<int>{5} : std::vector<int>{};
 }
 
 TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
@@ -314,6 +346,35 @@ TEST(FastPath, CapiCheckBeforeTheExchangeGoesThroughTheSharedLines) {
   }
 }
 
+// A plan whose small messages are staged (REDIST_SINGLE_COPY=auto, every process on one
+// node): set up by its second execution, it moves them from its third on without any MPI
+// call, through one agreement in the lines the processes share; across nodes it sends them.
+TEST(FastPath, CapiStagedExecutionsMakeNoMpiCall) {
+  const Scenario s = errtest::standard_scenario();
+  for (const char *split : {"1", "2"}) {
+    const TestNodes nodes(split);
+    redist_plan plan = create(s, "auto");
+    if (!everywhere(plan != nullptr)) return;
+    for (int run = 0; run < 6; ++run) {
+      const std::string where =
+          std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
+      Data<double> d(s, 70 + run, 80 + run);
+      const Executed got = execute(plan, d.a.data(), d.b.data());
+      EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
+      std::string report;
+      EXPECT_EQ(wrong_elements(s, d, 70 + run, 80 + run, report), 0) << where << report;
+      if (run >= 2 && agreements_shared()) {
+        EXPECT_EQ(got.allreduces, std::vector<int>{})
+            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+        EXPECT_EQ(got.point_to_point, 0) << where << "messages posted";
+      } else if (mpitest::world_size() > 1) {
+        EXPECT_GT(got.point_to_point, 0) << where << "messages posted";
+      }
+    }
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+}
+
 TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere) {
   const int rank = world_rank();
   const Scenario s = errtest::standard_scenario();
@@ -339,31 +400,38 @@ TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere
       EXPECT_NE(want.status, REDIST_SUCCESS) << where;
       EXPECT_EQ(redist_plan_destroy(&first), REDIST_SUCCESS);
 
-      redist_plan plan = create(s);
-      if (!everywhere(plan != nullptr)) return;
-      // Executions 1 and 3 pass the NULL array (agreed through the shared lines where the
-      // processes are on one node); the plan works after each.
-      for (int run = 0; run < 5; ++run) {
-        const std::string at = where + ", execution " + std::to_string(run);
-        if (run % 2 == 1) {
-          Data<double> d(s, 1, 2);
-          const std::vector<double> a_before = d.a, b_before = d.b;
-          const Executed got = null_call(plan, d);
-          EXPECT_EQ(got.status, want.status) << at << ": " << got.message;
-          EXPECT_EQ(got.message, want.message) << at;
-          EXPECT_EQ(got.allreduces, execution_allreduces(run))
-              << at << ": MPI_Allreduce counts " << counts_text(got.allreduces);
-          EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << at << ": B was modified";
-          EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << at << ": A was modified";
-          continue;
+      // Every message sent (never), or staged from the third execution on where the processes
+      // are on one node (auto).
+      for (const char *mode : {"never", "auto"}) {
+        redist_plan plan = create(s, mode);
+        if (!everywhere(plan != nullptr)) return;
+        // Executions 1 and 3 pass the NULL array (agreed through the shared lines where the
+        // processes are on one node); the plan works after each.
+        for (int run = 0; run < 5; ++run) {
+          const std::string at = where + ", " + mode + ", execution " + std::to_string(run);
+          if (run % 2 == 1) {
+            Data<double> d(s, 1, 2);
+            const std::vector<double> a_before = d.a, b_before = d.b;
+            const Executed got = null_call(plan, d);
+            EXPECT_EQ(got.status, want.status) << at << ": " << got.message;
+            EXPECT_EQ(got.message, want.message) << at;
+            EXPECT_EQ(got.allreduces, execution_allreduces(run))
+                << at << ": MPI_Allreduce counts " << counts_text(got.allreduces);
+            EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << at << ": B was modified";
+            EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << at << ": A was modified";
+            if (std::string(mode) == "auto" && run == 3 && agreements_shared()) {
+              EXPECT_EQ(got.point_to_point, 0) << at << ": messages posted (not staged)";
+            }
+            continue;
+          }
+          Data<double> next(s, 5 + run, 6 + run);
+          const Executed ok = execute(plan, next.a.data(), next.b.data());
+          EXPECT_EQ(ok.status, REDIST_SUCCESS) << at << ": " << ok.message;
+          std::string report;
+          EXPECT_EQ(wrong_elements(s, next, 5 + run, 6 + run, report), 0) << at << report;
         }
-        Data<double> next(s, 5 + run, 6 + run);
-        const Executed ok = execute(plan, next.a.data(), next.b.data());
-        EXPECT_EQ(ok.status, REDIST_SUCCESS) << at << ": " << ok.message;
-        std::string report;
-        EXPECT_EQ(wrong_elements(s, next, 5 + run, 6 + run, report), 0) << at << report;
+        EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
       }
-      EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
     }
   }
 }

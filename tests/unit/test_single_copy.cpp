@@ -3,6 +3,7 @@
 // MPI is needed; where the kernel forbids cross-memory attach the read tests are skipped
 // (and say so).
 #include "copy.hpp"
+#include "environment.hpp"
 #include "index.hpp"
 #include "plan.hpp"
 #include "reference.hpp"
@@ -16,8 +17,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -796,3 +799,48 @@ TEST(RowGroups, ReplayEveryElementOfThePattern) {
 
 } // namespace
 } // namespace redist
+
+// environment::Snapshot: while one lives, value() answers from one pass over the environment
+// as getenv would (unset and empty: null), for names that are prefixes of others, more
+// variables than it keeps (it then asks getenv) and snapshots made inside others.
+TEST(EnvironmentSnapshot, ValueIsGetenvsWhileOneLives) {
+  const auto expected = [](const char *name) -> const char * {
+    const char *text = std::getenv(name);
+    return text != nullptr && *text != '\0' ? text : nullptr;
+  };
+  const auto same = [&](const char *name) {
+    const char *want = expected(name);
+    const char *got = redist::environment::value(name);
+    return want == nullptr ? got == nullptr : got != nullptr && std::strcmp(want, got) == 0;
+  };
+  std::vector<std::string> names;
+  for (int k = 0; k < 40; ++k) {
+    names.push_back("REDIST_SNAPSHOT_TEST_" + std::to_string(k));
+  }
+  names.emplace_back("REDIST_SNAPSHOT_TEST_1X"); // _1 is a prefix of it
+  names.emplace_back("PATH");
+  std::mt19937 rng(5);
+  for (int round = 0; round < 200; ++round) {
+    const int set = static_cast<int>(rng() % 40); // past Snapshot::kMaxVariables sometimes
+    for (std::size_t k = 0; k + 1 < names.size(); ++k) {
+      unsetenv(names[k].c_str());
+    }
+    for (int k = 0; k < set; ++k) {
+      const std::size_t which = rng() % (names.size() - 1);
+      const std::string text = rng() % 5 == 0 ? "" : "v" + std::to_string(rng() % 100);
+      setenv(names[which].c_str(), text.c_str(), 1);
+    }
+    const redist::environment::Snapshot outer;
+    for (const std::string &name : names) {
+      EXPECT_TRUE(same(name.c_str())) << name << ", round " << round;
+    }
+    {
+      const redist::environment::Snapshot inner;
+      EXPECT_TRUE(same(names[1].c_str())) << "inner, round " << round;
+    }
+    EXPECT_TRUE(same(names.back().c_str())) << "after the inner one, round " << round;
+  }
+  for (std::size_t k = 0; k + 1 < names.size(); ++k) {
+    unsetenv(names[k].c_str());
+  }
+}

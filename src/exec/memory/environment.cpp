@@ -2,11 +2,52 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <string_view>
+
+#include <unistd.h>
 
 namespace redist::environment {
 
+namespace {
+
+constexpr std::string_view kPrefix = "REDIST_";
+thread_local const Snapshot *active = nullptr;
+
+} // namespace
+
+Snapshot::Snapshot() : outer_(active) {
+  for (char **entry = environ; *entry != nullptr; ++entry) {
+    if (std::string_view(*entry).starts_with(kPrefix)) {
+      if (count_ == kMaxVariables) {
+        complete_ = false;
+        break;
+      }
+      entries_[count_++] = *entry;
+    }
+  }
+  active = this;
+}
+
+Snapshot::~Snapshot() {
+  active = outer_;
+}
+
+const char *Snapshot::find(const char *variable) const {
+  const std::string_view name(variable);
+  for (int k = 0; k < count_; ++k) {
+    const std::string_view entry(entries_[k]);
+    if (entry.size() > name.size() && entry[name.size()] == '=' && entry.starts_with(name)) {
+      return entries_[k] + name.size() + 1;
+    }
+  }
+  return nullptr;
+}
+
 const char *value(const char *variable) {
-  const char *text = std::getenv(variable);
+  const char *text =
+      active != nullptr && active->complete() && std::string_view(variable).starts_with(kPrefix)
+          ? active->find(variable)
+          : std::getenv(variable);
   return text != nullptr && *text != '\0' ? text : nullptr;
 }
 

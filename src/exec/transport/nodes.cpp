@@ -1,5 +1,6 @@
 #include "nodes.hpp"
 
+#include "environment.hpp"
 #include "error.hpp"
 
 #include <cstdlib>
@@ -32,8 +33,8 @@ struct CommGuard {
 } // namespace
 
 int NodeMap::test_split() {
-  const char *value = std::getenv("REDIST_TEST_NODES");
-  if (value == nullptr || *value == '\0') return 1;
+  const char *value = environment::value("REDIST_TEST_NODES");
+  if (value == nullptr) return 1;
   char *end = nullptr;
   const long k = std::strtol(value, &end, 10);
   return *end == '\0' && k >= 1 && k <= 1 << 20 ? static_cast<int>(k) : 1;
