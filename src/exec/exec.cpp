@@ -471,6 +471,9 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   call_timers::lap(call_timers::wait_sends);
   int rc = agreement_.max(requests_.comm(), agreed, staging_word ? 5 : 3);
   call_timers::lap(call_timers::settle_agreement);
+  if (staging_ == Staging::setting_up) {
+    staged_.release_fd(); // every receiver mapped it or gave up
+  }
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
     staging_ = Staging::never;
@@ -482,7 +485,6 @@ void Executor::settle(const std::byte *a, std::byte *b) {
     staging_ =
         agreed[3] == 0 && agreed[4] == 0 && failed == 0 ? Staging::set_up_next : Staging::never;
   } else if (staging_ == Staging::setting_up) {
-    staged_.release_fd(); // every receiver mapped it or gave up
     staging_ = agreed[4] == 0 && failed == 0 ? Staging::in_use : Staging::never;
   } else if (staging_ == Staging::asked) {
     staging_ = Staging::never; // the lines were not offered
