@@ -36,6 +36,16 @@ std::size_t test_interleaving() {
   return *end == '\0' && w >= 1 ? static_cast<std::size_t>(w) : 0;
 }
 
+// Test hook: REDIST_TEST_STAGING_AFTER=n (n >= 1) sets up the staged exchange of eligible
+// plans in their execution n + 1 instead of kStagingAfter + 1; 0 when unset or invalid.
+int test_staging_after() {
+  const char *value = std::getenv("REDIST_TEST_STAGING_AFTER");
+  if (value == nullptr || *value == '\0') return 0;
+  char *end = nullptr;
+  const long n = std::strtol(value, &end, 10);
+  return *end == '\0' && n >= 1 && n <= 1 << 20 ? static_cast<int>(n) : 0;
+}
+
 int rank_in(MPI_Comm comm) {
   int rank = 0;
   if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
@@ -91,6 +101,9 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   may_share_agreement_ = NodeAgreement::possible(node_ids);
   if (progress_environment_error().empty()) {
     progress_mode_ = progress_mode();
+  }
+  if (const int after = test_staging_after(); after > 0) {
+    staging_after_ = after;
   }
   if (const std::size_t window = test_interleaving(); window > 0) {
     interleaving_bytes_ = 0;
@@ -249,7 +262,8 @@ void Executor::prepare(const std::byte *a) {
   } else if (!negotiation_.later_in_use()) {
     use_later_ways();
   }
-  if (staging_ == Staging::set_up_next) {
+  ++executions_;
+  if (staging_ == Staging::set_up_later && executions_ > staging_after_) {
     // Its failure fails nothing: this execution's agreement agrees not to stage.
     staged_.set_up(requests_);
     requests_.forget_failure();
@@ -483,7 +497,7 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   if (agreement_.pending()) {
     agreement_.confirm(agreed[3]);
     staging_ =
-        agreed[3] == 0 && agreed[4] == 0 && failed == 0 ? Staging::set_up_next : Staging::never;
+        agreed[3] == 0 && agreed[4] == 0 && failed == 0 ? Staging::set_up_later : Staging::never;
   } else if (staging_ == Staging::setting_up) {
     staging_ = agreed[4] == 0 && failed == 0 ? Staging::in_use : Staging::never;
   } else if (staging_ == Staging::asked) {

@@ -142,12 +142,12 @@ public:
   single_copy::LinesAddress offer_agreement_lines();
   void take_agreement_lines(const single_copy::LinesAddress &rank0);
 
-  /// Issue 18, the staged exchange (transport/staged.hpp): from the third execution on, a
-  /// plan in one phase, all at once, whose ranks share agreement lines (all on one node) and
-  /// whose messages are all small (StagedExchange::kMaxMessageBytes) under REDIST_SINGLE_COPY
-  /// = auto exchanges them through memory files, without any MPI call: each rank packs, one
-  /// agreement (the executor's, or the caller's, see stage()), each rank unpacks. Agreed on
-  /// the first execution, set up on the second.
+  /// Issue 18, the staged exchange (transport/staged.hpp): from execution kStagingAfter + 2
+  /// on, a plan in one phase, all at once, whose ranks share agreement lines (all on one
+  /// node) and whose messages are all small (StagedExchange::kMaxMessageBytes) under
+  /// REDIST_SINGLE_COPY = auto exchanges them through memory files, without any MPI call:
+  /// each rank packs, one agreement (the executor's, or the caller's, see stage()), each rank
+  /// unpacks. Agreed on the first execution, set up in execution kStagingAfter + 1.
   [[nodiscard]] bool stages() const { return staging_ == Staging::in_use; }
   /// When stages(): pack this rank's messages from `a` for the next execution, before an
   /// agreement every rank of the plan joins (the ScaLAPACK entries' hit check); if every rank
@@ -210,6 +210,11 @@ public:
   static void set_max_message_bytes(std::size_t bytes);
 
   static constexpr int kTag = 7411;
+  /// Executions of a plan before the one that sets up its staged exchange: set-up and
+  /// teardown cost about 50 µs at 2 ranks and 130 µs at 4 on this project's machine (the
+  /// memory file, the mappings; docs/performance.md, "Staged exchange"), what 16 executions
+  /// save at 4 ranks and 40 at 2; a plan executed a few times never pays them.
+  static constexpr int kStagingAfter = 16;
 
 private:
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
@@ -294,9 +299,12 @@ private:
   // The staged exchange: whether every rank may stage is agreed by the first execution's
   // agreement (asked), the exchange set up in the second (setting_up) and, if it worked on
   // every rank (agreed by its agreement), in use from the third.
-  enum class Staging : std::uint8_t { never, asked, set_up_next, setting_up, in_use };
+  enum class Staging : std::uint8_t { never, asked, set_up_later, setting_up, in_use };
   StagedExchange staged_;
   Staging staging_ = Staging::never;
+  int staging_after_ = kStagingAfter;
+  long long executions_ = 0; // begun outside the staged exchange
+
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution
   bool defers_ = false;      // agreed by the last settle()

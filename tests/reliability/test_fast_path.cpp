@@ -15,6 +15,7 @@
 // MPI_Allreduce and MPI_Comm_split_type are counted by interposing them (this executable only).
 #include "../errors/capi_support.hpp"
 #include "../errors/error_support.hpp"
+#include "exec.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -169,12 +170,23 @@ bool agreements_shared() {
 
 /// The MPI_Allreduce calls of a cached call from its second hit on: none where the processes
 /// share their agreements; else the hit agreement (5 words), then the executor's (3).
+/// REDIST_TEST_STAGING_AFTER=1 while plans are made: those that may stage set it up in their
+/// second execution (Executor::kStagingAfter + 1 without it).
+class StagingAfterOne {
+public:
+  StagingAfterOne() { setenv("REDIST_TEST_STAGING_AFTER", "1", 1); }
+  ~StagingAfterOne() { unsetenv("REDIST_TEST_STAGING_AFTER"); }
+  StagingAfterOne(const StagingAfterOne &) = delete;
+  StagingAfterOne &operator=(const StagingAfterOne &) = delete;
+};
+
 std::vector<int> cached_call_allreduces() {
   return agreements_shared() ? std::vector<int>{} : std::vector<int>{5, 3};
 }
 
 TEST(FastPath, ScalapackCallFoundEverywhereRunsOneSmallAgreement) {
   const Scenario s = errtest::standard_scenario();
+  const StagingAfterOne staging;
   for (const char *split : {"1", "2"}) {
     const TestNodes nodes(split);
     redist_scalapack_clear_cache();
@@ -347,15 +359,16 @@ TEST(FastPath, CapiCheckBeforeTheExchangeGoesThroughTheSharedLines) {
 }
 
 // A plan whose small messages are staged (REDIST_SINGLE_COPY=auto, every process on one
-// node): set up by its second execution, it moves them from its third on without any MPI
-// call, through one agreement in the lines the processes share; across nodes it sends them.
+// node): set up in its execution Executor::kStagingAfter + 1, it moves them from the next on
+// without any MPI call, through one agreement in the lines the processes share; across nodes
+// it sends them.
 TEST(FastPath, CapiStagedExecutionsMakeNoMpiCall) {
   const Scenario s = errtest::standard_scenario();
   for (const char *split : {"1", "2"}) {
     const TestNodes nodes(split);
     redist_plan plan = create(s, "auto");
     if (!everywhere(plan != nullptr)) return;
-    for (int run = 0; run < 6; ++run) {
+    for (int run = 0; run < redist::Executor::kStagingAfter + 4; ++run) {
       const std::string where =
           std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
       Data<double> d(s, 70 + run, 80 + run);
@@ -363,7 +376,7 @@ TEST(FastPath, CapiStagedExecutionsMakeNoMpiCall) {
       EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
       std::string report;
       EXPECT_EQ(wrong_elements(s, d, 70 + run, 80 + run, report), 0) << where << report;
-      if (run >= 2 && agreements_shared()) {
+      if (run > redist::Executor::kStagingAfter && agreements_shared()) {
         EXPECT_EQ(got.allreduces, std::vector<int>{})
             << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
         EXPECT_EQ(got.point_to_point, 0) << where << "messages posted";
@@ -403,6 +416,7 @@ TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere
       // Every message sent (never), or staged from the third execution on where the processes
       // are on one node (auto).
       for (const char *mode : {"never", "auto"}) {
+        const StagingAfterOne staging;
         redist_plan plan = create(s, mode);
         if (!everywhere(plan != nullptr)) return;
         // Executions 1 and 3 pass the NULL array (agreed through the shared lines where the
