@@ -211,9 +211,9 @@ public:
 
   static constexpr int kTag = 7411;
   /// Executions of a plan before the one that sets up its staged exchange: set-up and
-  /// teardown cost about 50 µs at 2 ranks and 130 µs at 4 on this project's machine (the
-  /// memory file, the mappings; docs/performance.md, "Staged exchange"), what 16 executions
-  /// save at 4 ranks and 40 at 2; a plan executed a few times never pays them.
+  /// teardown (the memory file, the mappings) cost about 50 µs at 2 ranks on this project's
+  /// machine and more at 4, what 16 executions save at 4 ranks and 40 at 2
+  /// (docs/performance.md, "Staged exchange"); a plan executed a few times never pays them.
   static constexpr int kStagingAfter = 16;
 
 private:
