@@ -12,10 +12,13 @@
 //  - the nodes of a communicator's ranks are asked of MPI (MPI_Comm_split_type) once: later
 //    plans on it, or on its duplicates, and ScaLAPACK-entry calls that miss the cache on a
 //    known context, ask none, and a change of the REDIST_TEST_NODES split asks again.
-// MPI_Allreduce and MPI_Comm_split_type are counted by interposing them (this executable only).
+//  - a plan that stages its messages (Executor::stages()) posts none in its staged executions.
+// MPI_Allreduce and MPI_Comm_split_type are counted by interposing them (this executable only),
+// MPI_Isend and MPI_Irecv by mpi_posted.cpp.
 #include "../errors/capi_support.hpp"
 #include "../errors/error_support.hpp"
 #include "exec.hpp"
+#include "mpi_posted.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -40,21 +43,8 @@ extern "C" int MPI_Allreduce(const void *send, void *recv, int count, MPI_Dataty
 }
 
 namespace {
-int node_queries = 0;   // MPI_Comm_split_type calls since reset
-int point_to_point = 0; // MPI_Isend and MPI_Irecv calls since reset
+int node_queries = 0; // MPI_Comm_split_type calls since reset
 } // namespace
-
-extern "C" int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm, MPI_Request *request) {
-  ++point_to_point;
-  return PMPI_Isend(buf, count, type, dest, tag, comm, request);
-}
-
-extern "C" int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
-                         MPI_Comm comm, MPI_Request *request) {
-  ++point_to_point;
-  return PMPI_Irecv(buf, count, type, source, tag, comm, request);
-}
 
 extern "C" int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out) {
   ++node_queries;
@@ -133,11 +123,11 @@ Outcome pdgemr2d(const Scenario &s, Data<double> &d, redist_int ia_shift) {
   Outcome out;
   errtest::StderrCapture capture;
   allreduce_counts.clear();
-  point_to_point = 0;
+  const long long posted_before = posted::messages();
   redist_pdgemr2d_(&m, &n, d.a.data(), &ia, &ja, desc.a.data(), d.b.data(), &ib, &jb, desc.b.data(),
                    &desc.ictxt);
   out.allreduces = allreduce_counts;
-  out.point_to_point = summed(point_to_point);
+  out.point_to_point = summed(static_cast<int>(posted::messages() - posted_before));
   out.text = capture.finish();
   out.status = redist_scalapack_last_status();
   return out;
@@ -280,10 +270,10 @@ struct Executed {
 Executed execute(redist_plan plan, const void *a, void *b) {
   Executed out;
   allreduce_counts.clear();
-  point_to_point = 0;
+  const long long posted_before = posted::messages();
   out.status = redist_plan_execute(plan, a, b);
   out.allreduces = allreduce_counts;
-  out.point_to_point = summed(point_to_point);
+  out.point_to_point = summed(static_cast<int>(posted::messages() - posted_before));
   out.message = redist_last_error();
   return out;
 }

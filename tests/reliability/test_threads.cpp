@@ -20,6 +20,7 @@
 
 #include "../common/scalapack_decls.h"
 #include "../errors/error_support.hpp"
+#include "mpi_posted.hpp"
 
 #include <redist.h>
 #include <redist_scalapack.h>
@@ -49,18 +50,6 @@ std::atomic<long long> progress_probes{0};
 // NOLINTBEGIN(readability-identifier-naming): the MPI names, interposed
 extern "C" int MPI_Init(int *argc, char ***argv) {
   return PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided_level);
-}
-// Sends and receives posted (a staged execution posts none: Executor::stages()).
-std::atomic<long long> posted_messages{0};
-extern "C" int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm, MPI_Request *request) {
-  ++posted_messages;
-  return PMPI_Isend(buf, count, type, dest, tag, comm, request);
-}
-extern "C" int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
-                         MPI_Comm comm, MPI_Request *request) {
-  ++posted_messages;
-  return PMPI_Irecv(buf, count, type, source, tag, comm, request);
 }
 extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
   if (tag == kProgressProbeTag) ++progress_probes;
@@ -250,12 +239,12 @@ TEST(Progress, ThreadEntersMpiBetweenBeginAndEnd) {
             << redist_last_error();
         EXPECT_EQ(progress_probes.load(), before) << where << ": probes around execute";
       } else {
-        const long long messages_before = posted_messages.load();
+        const long long messages_before = posted::messages();
         ASSERT_EQ(redist_plan_execute_begin(plan, abuf.data(), bbuf.data()), REDIST_SUCCESS)
             << redist_last_error();
         // A thread runs where begin posted messages to other ranks: not where the plan stages
         // them (from its third execution, small messages on one node), which posts none.
-        const bool posted = posted_messages.load() > messages_before;
+        const bool posted = posted::messages() > messages_before;
         const bool threaded = all_at_once_with_peers && posted;
         if (salt == 1) {
           EXPECT_EQ(posted, all_at_once_with_peers) << where << ": messages posted by begin";
