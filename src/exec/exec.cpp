@@ -247,11 +247,15 @@ Pieces &Executor::operation_pieces() {
   return phases_[1] ? phases_[1]->pieces_ : pieces_;
 }
 
-void Executor::prepare(const std::byte *a) {
+void Executor::forget_last_execution() {
   array_copy_.forget_copies();
   requests_.clear_marks();
   requests_.forget_combined();
   repaired_ = 0;
+}
+
+void Executor::prepare(const std::byte *a) {
+  forget_last_execution();
   if (pieces_.sent_only()) {
     // Every message is sent (a transposed trapezoid: Pieces::sent_only). Every rank
     // has the same Transfer, so both ends of each message skip the negotiation and keep
@@ -301,6 +305,7 @@ void Executor::start(const void *a_void, void *b_void, const Operation *op) {
   }
   try {
     if (staging_ == Staging::in_use) {
+      forget_last_execution();
       if (!deferring_ || check_ == 0) { // else a or b may be null: nothing packed, nor unpacked
         staged_.pack(flight_.a);
       }
@@ -423,6 +428,7 @@ void Executor::use_later_ways() {
 }
 
 void Executor::stage(const void *a) {
+  forget_last_execution();
   staged_.pack(static_cast<const std::byte *>(a));
 }
 

@@ -222,8 +222,10 @@ private:
   void execute_two_phases(const std::byte *a, std::byte *b);
   /// begin() without the progress thread (execute() ends at once).
   void start(const void *a, void *b, const Operation *op);
+  /// What the last execution left to be asked (copies, marks, repairs).
+  void forget_last_execution();
   /// Everything before the first message: forget the last execution, negotiate the ways
-  /// (first execution) or take the later ones.
+  /// (first execution) or take the later ones; set up the staged exchange when its time came.
   void prepare(const std::byte *a);
   /// Post every receive and send and copy the local part; the receives are requests
   /// [0, flight_.receives).
@@ -297,8 +299,8 @@ private:
   NodeAgreement agreement_;
   bool may_share_agreement_ = false;
   // The staged exchange: whether every rank may stage is agreed by the first execution's
-  // agreement (asked), the exchange set up in the second (setting_up) and, if it worked on
-  // every rank (agreed by its agreement), in use from the third.
+  // agreement (asked), the exchange set up in execution staging_after_ + 1 (setting_up) and,
+  // if that worked on every rank (agreed by its agreement), in use from the next.
   enum class Staging : std::uint8_t { never, asked, set_up_later, setting_up, in_use };
   StagedExchange staged_;
   Staging staging_ = Staging::never;
