@@ -2,6 +2,7 @@
 
 #include "call_timers.hpp"
 #include "copy.hpp"
+#include "environment.hpp"
 #include "error.hpp"
 #include "nd_planner.hpp"
 
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -29,21 +31,17 @@ namespace {
 constexpr std::size_t kInterleavedStretchBytes = std::size_t{8} << 10;
 
 std::size_t test_interleaving() {
-  const char *value = std::getenv("REDIST_TEST_INTERLEAVING");
-  if (value == nullptr || *value == '\0') return 0;
-  char *end = nullptr;
-  const long long w = std::strtoll(value, &end, 10);
-  return *end == '\0' && w >= 1 ? static_cast<std::size_t>(w) : 0;
+  return static_cast<std::size_t>(
+      environment::integer("REDIST_TEST_INTERLEAVING", 1, LLONG_MAX, "a test hook")
+          .value.value_or(0));
 }
 
 // Test hook: REDIST_TEST_STAGING_AFTER=n (n >= 1) sets up the staged exchange of eligible
 // plans in their execution n + 1 instead of kStagingAfter + 1; 0 when unset or invalid.
 int test_staging_after() {
-  const char *value = std::getenv("REDIST_TEST_STAGING_AFTER");
-  if (value == nullptr || *value == '\0') return 0;
-  char *end = nullptr;
-  const long n = std::strtol(value, &end, 10);
-  return *end == '\0' && n >= 1 && n <= 1 << 20 ? static_cast<int>(n) : 0;
+  return static_cast<int>(
+      environment::integer("REDIST_TEST_STAGING_AFTER", 1, 1 << 20, "a test hook")
+          .value.value_or(0));
 }
 
 int rank_in(MPI_Comm comm) {
@@ -434,12 +432,16 @@ void Executor::stage(const void *a) {
 
 void Executor::finish_staged(const void *a, void *b, const Operation *op) {
   operation_pieces().set_operation(op);
-  staged_.unpack(pieces_, static_cast<std::byte *>(b));
-  call_timers::lap(call_timers::unpack);
-  pieces_.copy_local(static_cast<const std::byte *>(a), static_cast<std::byte *>(b));
-  call_timers::lap(call_timers::local_copy);
+  unpack_staged(static_cast<const std::byte *>(a), static_cast<std::byte *>(b));
   operation_pieces().set_operation(nullptr);
   streaming_fence();
+}
+
+void Executor::unpack_staged(const std::byte *a, std::byte *b) {
+  staged_.unpack(b);
+  call_timers::lap(call_timers::unpack);
+  pieces_.copy_local(a, b);
+  call_timers::lap(call_timers::local_copy);
 }
 
 void Executor::end_staged(const std::byte *a, std::byte *b) {
@@ -454,8 +456,7 @@ void Executor::end_staged(const std::byte *a, std::byte *b) {
   if (deferring_ && check_ != 0) {
     return; // an argument error somewhere: nothing written anywhere, the slots not used
   }
-  staged_.unpack(pieces_, b);
-  pieces_.copy_local(a, b);
+  unpack_staged(a, b);
 }
 
 single_copy::LinesAddress Executor::offer_agreement_lines() {

@@ -257,6 +257,8 @@ private:
   void settle(const std::byte *a, std::byte *b);
   /// A staged execution's agreement (with check_), then its unpacking (stages()).
   void end_staged(const std::byte *a, std::byte *b);
+  /// Every staged message unpacked into b, then the local part copied (pieces_'s operation).
+  void unpack_staged(const std::byte *a, std::byte *b);
 
   ScheduleChoice schedule_;
   Pieces pieces_;

@@ -278,6 +278,18 @@ Executed execute(redist_plan plan, const void *a, void *b) {
   return out;
 }
 
+/// execute() on fresh arrays (A of salt a_salt, B of sentinels of salt b_salt), expected to
+/// succeed and to give the oracle's B.
+Executed execute_checked(redist_plan plan, const Scenario &s, int a_salt, int b_salt,
+                         const std::string &where) {
+  Data<double> d(s, a_salt, b_salt);
+  const Executed got = execute(plan, d.a.data(), d.b.data());
+  EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
+  std::string report;
+  EXPECT_EQ(wrong_elements(s, d, a_salt, b_salt, report), 0) << where << report;
+  return got;
+}
+
 /// The MPI_Allreduce calls of execution `run` of a C API plan whose messages all travel
 /// through MPI: the executor's agreement after the exchange (3 words; at the first execution,
 /// where the processes share their agreements, 5: whether every process mapped the lines the
@@ -301,11 +313,7 @@ TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
         const std::string where = std::string(subset ? "A on P-1 ranks" : "standard") +
                                   ", REDIST_TEST_NODES=" + split + ", execution " +
                                   std::to_string(run) + ": ";
-        Data<double> d(s, 10 + run, 20 + run);
-        const Executed got = execute(plan, d.a.data(), d.b.data());
-        EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
-        std::string report;
-        EXPECT_EQ(wrong_elements(s, d, 10 + run, 20 + run, report), 0) << where << report;
+        const Executed got = execute_checked(plan, s, 10 + run, 20 + run, where);
         // From the first execution on: made under REDIST_SINGLE_COPY=never, the plan sends
         // every message without negotiating (agreed when it was made).
         EXPECT_EQ(got.allreduces, execution_allreduces(run))
@@ -329,11 +337,7 @@ TEST(FastPath, CapiCheckBeforeTheExchangeGoesThroughTheSharedLines) {
     for (int run = 0; run < 4; ++run) {
       const std::string where =
           std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
-      Data<double> d(s, 50 + run, 60 + run);
-      const Executed got = execute(plan, d.a.data(), d.b.data());
-      EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
-      std::string report;
-      EXPECT_EQ(wrong_elements(s, d, 50 + run, 60 + run, report), 0) << where << report;
+      const Executed got = execute_checked(plan, s, 50 + run, 60 + run, where);
       if (run >= 1 && agreements_shared()) {
         EXPECT_EQ(got.allreduces, std::vector<int>{})
             << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
@@ -361,11 +365,7 @@ TEST(FastPath, CapiStagedExecutionsMakeNoMpiCall) {
     for (int run = 0; run < redist::Executor::kStagingAfter + 4; ++run) {
       const std::string where =
           std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
-      Data<double> d(s, 70 + run, 80 + run);
-      const Executed got = execute(plan, d.a.data(), d.b.data());
-      EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.message;
-      std::string report;
-      EXPECT_EQ(wrong_elements(s, d, 70 + run, 80 + run, report), 0) << where << report;
+      const Executed got = execute_checked(plan, s, 70 + run, 80 + run, where);
       if (run > redist::Executor::kStagingAfter && agreements_shared()) {
         EXPECT_EQ(got.allreduces, std::vector<int>{})
             << where << "MPI_Allreduce counts " << counts_text(got.allreduces);

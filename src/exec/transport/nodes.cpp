@@ -3,7 +3,6 @@
 #include "environment.hpp"
 #include "error.hpp"
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -33,11 +32,8 @@ struct CommGuard {
 } // namespace
 
 int NodeMap::test_split() {
-  const char *value = environment::value("REDIST_TEST_NODES");
-  if (value == nullptr) return 1;
-  char *end = nullptr;
-  const long k = std::strtol(value, &end, 10);
-  return *end == '\0' && k >= 1 && k <= 1 << 20 ? static_cast<int>(k) : 1;
+  return static_cast<int>(
+      environment::integer("REDIST_TEST_NODES", 1, 1 << 20, "a test hook").value.value_or(1));
 }
 
 namespace {

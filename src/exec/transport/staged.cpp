@@ -96,10 +96,10 @@ void StagedExchange::pack(const std::byte *a) {
   streaming_fence(); // the receivers read the slot from other processes
 }
 
-void StagedExchange::unpack(const Pieces &pieces, std::byte *b) {
+void StagedExchange::unpack(std::byte *b) {
   const RankPlan &plan = pieces_.plan();
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
-    pieces.unpack(plan.recvs[i], sources_[i][slot_], b);
+    pieces_.unpack(plan.recvs[i], sources_[i][slot_], b);
   }
   slot_ ^= 1U;
 }

@@ -42,9 +42,9 @@ public:
 
   /// Pack every send of this rank from `a` into this execution's slot.
   void pack(const std::byte *a);
-  /// Unpack every receive from its sender's slot of this execution into b (through `pieces`,
-  /// whose operation applies), then move on to the next execution's slots.
-  void unpack(const Pieces &pieces, std::byte *b);
+  /// Unpack every receive from its sender's slot of this execution into b (the pieces'
+  /// operation applies), then move on to the next execution's slots.
+  void unpack(std::byte *b);
 
 private:
   /// What a sender tells a receiver once.
