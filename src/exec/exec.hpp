@@ -114,7 +114,8 @@ public:
   /// the same on every rank (agreed after the last exchange): every message of the plan, on
   /// every rank, travels through MPI into this executor's buffers (no single-copy way writes
   /// b or reads a), all at once (no step reuses a buffer), and nothing failed; or the plan
-  /// stages() (its one agreement comes before anything is unpacked).
+  /// stages() (its one agreement comes before anything is unpacked); and no rank writes more
+  /// than kDeferredBytes into b.
   [[nodiscard]] bool defers() const { return defers_; }
   /// Whether some message of this rank (of either phase) could take a single-copy way, by its
   /// size and element count (single_copy::sent_whatever_the_pieces under the plan's
@@ -215,6 +216,12 @@ public:
   /// machine and more at 4, what 16 executions save at 4 ranks and 40 at 2
   /// (docs/performance.md, "Staged exchange"); a plan executed a few times never pays them.
   static constexpr int kStagingAfter = 16;
+  /// Most bytes a rank writes into b (received and copied locally) in an execution that
+  /// defers(): a deferred execution writes b only after its agreement, so its local copy and
+  /// unpacking cannot overlap the transfer; past this size (on any rank) the overlap saves
+  /// more than the agreement before the exchange costs (across nodes, about 8 ms of 78 for a
+  /// batch of 64 transposed 256 x 256 matrices at 1 Gbit/s; BENCHMARKS.md, "Batches").
+  static constexpr std::size_t kDeferredBytes = std::size_t{256} << 10;
 
 private:
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
@@ -230,6 +237,24 @@ private:
   /// Post every receive and send and copy the local part; the receives are requests
   /// [0, flight_.receives).
   void post_all_at_once(const std::byte *a, std::byte *b);
+  /// The local part, after the messages are posted: where one of them goes through MPI to
+  /// another node, MPI moves it only inside MPI calls (the rendezvous, then each fragment), so
+  /// a copy of milliseconds would hold the transfer up; the copy then drives MPI's progress
+  /// after each of a batch's operations, or each kProgressWindowBytes of a local copy that
+  /// takes windows.
+  void copy_local(const std::byte *a, std::byte *b);
+  static constexpr std::size_t kProgressWindowBytes = std::size_t{1} << 20;
+  /// Whether a message of this rank goes through MPI (Way::sent) to or from another node;
+  /// whether send (`sending`) or receive i does.
+  [[nodiscard]] bool sent_across_nodes() const;
+  [[nodiscard]] bool sent_across_nodes(bool sending, std::size_t i) const;
+  /// All at once, a message through MPI to another node of at least two chunks goes in chunks
+  /// of kChunkBytes (at most Requests::max_message_bytes()), each packed and sent in turn and
+  /// unpacked as it arrives: the elements per chunk of send (`sending`) or receive i, 0 for
+  /// one message. Across a 1 Gbit/s link a batch of 64 transposed 256 x 256 matrices (8 MiB
+  /// each way at 2 ranks) packed and unpacked about 6 ms of its 77 outside the transfer.
+  [[nodiscard]] Index chunk_elements(bool sending, std::size_t i) const;
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
   /// The Pieces that apply an operation (a two-phase plan's second phase's).
   Pieces &operation_pieces();
   void execute_steps(const std::byte *a, std::byte *b);
@@ -307,7 +332,8 @@ private:
   StagedExchange staged_;
   Staging staging_ = Staging::never;
   int staging_after_ = kStagingAfter;
-  long long executions_ = 0; // begun outside the staged exchange
+  std::size_t chunk_bytes_ = kChunkBytes; // REDIST_TEST_CHUNK_BYTES lowers it
+  long long executions_ = 0;              // begun outside the staged exchange
 
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution

@@ -20,6 +20,11 @@ environment::Choice progress_choice() {
 
 } // namespace
 
+void drive_progress(MPI_Comm comm) {
+  int flag = 0;
+  (void)MPI_Iprobe(MPI_ANY_SOURCE, kProbeTag, comm, &flag, MPI_STATUS_IGNORE);
+}
+
 ProgressMode progress_mode() {
   const environment::Choice c = progress_choice();
   return c.index && *c.index == 1 ? ProgressMode::thread : ProgressMode::none;
@@ -53,10 +58,7 @@ void ProgressThread::probe_until_stopped(const std::stop_token &stop, MPI_Comm c
   std::condition_variable_any wake; // woken only by stop()
   std::unique_lock lock(mutex);
   while (!stop.stop_requested()) {
-    int flag = 0;
-    // Only for the progress it makes: the communicator returns errors, and a failure of a
-    // message shows in the executor's own calls.
-    (void)MPI_Iprobe(MPI_ANY_SOURCE, kProbeTag, comm, &flag, MPI_STATUS_IGNORE);
+    drive_progress(comm);
     wake.wait_for(lock, stop, kProgressInterval, [] { return false; });
   }
 }

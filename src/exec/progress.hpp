@@ -27,6 +27,11 @@ ProgressMode progress_mode();
 /// else why not (plans refuse to be made).
 std::string progress_environment_error();
 
+/// One turn of MPI's progress engine on `comm`: an MPI_Iprobe with a tag no message of redist
+/// carries, so nothing is matched. Its result is ignored: a failure of a message shows in the
+/// calls that move it.
+void drive_progress(MPI_Comm comm);
+
 /// How often the progress thread enters MPI: at 1 Gbit/s a socket's 4 MiB buffer drains in
 /// 32 ms; each wake costs a few microseconds of the computation's processor.
 inline constexpr std::chrono::microseconds kProgressInterval{200};

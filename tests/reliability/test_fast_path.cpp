@@ -43,8 +43,15 @@ extern "C" int MPI_Allreduce(const void *send, void *recv, int count, MPI_Dataty
 }
 
 namespace {
-int node_queries = 0; // MPI_Comm_split_type calls since reset
+int node_queries = 0;            // MPI_Comm_split_type calls since reset
+int progress_probes = 0;         // MPI_Iprobe calls with redist's probe tag since reset
+constexpr int kProbeTag = 32767; // src/exec/progress.cpp
 } // namespace
+
+extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+  if (tag == kProbeTag) ++progress_probes;
+  return PMPI_Iprobe(source, tag, comm, flag, status);
+}
 
 extern "C" int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out) {
   ++node_queries;
@@ -321,6 +328,54 @@ TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
       }
       EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
     }
+  }
+}
+
+// A plan that writes more than Executor::kDeferredBytes into B on some process (16 MiB of
+// doubles, 64-column blocks to 65-column blocks on a 1 x P grid: most columns stay) carries
+// no argument check in its agreement after the exchange, which would hold its local copy and
+// unpacking until every message has arrived: from its second execution on it checks before
+// the exchange (2 words, then 3 after it; through the shared lines on one node). Across
+// nodes, a process whose local copy spans two 1 MiB windows or more enters MPI's progress
+// after each (an MPI_Iprobe with redist's probe tag), so that its messages travel meanwhile.
+TEST(FastPath, CapiLargePlanChecksBeforeTheExchangeAndCopiesWhileItTravels) {
+  const int p = mpitest::world_size();
+  const int me = world_rank();
+  Scenario s;
+  s.m = 2048;
+  s.n = 1024;
+  const mpitest::GridSpec row = errtest::init_grid('R', 1, p);
+  s.a = errtest::matrix(row, s.m, s.n, s.m, 64, 0, 0, 1, 1, 0);
+  s.b = errtest::matrix(row, s.m, s.n, s.m, 65, 0, 0, 1, 1, 3);
+  s.ictxt = row;
+  std::int64_t local_bytes = 0; // columns this process holds in A and in B
+  for (std::int64_t j = 0; j < s.n; ++j) {
+    if ((j / 64) % p == me && (j / 65) % p == me) local_bytes += s.m * 8;
+  }
+  for (const char *split : {"1", "2"}) {
+    const TestNodes nodes(split);
+    redist_plan plan = create(s);
+    if (!everywhere(plan != nullptr)) return;
+    for (int run = 0; run < 3; ++run) {
+      const std::string where =
+          std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
+      progress_probes = 0;
+      const Executed got = execute_checked(plan, s, 70 + run, 80 + run, where);
+      const int probes = progress_probes;
+      std::vector<int> expected;
+      if (agreements_shared()) {
+        expected = run == 0 ? std::vector<int>{5} : std::vector<int>{};
+      } else {
+        expected = run == 0 ? std::vector<int>{3} : std::vector<int>{2, 3};
+      }
+      EXPECT_EQ(got.allreduces, expected)
+          << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
+      if (std::string(split) == "2" && p >= 2 && run >= 1 && local_bytes >= (2 << 20)) {
+        EXPECT_GE(probes, static_cast<int>(local_bytes >> 20))
+            << where << local_bytes << " bytes copied locally";
+      }
+    }
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
   }
 }
 

@@ -666,6 +666,25 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
                plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], copier, lld_src_);
 }
 
+void Pieces::copy_local_in_parts(const std::byte *a, std::byte *b, std::size_t window_bytes,
+                                 const std::function<void()> &between) const {
+  if (batch_) {
+    copy_batch_local(a, b, between);
+    return;
+  }
+  if (!windows_local()) {
+    copy_local(a, b);
+    between();
+    return;
+  }
+  const Index elements = plan_.self.elements;
+  const auto window = std::max<Index>(static_cast<Index>(window_bytes / element_size_), 1);
+  for (Index lo = 0; lo < elements; lo += window) {
+    copy_local(a, b, lo, std::min(elements, lo + window));
+    between();
+  }
+}
+
 void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) const {
   if (plan_.self.elements == 0) {
     return;

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -81,6 +82,15 @@ public:
   /// The local-copy way: the elements this rank keeps, from a to b; only those at positions
   /// [lo, hi) of the local message if windows_local().
   void copy_local(const std::byte *a, std::byte *b, Index lo = 0, Index hi = INT64_MAX) const;
+  /// Where a chunk of message `peer` (a send when `sending`) that starts at position lo and
+  /// should hold about `chunk` positions ends: lo + chunk, or the message's end; a batch's
+  /// chunk ends on an element of the part it cuts (its positions are bytes), the same at
+  /// both ends of the message.
+  [[nodiscard]] Index chunk_end(const Peer &peer, bool sending, Index lo, Index chunk) const;
+  /// copy_local in parts, `between` after each: a batch's operations, or windows of about
+  /// `window_bytes` where windows_local(); else whole, then `between`.
+  void copy_local_in_parts(const std::byte *a, std::byte *b, std::size_t window_bytes,
+                           const std::function<void()> &between) const;
   /// Whether copy_local takes a window of the local message in time proportional to the
   /// window (an N-d plan, or a 2-D copy of a full region that is not transposed): the executor
   /// then interleaves it with the packing (Executor::pack_with_local_copy).
@@ -186,7 +196,9 @@ private:
   /// copy (batch_pieces.cpp).
   void copy_batch(const Peer &peer, bool sending, const std::byte *from, std::byte *to, Index lo,
                   Index hi) const;
-  void copy_batch_local(const std::byte *a, std::byte *b) const;
+  /// A batch's local copy, operation by operation, `between` (when set) after each one.
+  void copy_batch_local(const std::byte *a, std::byte *b,
+                        const std::function<void()> &between = nullptr) const;
   [[nodiscard]] single_copy::PieceCounts estimate_batch_pieces(const Peer &peer) const;
   void set_batch_operations(const Operation *ops);
 
