@@ -3,13 +3,16 @@
 // 'N'), in the same process on the same input (issue 20, item 9). Each case checks that the
 // three outputs are bitwise equal, then reports median times and the ratios.
 //
-//   mpirun -n 2 batch_bench [--count K] [--sizes 32,64,256] [--reps R] [--batch-only]
+//   mpirun -n 2 batch_bench [--count K] [--sizes 32,64,256] [--reps R] [--warmups W]
+//                           [--batch-only]
 //
 // --batch-only times the batches alone, unchecked (for a profiler).
 //
 // Every matrix is N x N on one BLACS grid (1 x P ... as square as P allows), A in blocks of
 // N/4, C in blocks of N/4 + 3 (a real redistribution). Timing: MPI_Barrier, MPI_Wtime around
-// the K operations, maximum over ranks; one warm-up of each, then --reps repetitions in turn.
+// the K operations, maximum over ranks; --warmups untimed runs of each (20: past the 17th
+// execution, from which a plan of small messages inside a node is staged; docs/guide.md), then
+// --reps repetitions in turn.
 // Plans are made before timing (the batch's once, the separate calls' once per matrix).
 #include <mpi.h>
 
@@ -56,6 +59,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int count = 64;
   int reps = 21;
+  int warmups = 20;
   std::vector<int> sizes = {32, 64, 256};
   bool batch_only = false;
   for (int i = 1; i < argc; ++i) {
@@ -63,6 +67,8 @@ int main(int argc, char **argv) {
       count = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--warmups") && i + 1 < argc) {
+      warmups = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--batch-only")) {
       batch_only = true;
     } else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
@@ -202,6 +208,13 @@ int main(int argc, char **argv) {
         }
       }
       MPI_Allreduce(MPI_IN_PLACE, &equal, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      for (int w = 0; w < warmups; ++w) {
+        if (!batch_only) {
+          run_pblas();
+          run_separate();
+        }
+        run_batch();
+      }
       std::vector<double> tp;
       std::vector<double> ts;
       std::vector<double> tb;
