@@ -252,9 +252,12 @@ private:
   /// of kChunkBytes (at most Requests::max_message_bytes()), each packed and sent in turn and
   /// unpacked as it arrives: the elements per chunk of send (`sending`) or receive i, 0 for
   /// one message. Across a 1 Gbit/s link a batch of 64 transposed 256 x 256 matrices (8 MiB
-  /// each way at 2 ranks) packed and unpacked about 6 ms of its 77 outside the transfer.
+  /// each way at 2 ranks) packed and unpacked about 2 ms of its 77 outside the transfer that
+  /// chunks overlap. Each chunk is a rendezvous of its own: with chunks of 1 MiB the same batch
+  /// at 4 ranks on 2 cores (messages of 2 MiB) took 81-85 ms against 75-78 ms (BENCHMARKS.md,
+  /// "Batches in their steady state, and across nodes").
   [[nodiscard]] Index chunk_elements(bool sending, std::size_t i) const;
-  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+  static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
   /// The Pieces that apply an operation (a two-phase plan's second phase's).
   Pieces &operation_pieces();
   void execute_steps(const std::byte *a, std::byte *b);
