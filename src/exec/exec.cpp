@@ -36,14 +36,6 @@ std::size_t test_interleaving() {
           .value.value_or(0));
 }
 
-// Test hook: REDIST_TEST_CHUNK_BYTES=c (c >= 1) sends messages across nodes in chunks of c
-// bytes instead of kChunkBytes; 0 when unset or invalid.
-std::size_t test_chunk_bytes() {
-  return static_cast<std::size_t>(
-      environment::integer("REDIST_TEST_CHUNK_BYTES", 1, LLONG_MAX, "a test hook")
-          .value.value_or(0));
-}
-
 // Test hook: REDIST_TEST_STAGING_AFTER=n (n >= 1) sets up the staged exchange of eligible
 // plans in their execution n + 1 instead of kStagingAfter + 1; 0 when unset or invalid.
 int test_staging_after() {
@@ -110,9 +102,6 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   }
   if (const int after = test_staging_after(); after > 0) {
     staging_after_ = after;
-  }
-  if (const std::size_t bytes = test_chunk_bytes(); bytes > 0) {
-    chunk_bytes_ = bytes;
   }
   if (const std::size_t window = test_interleaving(); window > 0) {
     interleaving_bytes_ = 0;
@@ -644,38 +633,14 @@ void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
 void Executor::post_all_at_once(const std::byte *a, std::byte *b) {
   const RankPlan &plan = pieces_.plan();
   requests_.clear();
-  const std::size_t element_size = pieces_.element_size();
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
-    std::byte *buffer = recv_buffer_.get() + recv_offsets_[i];
-    const Index elements = plan.recvs[i].elements;
-    if (const Index chunk = chunk_elements(false, i); chunk > 0) {
-      for (Index lo = 0, hi = 0; lo < elements; lo = hi) {
-        hi = pieces_.chunk_end(plan.recvs[i], false, lo, chunk);
-        sent_.post_receive_chunk(requests_, i, lo, hi,
-                                 buffer + static_cast<std::size_t>(lo) * element_size);
-      }
-    } else {
-      post_receive(i, 0, elements, buffer);
-    }
+    post_receive(i, 0, plan.recvs[i].elements, recv_buffer_.get() + recv_offsets_[i]);
   }
   call_timers::lap(call_timers::post_receives);
   flight_.receives = requests_.size();
   const bool packed = !deferring_ && pack_with_local_copy(a, b);
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-    const Index elements = plan.sends[i].elements;
-    const Index chunk = chunk_elements(true, i);
-    if (chunk == 0) {
-      post_send(i, 0, elements, a, send_offsets_[i], packed);
-      continue;
-    }
-    // Each chunk packed and posted in turn: the transfer of one overlaps the packing of the
-    // next, and the receiver unpacks each as it arrives.
-    for (Index lo = 0, hi = 0; lo < elements; lo = hi) {
-      hi = pieces_.chunk_end(plan.sends[i], true, lo, chunk);
-      post_send(i, lo, hi, a, send_offsets_[i] + static_cast<std::size_t>(lo) * element_size,
-                packed);
-      drive_progress(requests_.comm());
-    }
+    post_send(i, 0, plan.sends[i].elements, a, send_offsets_[i], packed);
   }
   call_timers::lap(call_timers::post_sends);
   if (!deferring_ && !packed) { // else after the agreement (settle())
@@ -696,37 +661,19 @@ void Executor::copy_local(const std::byte *a, std::byte *b) {
                               [this] { drive_progress(requests_.comm()); });
 }
 
-bool Executor::sent_across_nodes(bool sending, std::size_t i) const {
-  return sending ? negotiation_.send_way(i) == single_copy::Way::sent && !nodes_.send_inside(i)
-                 : negotiation_.recv_way(i) == single_copy::Way::sent && !nodes_.recv_inside(i);
-}
-
 bool Executor::sent_across_nodes() const {
   const RankPlan &plan = pieces_.plan();
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-    if (sent_across_nodes(true, i)) {
+    if (negotiation_.send_way(i) == single_copy::Way::sent && !nodes_.send_inside(i)) {
       return true;
     }
   }
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
-    if (sent_across_nodes(false, i)) {
+    if (negotiation_.recv_way(i) == single_copy::Way::sent && !nodes_.recv_inside(i)) {
       return true;
     }
   }
   return false;
-}
-
-Index Executor::chunk_elements(bool sending, std::size_t i) const {
-  // Both ends of a message decide alike: its way and nodes are agreed, its size the same.
-  // At least 64 bytes: a batch's chunk, cut at an element of 16 bytes at most
-  // (Pieces::chunk_end), stays one MPI message.
-  const std::size_t bytes = std::min(chunk_bytes_, Requests::max_message_bytes());
-  if (bytes < 64) {
-    return 0;
-  }
-  const auto chunk = static_cast<Index>(bytes / pieces_.element_size());
-  const Peer &peer = sending ? pieces_.plan().sends[i] : pieces_.plan().recvs[i];
-  return chunk > 0 && peer.elements >= 2 * chunk && sent_across_nodes(sending, i) ? chunk : 0;
 }
 
 bool Executor::pack_with_local_copy(const std::byte *a, std::byte *b) {

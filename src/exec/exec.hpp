@@ -219,8 +219,9 @@ public:
   /// Most bytes a rank writes into b (received and copied locally) in an execution that
   /// defers(): a deferred execution writes b only after its agreement, so its local copy and
   /// unpacking cannot overlap the transfer; past this size (on any rank) the overlap saves
-  /// more than the agreement before the exchange costs (across nodes, about 8 ms of 78 for a
-  /// batch of 64 transposed 256 x 256 matrices at 1 Gbit/s; BENCHMARKS.md, "Batches").
+  /// more than the agreement before the exchange costs (across a 1 Gbit/s link a batch of 64
+  /// PDGEADD of 256 x 256 took 14.8 ms deferred, 13.4 not; BENCHMARKS.md, "Batches in their
+  /// steady state, and across nodes").
   static constexpr std::size_t kDeferredBytes = std::size_t{256} << 10;
 
 private:
@@ -244,20 +245,8 @@ private:
   /// takes windows.
   void copy_local(const std::byte *a, std::byte *b);
   static constexpr std::size_t kProgressWindowBytes = std::size_t{1} << 20;
-  /// Whether a message of this rank goes through MPI (Way::sent) to or from another node;
-  /// whether send (`sending`) or receive i does.
+  /// Whether a message of this rank goes through MPI (Way::sent) to or from another node.
   [[nodiscard]] bool sent_across_nodes() const;
-  [[nodiscard]] bool sent_across_nodes(bool sending, std::size_t i) const;
-  /// All at once, a message through MPI to another node of at least two chunks goes in chunks
-  /// of kChunkBytes (at most Requests::max_message_bytes()), each packed and sent in turn and
-  /// unpacked as it arrives: the elements per chunk of send (`sending`) or receive i, 0 for
-  /// one message. Across a 1 Gbit/s link a batch of 64 transposed 256 x 256 matrices (8 MiB
-  /// each way at 2 ranks) packed and unpacked about 2 ms of its 77 outside the transfer that
-  /// chunks overlap. Each chunk is a rendezvous of its own: with chunks of 1 MiB the same batch
-  /// at 4 ranks on 2 cores (messages of 2 MiB) took 81-85 ms against 75-78 ms (BENCHMARKS.md,
-  /// "Batches in their steady state, and across nodes").
-  [[nodiscard]] Index chunk_elements(bool sending, std::size_t i) const;
-  static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
   /// The Pieces that apply an operation (a two-phase plan's second phase's).
   Pieces &operation_pieces();
   void execute_steps(const std::byte *a, std::byte *b);
@@ -335,8 +324,7 @@ private:
   StagedExchange staged_;
   Staging staging_ = Staging::never;
   int staging_after_ = kStagingAfter;
-  std::size_t chunk_bytes_ = kChunkBytes; // REDIST_TEST_CHUNK_BYTES lowers it
-  long long executions_ = 0;              // begun outside the staged exchange
+  long long executions_ = 0; // begun outside the staged exchange
 
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution

@@ -482,10 +482,7 @@ std::string run_case(Batch &batch, int index) {
     if (!negotiated && addresses != 0)
       fail += "  " + run + ": " + std::to_string(addresses) +
               " messages mapped by a plan that negotiated no way\n";
-    // Under REDIST_TEST_CHUNK_BYTES a message to another node may go in several chunks
-    // (Executor::chunk_elements): at least one per peer then.
-    const bool chunked = std::getenv("REDIST_TEST_CHUNK_BYTES") != nullptr;
-    if ((chunked ? data + addresses < per_peer : data + addresses != per_peer) || addresses < 0)
+    if (data + addresses != static_cast<long long>(peers.size()) || addresses < 0)
       fail += "  " + run + ": " + std::to_string(data) + " MPI_Isend of data and " +
               std::to_string(addresses + identities) + " of addresses (" +
               std::to_string(identities) + " identities), expected one per peer (" +

@@ -1,8 +1,8 @@
 #pragma once
 // The one reader of redist's environment variables (REDIST_SCHEDULE, REDIST_MAX_CONCURRENT,
 // REDIST_MAX_MEMORY, REDIST_PLAN_CACHE_SIZE, REDIST_COMM_CACHE_SIZE, REDIST_SINGLE_COPY,
-// REDIST_PROGRESS, and the test hooks REDIST_TEST_NODES, REDIST_TEST_INTERLEAVING,
-// REDIST_TEST_STAGING_AFTER and REDIST_TEST_CHUNK_BYTES).
+// REDIST_PROGRESS, and the test hooks REDIST_TEST_NODES, REDIST_TEST_INTERLEAVING and
+// REDIST_TEST_STAGING_AFTER).
 // One rule for all: unset or empty means the default; any other value must be valid as a
 // whole, else the error names the variable, the value and the reason:
 //   environment variable REDIST_MAX_MEMORY = '12kB': must be a number of bytes >= 0 ...

@@ -72,22 +72,6 @@ bool Pieces::combines() const {
   return operation_ != nullptr;
 }
 
-Index Pieces::chunk_end(const Peer &peer, bool sending, Index lo, Index chunk) const {
-  const Index end = std::min(peer.elements, lo + chunk);
-  if (!batch_ || end == peer.elements) {
-    return end;
-  }
-  const std::vector<BatchPart> &parts =
-      (sending ? batch_->sends : batch_->recvs)[static_cast<std::size_t>(peer.row_slot)];
-  // The part holding byte `end`: the last one starting at or before it.
-  const auto after = std::upper_bound(parts.begin(), parts.end(), end,
-                                      [](Index at, const BatchPart &p) { return at < p.offset; });
-  const BatchPart &part = *std::prev(after);
-  const auto es = static_cast<Index>(batch_->ops[part.op].element_size());
-  const Index down = part.offset + (end - part.offset) / es * es;
-  return down > lo ? down : std::min(peer.elements, down + es);
-}
-
 void Pieces::copy_batch(const Peer &peer, bool sending, const std::byte *from, std::byte *to,
                         Index lo, Index hi) const {
   // A batch's local arrays: one pointer per operation (NULL where this rank has none of it,

@@ -82,11 +82,6 @@ public:
   /// The local-copy way: the elements this rank keeps, from a to b; only those at positions
   /// [lo, hi) of the local message if windows_local().
   void copy_local(const std::byte *a, std::byte *b, Index lo = 0, Index hi = INT64_MAX) const;
-  /// Where a chunk of message `peer` (a send when `sending`) that starts at position lo and
-  /// should hold about `chunk` positions ends: lo + chunk, or the message's end; a batch's
-  /// chunk ends on an element of the part it cuts (its positions are bytes), the same at
-  /// both ends of the message.
-  [[nodiscard]] Index chunk_end(const Peer &peer, bool sending, Index lo, Index chunk) const;
   /// copy_local in parts, `between` after each: a batch's operations, or windows of about
   /// `window_bytes` where windows_local(); else whole, then `between`.
   void copy_local_in_parts(const std::byte *a, std::byte *b, std::size_t window_bytes,

@@ -10,16 +10,12 @@
 namespace redist {
 namespace {
 
-std::atomic<std::size_t> max_bytes_per_message{static_cast<std::size_t>(INT_MAX) / 64 * 64};
+std::atomic<std::size_t> max_message_bytes{static_cast<std::size_t>(INT_MAX) / 64 * 64};
 
 } // namespace
 
 void Requests::set_max_message_bytes(std::size_t bytes) {
-  max_bytes_per_message = std::max<std::size_t>(bytes, 1);
-}
-
-std::size_t Requests::max_message_bytes() {
-  return max_bytes_per_message.load(std::memory_order_relaxed);
+  max_message_bytes = std::max<std::size_t>(bytes, 1);
 }
 
 Requests::Requests(MPI_Comm comm, std::size_t capacity) : comm_(comm) {
@@ -34,7 +30,8 @@ void Requests::clear() {
 
 bool Requests::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
                     const RequestInfo &info, bool control) {
-  const std::size_t max_bytes = control ? std::max<std::size_t>(bytes, 1) : max_message_bytes();
+  const std::size_t max_bytes =
+      control ? std::max<std::size_t>(bytes, 1) : max_message_bytes.load(std::memory_order_relaxed);
   bool posted = true;
   for (std::size_t done = 0; done < bytes; done += max_bytes) {
     const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));

@@ -101,7 +101,6 @@ public:
   }
 
   static void set_max_message_bytes(std::size_t bytes);
-  static std::size_t max_message_bytes();
 
 private:
   MPI_Comm comm_;

@@ -13,14 +13,6 @@ void Sent::post_receive(Requests &requests, std::size_t i, Index lo, Index hi, s
   pieces_pending_[i] = static_cast<int>(requests.size() - before);
 }
 
-void Sent::post_receive_chunk(Requests &requests, std::size_t i, Index lo, Index hi,
-                              std::byte *buffer) {
-  const int rank = pieces_.plan().recvs[i].rank;
-  requests.post(false, buffer, static_cast<std::size_t>(hi - lo) * pieces_.element_size(), tag_,
-                {this, kChunk, static_cast<int>(i), rank, lo, hi, buffer});
-  pieces_pending_[i] = (lo == 0 ? 0 : pieces_pending_[i]) + 1;
-}
-
 void Sent::post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
                      std::byte *buffer, bool packed) {
   const Peer &peer = pieces_.plan().sends[i];
@@ -36,15 +28,6 @@ void Sent::post_send(Requests &requests, std::size_t i, Index lo, Index hi, cons
 
 void Sent::complete(Requests &requests, RequestInfo info, std::byte *b) {
   const auto i = static_cast<std::size_t>(info.peer);
-  if (info.kind == kChunk) {
-    --pieces_pending_[i];
-    if (!deferred_) {
-      call_timers::lap(call_timers::wait_receives);
-      unpack_once(pieces_, requests, i, info.buffer, b, info.lo, info.hi);
-      call_timers::lap(call_timers::unpack);
-    }
-    return;
-  }
   // A message with a failed piece never reaches zero pending pieces: not unpacked.
   if (info.kind == kData && --pieces_pending_[i] == 0 && !deferred_) {
     call_timers::lap(call_timers::wait_receives);
@@ -74,7 +57,7 @@ namespace redist {
 void Sent::failed(Requests &requests, RequestInfo info) {
   // The message is not unpacked (its pieces never all arrive): marked for the repair.
   const auto i = static_cast<std::size_t>(info.peer);
-  if (info.kind == kData || info.kind == kChunk) {
+  if (info.kind == kData) {
     requests.mark_recv(i, Requests::kTransferFailed);
   } else {
     requests.mark_send(i, Requests::kTransferFailed);

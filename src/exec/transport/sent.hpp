@@ -21,17 +21,13 @@ public:
                  std::byte *buffer, bool packed) override;
   void complete(Requests &requests, RequestInfo info, std::byte *b) override;
   void failed(Requests &requests, RequestInfo info) override;
-  /// Receive elements [lo, hi) of plan().recvs[i] as one of the message's chunks, posted in
-  /// order from lo = 0 and each at most Requests::max_message_bytes() (one MPI message):
-  /// unpacked as soon as it arrives (deferred: with the whole message, arrived()).
-  void post_receive_chunk(Requests &requests, std::size_t i, Index lo, Index hi, std::byte *buffer);
   /// Deferred: a message whose pieces all arrived is left in its buffer (arrived() says so)
   /// for the executor to unpack after its agreement, instead of at once.
   void defer(bool on) { deferred_ = on; }
   [[nodiscard]] bool arrived(std::size_t i) const { return pieces_pending_[i] == 0; }
 
 private:
-  enum Kind : std::uint8_t { kSend, kData, kChunk };
+  enum Kind : std::uint8_t { kSend, kData };
   const Pieces &pieces_;
   int tag_;
   std::vector<int> pieces_pending_; // per receive: MPI messages not yet arrived
