@@ -964,6 +964,13 @@ ScheduleStats two_phase_stats(const std::array<ScheduleChoice, 2> &phases) {
   return st;
 }
 
+double two_phase_floor(const ScheduleOptions &options) {
+  const double alpha = options.node_of_rank.empty()
+                           ? options.model.alpha
+                           : std::min(options.model.alpha, options.inter.alpha);
+  return 2 * alpha;
+}
+
 std::string choose_phases(const ScheduleOptions &options, std::size_t element_bytes,
                           const OnePhaseBuilder &one, const TwoPhaseBuilder &two,
                           const std::function<double(const ScheduleChoice &)> &one_phase_seconds,
@@ -986,7 +993,8 @@ std::string choose_phases(const ScheduleOptions &options, std::size_t element_by
       !why.empty() || options.strategy != Strategy::automatic) {
     return why;
   }
-  if (ScheduleChoice faster; two(one_phase_seconds(choice), faster)) {
+  const double bound = one_phase_seconds(choice);
+  if (ScheduleChoice faster; bound > two_phase_floor(options) && two(bound, faster)) {
     choice = std::move(faster);
     choice.detail = "auto: " + choice.detail;
   }

@@ -240,12 +240,20 @@ using OnePhaseBuilder = std::function<std::string(const ScheduleOptions &, Sched
 /// false when no intermediate layout applies, fits or beats the bound.
 using TwoPhaseBuilder = std::function<bool(double bound, ScheduleChoice &)>;
 
+/// The least any two-phase plan is predicted to take: two start-ups of the cheaper level. Were
+/// one of its phases to move no element between processes, the other would send exactly the
+/// one-phase plan's messages, at its cost; so a two-phase plan can be faster only by sending in
+/// both phases, each costing at least one start-up.
+[[nodiscard]] double two_phase_floor(const ScheduleOptions &options);
+
 /// The whole decision of choose_schedule and choose_nd_schedule; `one` makes the one-phase
 /// choice under the options it is given (never multiphase). `multiphase`: two phases where
 /// `two` builds them, else one phase as `automatic` would, its detail prefixed by
 /// `why_one_phase`. Otherwise `one`'s choice, which for `automatic` gives way to two phases
 /// predicted faster than one_phase_seconds(its choice) (Kaushik et al.: when the messages they
-/// save cost more start-ups than the second copy of the data costs bandwidth).
+/// save cost more start-ups than the second copy of the data costs bandwidth). Where the one
+/// phase is predicted at or below two_phase_floor, `two` is not called: no intermediate layout
+/// is planned for transfers that small.
 std::string choose_phases(const ScheduleOptions &options, std::size_t element_bytes,
                           const OnePhaseBuilder &one, const TwoPhaseBuilder &two,
                           const std::function<double(const ScheduleChoice &)> &one_phase_seconds,

@@ -1243,6 +1243,40 @@ TEST(NdSchedule, LimitsThatCannotBeHonouredAreRefused) {
   EXPECT_NE(choice.detail.find("no intermediate layout applies, one phase"), std::string::npos);
 }
 
+// As for 2-D transfers (Planner.NoTwoPhasePlanBeatsOnePhaseBelowTheFloor): wherever an N-d
+// transfer's one phase is predicted at or below two_phase_floor, where auto plans no
+// intermediate layout, the cheapest two-phase plan is predicted no faster.
+TEST(NdSchedule, NoTwoPhasePlanBeatsOnePhaseBelowTheFloor) {
+  Random rng(test_seed(1614));
+  const std::size_t es = 8;
+  int below = 0;
+  int compared = 0;
+  for (int i = 0; i < (exhaustive() ? 2000 : 300); ++i) {
+    const Case c = random_case(rng, 4);
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
+    ScheduleOptions automatic;
+    automatic.model = {rng.chance(50) ? 2e-6 : 1e-5, rng.chance(50) ? 2.5e-10 : 2e-9, 0.0};
+    ScheduleOptions multiphase = automatic;
+    multiphase.strategy = Strategy::multiphase;
+    const ScheduleInputs inputs = nd_all_at_once_estimate(c.t, automatic.model, es);
+    for (int r = 0; r < c.comm_size; ++r) {
+      const NdRankPlan plan = make_nd_rank_plan(c.t, r, c.comm_size);
+      ScheduleChoice one;
+      ASSERT_EQ(choose_nd_schedule(c.t, plan, automatic, inputs, es, one), "");
+      if (one.stats.seconds > two_phase_floor(automatic)) continue;
+      ++below;
+      ASSERT_EQ(one.nd_phases, nullptr);
+      ScheduleChoice two;
+      ASSERT_EQ(choose_nd_schedule(c.t, plan, multiphase, inputs, es, two), "");
+      if (two.nd_phases == nullptr) continue;
+      ++compared;
+      EXPECT_GE(two.stats.seconds, one.stats.seconds) << "rank " << r << " " << two.detail;
+    }
+  }
+  EXPECT_GT(below, 100);
+  EXPECT_GT(compared, 30);
+}
+
 // Kaushik et al.'s intermediates per dimension (review Sec. 4.2.1): CYCLIC(2) -> CYCLIC(3) on
 // two processes goes through CYCLIC(6) or CYCLIC(1); a GEN_BLOCK dimension keeps its own
 // distribution, cut to the window; '*' dimensions stay whole.

@@ -496,6 +496,52 @@ TEST(Planner, TransposedSchedulesAreValid) {
   EXPECT_GT(two_phases, 20);
 }
 
+// The floor below which auto plans no intermediate layout (two_phase_floor: two start-ups)
+// is sound: on random transfers, copies and transposes, one level and two, wherever a rank's
+// one-phase plan is predicted at or below it, the cheapest two-phase plan (what multiphase
+// finds, searched without a bound) is predicted no faster.
+TEST(Planner, NoTwoPhasePlanBeatsOnePhaseBelowTheFloor) {
+  Random rng(test_seed(26));
+  const std::size_t es = 8;
+  int below = 0;
+  int compared = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    int comm_size = 0;
+    Transfer t = random_transfer_2d(rng, 30, 6, 4, comm_size);
+    if (rng.chance(40)) t = transposed_source(t);
+    ScheduleOptions automatic;
+    automatic.model = {rng.chance(50) ? 2e-6 : 1e-5, rng.chance(50) ? 2.5e-10 : 2e-9, 0.0};
+    if (rng.chance(30)) { // two nodes, messages between them dearer or cheaper
+      for (int r = 0; r < comm_size; ++r)
+        automatic.node_of_rank.push_back(rng.uniform_int(0, 1));
+      automatic.inter = {rng.chance(50) ? 2e-5 : 1e-6, 1e-9, 0.0};
+    }
+    ScheduleOptions multiphase = automatic;
+    multiphase.strategy = Strategy::multiphase;
+    const ScheduleInputs inputs = all_at_once_estimate(t, automatic.model, es);
+    for (int r = 0; r < comm_size; ++r) {
+      const RankPlan plan = make_rank_plan(t, r, comm_size);
+      ScheduleChoice one;
+      ASSERT_EQ(choose_schedule(t, plan, automatic, inputs, es, one), "");
+      // As choose_schedule costs its one phase for the comparison.
+      const double one_seconds = one.strategy == Strategy::all_at_once && !node_levels(t, automatic)
+                                     ? inputs.all_at_once_seconds
+                                     : one.stats.seconds;
+      if (one_seconds > two_phase_floor(automatic)) continue;
+      ++below;
+      ASSERT_EQ(one.phases, nullptr) << describe_transfer(t, comm_size);
+      ScheduleChoice two;
+      ASSERT_EQ(choose_schedule(t, plan, multiphase, inputs, es, two), "");
+      if (two.phases == nullptr) continue;
+      ++compared;
+      EXPECT_GE(two.stats.seconds, one_seconds)
+          << "rank " << r << " " << two.detail << " " << describe_transfer(t, comm_size);
+    }
+  }
+  EXPECT_GT(below, 200);
+  EXPECT_GT(compared, 100);
+}
+
 // The all-at-once inputs estimated from the 1-D graphs are the maxima over every rank's plan for
 // full windows, transposed or not (the two-phase decision costs its phases with them).
 TEST(Planner, AllAtOnceEstimateIsExactForFullWindows) {
