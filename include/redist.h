@@ -104,7 +104,10 @@ void redist_options_init(redist_options *options);
 
 /**
  * Create a plan that copies the m x n window of layout @p a onto the window of layout @p b.
- * Collective over @p comm. The communicator is duplicated; the plan does not keep @p a/@p b.
+ * Collective over @p comm. The plan runs on its own duplicate of the communicator; the plan
+ * does not keep @p a/@p b. A destroyed plan's duplicate is kept with @p comm (at most four,
+ * freed with @p comm or by redist_scalapack_clear_cache()) and taken by the next plan made on
+ * it, where every process offers the same one (one small reduction instead of MPI_Comm_dup).
  * The first plan on @p comm asks MPI which of its ranks share a node (MPI_Comm_split_type) and
  * keeps the answer as an attribute of @p comm (a pair of ints per block of consecutive ranks
  * on one node; freed with @p comm, copied into its duplicates), so that later plans on it skip
@@ -341,7 +344,9 @@ int redist_plan_execute_batch_begin(redist_plan plan, const void *const *alphas,
                                     const void *const *a, const void *const *betas, void *const *b);
 
 /** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. If an execution
- * is in flight, it is completed first (its failure is not reported). */
+ * is in flight, it is completed first (its failure is not reported). The plan's communicator
+ * is kept for the next plan made on the same communicator (redist_plan_create), unless its
+ * last execution failed or left a message unmatched on some process. */
 int redist_plan_destroy(redist_plan *plan);
 
 /**

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the C API and the ScaLAPACK-compatible entries (MPI layer).
 
+#include "comm_pool.hpp"
 #include "error.hpp"
 #include "exec.hpp"
 #include "plan.hpp"
@@ -82,7 +83,7 @@ private:
 
 /// The C API's opaque plan.
 struct redist_plan_s {
-  MPI_Comm comm = MPI_COMM_NULL; // owned duplicate
+  redist::PlanComm comm; // its own duplicate (comm_pool.hpp)
   std::unique_ptr<redist::Executor> executor;
   // What the plan was made from, to make it anew on a fresh duplicate of the communicator
   // after an execution failed on some process (redist_plan_execute).

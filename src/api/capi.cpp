@@ -222,14 +222,6 @@ void apply_levels(const std::string &call, const redist_calibration &levels, Sch
 
 namespace {
 
-/// A plan's own duplicate of `comm` (duplicate_comm). The nodes of comm's ranks are learnt
-/// first (learn_node_ids(), kept with comm), so that this duplicate, and those of later plans
-/// on comm, inherit them instead of asking MPI again. Collective over comm.
-MPI_Comm plan_communicator(const char *call, MPI_Comm comm) {
-  learn_node_ids(comm);
-  return duplicate_comm(call, comm);
-}
-
 /// The front end's description of a C API call (fields from the layouts; what has no field
 /// of its own goes into the digest).
 front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, int region,
@@ -391,12 +383,12 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     Transfer t = transfer_of(m, n, *a, *b, region, unit_diag, op);
 
     auto result = std::make_unique<redist_plan_s>();
-    result->comm = plan_communicator(call, comm);
+    result->comm = acquire_plan_comm(call, comm);
     std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
-        result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
+        result.get(), [](redist_plan_s *p) { release_plan_comm(p->comm, false); });
     front_end::Planned planned =
-        front_end::plan_everywhere(result->comm, rank, size, result->comm, t, args.options,
-                                   args.element_size, a->lld, b->lld, true);
+        front_end::plan_everywhere(result->comm.handle, rank, size, result->comm.handle, t,
+                                   args.options, args.element_size, a->lld, b->lld, true);
     throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->op = op;
@@ -461,17 +453,19 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
 /// the old one; its executor's state may be half-way). Collective; every process calls it
 /// (the decision was agreed). On failure the plan stays marked as failed.
 void make_anew(const char *call, redist_plan_s &plan) {
-  MPI_Comm fresh = plan_communicator(call, plan.comm);
-  std::unique_ptr<MPI_Comm, void (*)(MPI_Comm *)> guard(&fresh,
-                                                        [](MPI_Comm *c) { MPI_Comm_free(c); });
+  // Not a spare: the old communicator may hold a message of the failed execution, and this
+  // duplicate of it goes when the plan does.
+  PlanComm fresh{duplicate_comm(call, plan.comm.handle), nullptr, 0};
+  std::unique_ptr<PlanComm, void (*)(PlanComm *)> guard(
+      &fresh, [](PlanComm *c) { release_plan_comm(*c, false); });
   front_end::Planned planned =
-      plan.nd ? front_end::plan_nd_everywhere(fresh, plan.rank, plan.size, *plan.nd, plan.options,
-                                              plan.executor->element_size())
+      plan.nd ? front_end::plan_nd_everywhere(fresh.handle, plan.rank, plan.size, *plan.nd,
+                                              plan.options, plan.executor->element_size())
       : plan.batch.empty()
-          ? front_end::plan_everywhere(fresh, plan.rank, plan.size, fresh, plan.transfer,
-                                       plan.options, plan.executor->element_size(), plan.lld_a,
-                                       plan.lld_b, true)
-          : plan_batch(plan.rank, plan.size, fresh, plan.batch);
+          ? front_end::plan_everywhere(fresh.handle, plan.rank, plan.size, fresh.handle,
+                                       plan.transfer, plan.options, plan.executor->element_size(),
+                                       plan.lld_a, plan.lld_b, true)
+          : plan_batch(plan.rank, plan.size, fresh.handle, plan.batch);
   if (planned.status != REDIST_SUCCESS) {
     throw Error(
         planned.here ? static_cast<redist_status>(planned.status) : REDIST_ERR_REMOTE,
@@ -826,10 +820,10 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
       }
     }
     auto result = std::make_unique<redist_plan_s>();
-    result->comm = plan_communicator(call, comm);
+    result->comm = acquire_plan_comm(call, comm);
     std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
-        result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
-    front_end::Planned planned = plan_batch(rank, size, result->comm, batch);
+        result.get(), [](redist_plan_s *p) { release_plan_comm(p->comm, false); });
+    front_end::Planned planned = plan_batch(rank, size, result->comm.handle, batch);
     if (planned.status != REDIST_SUCCESS && !planned.here) {
       throw Error(REDIST_ERR_REMOTE, std::string(call) + ": out of memory on rank " +
                                          std::to_string(planned.first) + " while planning");
@@ -984,11 +978,11 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
       return f.value();
     });
     auto result = std::make_unique<redist_plan_s>();
-    result->comm = plan_communicator(call, comm);
+    result->comm = acquire_plan_comm(call, comm);
     std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
-        result.get(), [](redist_plan_s *p) { MPI_Comm_free(&p->comm); });
+        result.get(), [](redist_plan_s *p) { release_plan_comm(p->comm, false); });
     front_end::Planned planned = front_end::plan_nd_everywhere(
-        result->comm, position.rank, position.size, *t, schedule_opts, type_size(type));
+        result->comm.handle, position.rank, position.size, *t, schedule_opts, type_size(type));
     throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->options = schedule_opts;
@@ -1022,16 +1016,20 @@ extern "C" int redist_plan_destroy(redist_plan *plan) {
     if (plan == nullptr || *plan == nullptr) {
       return;
     }
+    // Its communicator is kept for the next plan only where no message can wait on it.
+    bool clean = !(*plan)->failed;
     if ((*plan)->executor && (*plan)->executor->in_flight()) {
       // Completed, as redist_plan_execute_end would (collective as destroy is); its failure
       // does not matter: the plan goes.
       try {
         (*plan)->executor->end();
       } catch (...) {
+        clean = false;
       }
     }
+    clean = clean && (*plan)->executor && !(*plan)->executor->left_unmatched();
     (*plan)->executor.reset();
-    MPI_Comm_free(&(*plan)->comm);
+    release_plan_comm((*plan)->comm, clean);
     delete *plan;
     *plan = nullptr;
   });

@@ -1,5 +1,6 @@
 #include "front_end.hpp"
 #include "agreement.hpp"
+#include "comm_pool.hpp"
 #include "nd_planner.hpp"
 #include "single_copy.hpp"
 
@@ -617,9 +618,12 @@ void drop(const CacheLookup &lookup) {
 }
 
 void clear_cache() {
-  std::lock_guard lock(caches().mutex);
-  caches().plans.clear();
-  caches().comms.clear();
+  {
+    std::lock_guard lock(caches().mutex);
+    caches().plans.clear();
+    caches().comms.clear();
+  }
+  free_spare_comms();
 }
 
 } // namespace redist::front_end

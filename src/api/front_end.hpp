@@ -301,7 +301,7 @@ void set_cache_capacity(std::size_t plans, std::size_t comms);
 /// the communicator, where no message of the failed execution can be matched.
 void drop(const CacheLookup &lookup);
 
-/// Free every cached plan and communicator (local).
+/// Free every cached plan and communicator, and the C API's spare communicators (local).
 void clear_cache();
 
 } // namespace redist::front_end

@@ -78,17 +78,21 @@ struct ScopedEnv {
 // ---- after a failed execution ----------------------------------------------------------------
 
 // C API: the plan stays valid. Before, its next execution on process 0 received the message
-// the failed one had left (the previous A) and reported success with a wrong B.
+// the failed one had left (the previous A) and reported success with a wrong B. Its
+// communicator, where that message may wait, is not kept for later plans (comm_pool.hpp).
 TEST(Hardening, CApiPlanAfterAFailedReceiveGetsNoStaleMessage) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const ScopedEnv sent_only("REDIST_SINGLE_COPY", "never"); // messages through MPI
   const Scenario s = last_to_first();
   CArgs x(s);
+  MPI_Comm own = MPI_COMM_NULL; // no spare of an earlier test on it
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &own), MPI_SUCCESS);
+  const auto create = [&](redist_plan *made) {
+    return redist_plan_create(own, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb, REDIST_REGION_FULL, 0,
+                              made);
+  };
   redist_plan plan = nullptr;
-  ASSERT_EQ(redist_plan_create(MPI_COMM_WORLD, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
-                               REDIST_REGION_FULL, 0, &plan),
-            REDIST_SUCCESS)
-      << redist_last_error();
+  ASSERT_EQ(create(&plan), REDIST_SUCCESS) << redist_last_error();
   const bool receiver = world_rank() == 0;
   {
     Data<double> d(s, 1, 2);
@@ -121,6 +125,20 @@ TEST(Hardening, CApiPlanAfterAFailedReceiveGetsNoStaleMessage) {
   }
   EXPECT_EQ(faults::live_requests(), 0);
   EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  // The plan made anew ran on a duplicate of the failed communicator: neither is kept, so the
+  // next plan on `own` duplicates it; that plan's communicator, clean, is kept for the one after.
+  for (const long long expected_dups : {1, 0}) {
+    const long long dups = comm_dups;
+    ASSERT_EQ(create(&plan), REDIST_SUCCESS) << redist_last_error();
+    EXPECT_EQ(comm_dups - dups, expected_dups) << "[C API] a plan made after the failed one";
+    Data<double> d(s, 9, 10);
+    EXPECT_EQ(redist_plan_execute(plan, d.a.data(), d.b.data()), REDIST_SUCCESS)
+        << redist_last_error();
+    std::string report;
+    EXPECT_EQ(wrong_elements(s, d, 9, 10, report), 0) << report;
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+  }
+  MPI_Comm_free(&own);
 }
 
 // ScaLAPACK entries: the cached plan (and its communicator) whose execution failed on process

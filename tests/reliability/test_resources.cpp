@@ -300,15 +300,55 @@ TEST(Resources, ScalapackEntriesLeaveNothingBehind) {
     mpitest::free_context(ctxt);
 }
 
+/// A plan for the m x n windows of `a` and `b` on `comm`, and the arrays it copies between
+/// (A filled with the oracle's values for `salt`, B with sentinels).
+struct CApiCopy {
+  std::int64_t m, n;
+  int salt;
+  MatSpec a, b;
+  mpitest::LocalBuf la, lb;
+  std::vector<double> abuf, bbuf;
+  redist_plan plan = nullptr;
+  int status = REDIST_SUCCESS;
+
+  CApiCopy(MPI_Comm comm, std::int64_t rows, std::int64_t cols, const MatSpec &a_spec,
+           const MatSpec &b_spec, int values, bool spoil = false)
+      : m(rows), n(cols), salt(values), a(a_spec), b(b_spec),
+        la(mpitest::local_buf(a, world_rank())), lb(mpitest::local_buf(b, world_rank())) {
+    redist_layout ca = mpitest::c_layout(a, a.grid.ranks.data(), la.lld);
+    const redist_layout cb = mpitest::c_layout(b, b.grid.ranks.data(), lb.lld);
+    if (spoil) ca.mb = 0;
+    status = redist_plan_create(comm, m, n, REDIST_DOUBLE, &ca, &cb, REDIST_REGION_FULL, 0, &plan);
+    mpitest::fill_a(a, la, salt, abuf);
+    mpitest::fill_sentinel(lb, salt + 1, bbuf);
+  }
+  /// Elements of B that differ from the oracle's (A's values in the window, B's sentinels
+  /// elsewhere).
+  long long wrong(std::string &report) const {
+    mpitest::CopySpec cs;
+    cs.m = m;
+    cs.n = n;
+    return mpitest::check_b(cs, a, b, lb, bbuf.data(), salt, salt + 1, report);
+  }
+};
+
+// Plans made one after another on a communicator of the caller's: the first duplicates it,
+// every later one takes that duplicate, kept when the plan before was destroyed (comm_pool.hpp).
+// After every plan the live handles are the baseline's but for the caller's communicator and
+// that one spare; freeing the caller's communicator frees the spare too.
 TEST(Resources, CApiPlansLeaveNothingBehind) {
   const int plans = std::max(1, mpitest::options().cases / 10);
   const std::uint64_t seed = mpitest::shared_seed("Resources.CApiPlans", 777);
   mpitest::Rng rng(seed);
   const std::vector<GridSpec> grids = grid_pool();
   const counters::Snapshot base = counters::now();
+  MPI_Comm own = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &own), MPI_SUCCESS);
+  long long created_after_first = 0; // communicators created once the first plan was made
   const long long heap_start = heap_in_use();
   long long heap_early = heap_start;
   long long wrong = 0;
+  int made = 0;
   std::string report;
   for (int k = 0; k < plans; ++k) {
     const std::int64_t m = rng.uniform(0, 14);
@@ -319,46 +359,118 @@ TEST(Resources, CApiPlansLeaveNothingBehind) {
     const MatSpec b = mpitest::random_matrix(
         rng, grids[static_cast<std::size_t>(rng.uniform(0, static_cast<long>(grids.size()) - 1))],
         m, n);
-    const mpitest::LocalBuf la = mpitest::local_buf(a, world_rank());
-    const mpitest::LocalBuf lb = mpitest::local_buf(b, world_rank());
-    redist_layout ca = mpitest::c_layout(a, a.grid.ranks.data(), la.lld);
-    const redist_layout cb = mpitest::c_layout(b, b.grid.ranks.data(), lb.lld);
     const bool spoil = k % 10 == 9;
-    if (spoil && world_rank() == k % world_size()) ca.mb = 0;
-    redist_plan plan = nullptr;
-    const int status = redist_plan_create(MPI_COMM_WORLD, m, n, REDIST_DOUBLE, &ca, &cb,
-                                          REDIST_REGION_FULL, 0, &plan);
+    CApiCopy copy(own, m, n, a, b, 1, spoil && world_rank() == k % world_size());
     if (spoil) {
-      EXPECT_NE(status, REDIST_SUCCESS) << "plan " << k << ": an invalid create succeeded";
-    } else if (everywhere(status == REDIST_SUCCESS)) {
-      std::vector<double> abuf;
-      std::vector<double> bbuf;
-      mpitest::fill_a(a, la, 1, abuf);
-      mpitest::fill_sentinel(lb, 2, bbuf);
+      EXPECT_NE(copy.status, REDIST_SUCCESS) << "plan " << k << ": an invalid create succeeded";
+    } else if (everywhere(copy.status == REDIST_SUCCESS)) {
+      // The first plan also asked MPI for the nodes (a communicator of its own, freed).
+      if (++made == 1) created_after_first = counters::communicators_created();
       for (int rep = 0; rep < 2; ++rep) {
-        EXPECT_EQ(redist_plan_execute(plan, abuf.data(), bbuf.data()), REDIST_SUCCESS)
+        EXPECT_EQ(redist_plan_execute(copy.plan, copy.abuf.data(), copy.bbuf.data()),
+                  REDIST_SUCCESS)
             << redist_last_error();
       }
-      mpitest::CopySpec cs;
-      cs.m = m;
-      cs.n = n;
-      wrong += mpitest::check_b(cs, a, b, lb, bbuf.data(), 1, 2, report);
+      wrong += copy.wrong(report);
     } else {
       ADD_FAILURE() << "plan " << k << ": a valid create failed: " << redist_last_error();
     }
-    if (plan != nullptr) {
-      EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
+    if (copy.plan != nullptr) {
+      EXPECT_EQ(redist_plan_destroy(&copy.plan), REDIST_SUCCESS);
     }
     const counters::Snapshot s = counters::now();
-    if (!(s == base)) {
-      ADD_FAILURE() << "after plan " << k << ": " << s.describe() << "; before the first plan "
-                    << base.describe();
+    counters::Snapshot expected = base;
+    expected.comms = base.comms + 1 + (made > 0 ? 1 : 0); // the caller's and the spare
+    if (!(s == expected)) {
+      ADD_FAILURE() << "after plan " << k << ": " << s.describe() << "; expected "
+                    << expected.describe();
       break;
     }
     if (k == plans / 10) heap_early = heap_in_use();
   }
+  if (made > 0) {
+    EXPECT_EQ(counters::communicators_created(), created_after_first)
+        << "communicators created by " << made - 1 << " plans made after the first";
+  }
+  MPI_Comm_free(&own);
+  EXPECT_EQ(counters::now(), base) << "after the caller's communicator was freed";
   EXPECT_EQ(wrong, 0) << report;
   EXPECT_LT(heap_in_use() - heap_early, kHeapGrowthBound);
+}
+
+// A plan's communicator is its own while it lives, and a spare only once it is destroyed:
+// plans alive together run on distinct duplicates (two executions in flight at once, each
+// checked against the oracle); plans destroyed in a different order on different processes
+// leave the same spares everywhere, which later plans take (no duplication); a plan outlives
+// the caller's communicator, whose spares go with it; redist_scalapack_clear_cache() frees
+// the spares.
+TEST(Resources, CApiPlansTakeTheCommunicatorsOfDestroyedOnes) {
+  const std::vector<GridSpec> grids = grid_pool();
+  const MatSpec a = errtest::matrix(grids.front(), 40, 30, 3, 4, 0, 0, 1, 1, 0);
+  const MatSpec b = errtest::matrix(grids[1], 40, 30, 5, 2, 0, 0, 1, 1, 0);
+  const counters::Snapshot base = counters::now();
+  MPI_Comm own = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &own), MPI_SUCCESS);
+  const auto live_above_base = [&] { return counters::now().comms - base.comms; };
+  // Two plans in flight at once, then destroyed, in the opposite order on odd ranks.
+  const auto run_two = [&](CApiCopy &x, CApiCopy &y, const char *what) {
+    EXPECT_EQ(redist_plan_execute_begin(x.plan, x.abuf.data(), x.bbuf.data()), REDIST_SUCCESS)
+        << what << redist_last_error();
+    EXPECT_EQ(redist_plan_execute_begin(y.plan, y.abuf.data(), y.bbuf.data()), REDIST_SUCCESS)
+        << what << redist_last_error();
+    EXPECT_EQ(redist_plan_execute_end(y.plan), REDIST_SUCCESS) << what << redist_last_error();
+    EXPECT_EQ(redist_plan_execute_end(x.plan), REDIST_SUCCESS) << what << redist_last_error();
+    std::string report;
+    EXPECT_EQ(x.wrong(report) + y.wrong(report), 0) << what << report;
+    redist_plan &first = world_rank() % 2 == 0 ? x.plan : y.plan;
+    redist_plan &second = world_rank() % 2 == 0 ? y.plan : x.plan;
+    EXPECT_EQ(redist_plan_destroy(&first), REDIST_SUCCESS);
+    EXPECT_EQ(redist_plan_destroy(&second), REDIST_SUCCESS);
+  };
+  {
+    CApiCopy x(own, 40, 30, a, b, 3);
+    CApiCopy y(own, 40, 30, b, a, 5);
+    ASSERT_TRUE(everywhere(x.status == REDIST_SUCCESS && y.status == REDIST_SUCCESS))
+        << redist_last_error();
+    EXPECT_EQ(live_above_base(), 3) << "the caller's communicator and a duplicate per plan";
+    run_two(x, y, "[first two plans] ");
+    EXPECT_EQ(live_above_base(), 3) << "the caller's communicator and two spares";
+  }
+  const long long created = counters::communicators_created();
+  const auto duplicated = [&] { return counters::communicators_created() - created; };
+  {
+    CApiCopy x(own, 40, 30, b, a, 7);
+    CApiCopy y(own, 40, 30, a, b, 9);
+    ASSERT_TRUE(everywhere(x.status == REDIST_SUCCESS && y.status == REDIST_SUCCESS))
+        << redist_last_error();
+    EXPECT_EQ(duplicated(), 0) << "the next two plans took the spares";
+    EXPECT_EQ(live_above_base(), 3);
+    run_two(x, y, "[plans on spares] ");
+  }
+  {
+    CApiCopy x(own, 40, 30, a, b, 11);
+    ASSERT_TRUE(everywhere(x.status == REDIST_SUCCESS)) << redist_last_error();
+    EXPECT_EQ(duplicated(), 0);
+    MPI_Comm_free(&own);
+    EXPECT_EQ(live_above_base(), 1) << "the caller's communicator and its spare freed";
+    EXPECT_EQ(redist_plan_execute(x.plan, x.abuf.data(), x.bbuf.data()), REDIST_SUCCESS)
+        << redist_last_error();
+    std::string report;
+    EXPECT_EQ(x.wrong(report), 0) << "[a plan whose caller's communicator is gone] " << report;
+    EXPECT_EQ(redist_plan_destroy(&x.plan), REDIST_SUCCESS);
+    EXPECT_EQ(counters::now(), base) << "its communicator freed, not kept";
+  }
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &own), MPI_SUCCESS);
+  {
+    CApiCopy x(own, 40, 30, a, b, 13);
+    ASSERT_TRUE(everywhere(x.status == REDIST_SUCCESS)) << redist_last_error();
+    EXPECT_EQ(redist_plan_destroy(&x.plan), REDIST_SUCCESS);
+  }
+  EXPECT_EQ(live_above_base(), 2);
+  redist_scalapack_clear_cache();
+  EXPECT_EQ(live_above_base(), 1) << "redist_scalapack_clear_cache() frees the spares";
+  MPI_Comm_free(&own);
+  EXPECT_EQ(counters::now(), base);
 }
 
 } // namespace

@@ -141,6 +141,17 @@ void learn_node_ids(MPI_Comm comm) {
   static_cast<void>(known_nodes(comm));
 }
 
+void share_node_ids(MPI_Comm from, MPI_Comm to) {
+  const int key = known_nodes_key();
+  void *value = nullptr;
+  int found = 0;
+  check(MPI_Comm_get_attr(from, key, &value, &found), "MPI_Comm_get_attr");
+  if (found == 0) return;
+  auto attribute = std::make_unique<KnownNodesRef>(*static_cast<KnownNodesRef *>(value));
+  check(MPI_Comm_set_attr(to, key, attribute.get()), "MPI_Comm_set_attr");
+  static_cast<void>(attribute.release()); // `to` owns it now: delete_known_nodes frees it
+}
+
 NodeMap::NodeMap(const std::vector<int> &ids, int rank, const RankPlan &plan)
     : node_(ids.at(static_cast<std::size_t>(rank))) {
   send_nodes_.reserve(plan.sends.size());

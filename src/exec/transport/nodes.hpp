@@ -32,6 +32,9 @@ std::vector<int> node_ids(MPI_Comm comm);
 /// node_ids() kept with comm, without making the list: for a communicator about to be
 /// duplicated, whose duplicates then inherit the answer.
 void learn_node_ids(MPI_Comm comm);
+/// `to` (a duplicate of `from`, made earlier) takes what `from` knows of its nodes now, as a
+/// duplicate made now would inherit it; nothing where `from` knows nothing. Local.
+void share_node_ids(MPI_Comm from, MPI_Comm to);
 
 class NodeMap {
 public:
