@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,25 +19,19 @@ public:
   CommPool &operator=(const CommPool &) = delete;
   ~CommPool() { close(); }
 
-  /// The largest id of a spare (0: none) -- the same spare on every process that holds the
-  /// same spares, whatever order their plans were destroyed in -- and the largest id seen.
-  std::pair<long long, long long> offer() {
+  /// The spare of the largest id, out of the pool (id 0: none) -- the same spare on every
+  /// process that holds the same spares, whatever order their plans were destroyed in -- and
+  /// the largest id seen. Out of the pool until it is used or given back, so that nothing frees
+  /// it meanwhile (free_spare_comms from another thread).
+  std::tuple<long long, MPI_Comm, long long> reserve() {
     std::lock_guard lock(mutex_);
-    long long newest = 0;
-    for (const auto &spare : spares_) {
-      newest = std::max(newest, spare.first);
-    }
-    return {newest, made_};
-  }
-
-  /// The spare `id` (offered by every process), out of the pool.
-  MPI_Comm take(long long id) {
-    std::lock_guard lock(mutex_);
-    const auto it = std::find_if(spares_.begin(), spares_.end(),
-                                 [&](const auto &spare) { return spare.first == id; });
-    const MPI_Comm comm = it->second;
-    spares_.erase(it);
-    return comm;
+    const auto newest =
+        std::max_element(spares_.begin(), spares_.end(),
+                         [](const auto &x, const auto &y) { return x.first < y.first; });
+    if (newest == spares_.end()) return {0, MPI_COMM_NULL, made_};
+    const auto [id, comm] = *newest;
+    spares_.erase(newest);
+    return {id, comm, made_};
   }
 
   /// `id` is the largest seen (a duplicate made with the id every process agreed).
@@ -139,17 +134,24 @@ PlanComm acquire_plan_comm(const char *call, MPI_Comm comm) {
   learn_node_ids(comm);
   PlanComm out;
   out.pool = pool_of(comm);
-  const auto [offered, made] = out.pool ? out.pool->offer() : std::pair<long long, long long>{};
+  auto [offered, spare, made] =
+      out.pool ? out.pool->reserve() : std::tuple<long long, MPI_Comm, long long>{};
   // The maxima of the offered id, of its negation, and of the largest id seen.
   long long words[3] = {offered, -offered, made};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, words, 3, MPI_LONG_LONG, MPI_MAX, comm), call,
-            "MPI_Allreduce");
-  if (offered > 0 && words[0] == offered && -words[1] == offered) {
-    out.handle = out.pool->take(offered);
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, words, 3, MPI_LONG_LONG, MPI_MAX, comm);
+  if (rc == MPI_SUCCESS && offered > 0 && words[0] == offered && -words[1] == offered) {
+    out.handle = spare;
     out.id = offered;
-    share_node_ids(comm, out.handle); // what a duplicate made now would inherit
+    try {
+      share_node_ids(comm, out.handle); // what a duplicate made now would inherit
+    } catch (const Error &) {
+      // It keeps what it inherited when it was made: the same nodes, unless a test split
+      // them since (REDIST_TEST_NODES); and no process is left waiting for this one.
+    }
     return out;
   }
+  if (spare != MPI_COMM_NULL && !out.pool->give_back(offered, spare)) MPI_Comm_free(&spare);
+  check_mpi(rc, call, "MPI_Allreduce");
   out.handle = duplicate_comm(call, comm);
   out.id = words[2] + 1;
   if (out.pool) out.pool->note_made(out.id);
