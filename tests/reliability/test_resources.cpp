@@ -11,6 +11,8 @@
 //     (every process must return an error status, and the error path must not leak either).
 // Handles are counted by interposing the MPI calls (mpi_counters.cpp). The ScaLAPACK entries
 // go through ten ICTXT contexts, more than the communicator cache holds, so evictions happen.
+// C API plans leave their communicator as a spare of the caller's (comm_pool.hpp): the C API
+// tests count those apart, and free the caller's communicator at the end.
 
 #include "../common/scalapack_decls.h"
 #include "../errors/error_support.hpp"
