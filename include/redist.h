@@ -107,7 +107,8 @@ void redist_options_init(redist_options *options);
  * Collective over @p comm. The plan runs on its own duplicate of the communicator; the plan
  * does not keep @p a/@p b. A destroyed plan's duplicate is kept with @p comm (at most four,
  * freed with @p comm or by redist_scalapack_clear_cache()) and taken by the next plan made on
- * it, where every process offers the same one (one small reduction instead of MPI_Comm_dup).
+ * it, where every process offers the same one (agreed with the arguments, instead of
+ * MPI_Comm_dup).
  * The first plan on @p comm asks MPI which of its ranks share a node (MPI_Comm_split_type) and
  * keeps the answer as an attribute of @p comm (a pair of ints per block of consecutive ranks
  * on one node; freed with @p comm, copied into its duplicates), so that later plans on it skip

@@ -5,6 +5,7 @@
 #include "single_copy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cmath>
@@ -366,8 +367,12 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     } catch (const Error &e) {
       local = e;
     }
+    // The plan's communicator is agreed in the same reduction (comm_pool.hpp).
+    CommOffer offer(comm);
+    std::array<long long, 3> offered = offer.words();
     const front_end::Agreement agreed = front_end::agree(
-        comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {});
+        comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {},
+        offered);
     if (local) throw *local;
     if (agreed.error != 0) {
       throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
@@ -383,7 +388,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     Transfer t = transfer_of(m, n, *a, *b, region, unit_diag, op);
 
     auto result = std::make_unique<redist_plan_s>();
-    result->comm = acquire_plan_comm(call, comm);
+    result->comm = offer.settle(call, offered);
     std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
         result.get(), [](redist_plan_s *p) { release_plan_comm(p->comm, false); });
     front_end::Planned planned =

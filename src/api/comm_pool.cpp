@@ -130,32 +130,45 @@ PoolRef pool_of(MPI_Comm comm) {
 
 } // namespace
 
-PlanComm acquire_plan_comm(const char *call, MPI_Comm comm) {
-  learn_node_ids(comm);
+CommOffer::CommOffer(MPI_Comm comm) : comm_(comm), pool_(pool_of(comm)) {
+  if (pool_) std::tie(offered_, spare_, made_) = pool_->reserve();
+}
+
+CommOffer::~CommOffer() {
+  if (spare_ != MPI_COMM_NULL && !pool_->give_back(offered_, spare_)) MPI_Comm_free(&spare_);
+}
+
+std::array<long long, 3> CommOffer::words() const {
+  return {offered_, -offered_, made_};
+}
+
+PlanComm CommOffer::settle(const char *call, const std::array<long long, 3> &agreed) {
+  learn_node_ids(comm_);
   PlanComm out;
-  out.pool = pool_of(comm);
-  auto [offered, spare, made] =
-      out.pool ? out.pool->reserve() : std::tuple<long long, MPI_Comm, long long>{};
-  // The maxima of the offered id, of its negation, and of the largest id seen.
-  long long words[3] = {offered, -offered, made};
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, words, 3, MPI_LONG_LONG, MPI_MAX, comm);
-  if (rc == MPI_SUCCESS && offered > 0 && words[0] == offered && -words[1] == offered) {
-    out.handle = spare;
-    out.id = offered;
+  out.pool = pool_;
+  if (offered_ > 0 && agreed[0] == offered_ && -agreed[1] == offered_) {
+    out.handle = std::exchange(spare_, MPI_COMM_NULL);
+    out.id = offered_;
     try {
-      share_node_ids(comm, out.handle); // what a duplicate made now would inherit
+      share_node_ids(comm_, out.handle); // what a duplicate made now would inherit
     } catch (const Error &) {
       // It keeps what it inherited when it was made: the same nodes, unless a test split
       // them since (REDIST_TEST_NODES); and no process is left waiting for this one.
     }
     return out;
   }
-  if (spare != MPI_COMM_NULL && !out.pool->give_back(offered, spare)) MPI_Comm_free(&spare);
-  check_mpi(rc, call, "MPI_Allreduce");
-  out.handle = duplicate_comm(call, comm);
-  out.id = words[2] + 1;
-  if (out.pool) out.pool->note_made(out.id);
+  out.handle = duplicate_comm(call, comm_);
+  out.id = agreed[2] + 1;
+  if (pool_) pool_->note_made(out.id);
   return out;
+}
+
+PlanComm acquire_plan_comm(const char *call, MPI_Comm comm) {
+  CommOffer offer(comm);
+  std::array<long long, 3> words = offer.words();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, words.data(), 3, MPI_LONG_LONG, MPI_MAX, comm), call,
+            "MPI_Allreduce");
+  return offer.settle(call, words);
 }
 
 void release_plan_comm(PlanComm &c, bool reusable) {

@@ -8,7 +8,8 @@
 //
 // Every process must take the same spare: a spare's id is agreed when its duplicate is made
 // (one more than the largest id any process has seen on that communicator), and a plan takes a
-// spare only where every process offers the same id -- its largest -- in one reduction; where
+// spare only where every process offers the same id -- its largest -- in one reduction (the
+// creation's agreement, for redist_plan_create); where
 // they differ (a plan destroyed after a failure on some processes only), it duplicates anew.
 // A spare is never shared: a plan owns its communicator until it is destroyed. A plan whose
 // last execution failed, or left a message unmatched, frees its communicator instead (a message
@@ -17,6 +18,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <memory>
 
@@ -34,10 +36,35 @@ struct PlanComm {
 /// Spares kept per communicator.
 inline constexpr std::size_t kSpares = 4;
 
-/// Collective over `comm`: a spare every process offers (one MPI_Allreduce of three words),
-/// else a new duplicate (duplicate_comm: it returns MPI errors; REDIST_ERR_MPI naming `call`
-/// when MPI fails). The nodes of comm's ranks are learnt first (learn_node_ids), so that
-/// duplicates inherit them.
+/// What this process offers for a plan about to be made on `comm`: its spare of the largest id,
+/// reserved out of the pool (nothing frees it meanwhile) until settle() uses it; given back
+/// if the offer is destroyed unused. Local.
+class CommOffer {
+public:
+  explicit CommOffer(MPI_Comm comm);
+  CommOffer(const CommOffer &) = delete;
+  CommOffer &operator=(const CommOffer &) = delete;
+  ~CommOffer();
+
+  /// The words to agree on, by their maxima over the communicator: the offered id, its
+  /// negation, the largest id this process has seen.
+  [[nodiscard]] std::array<long long, 3> words() const;
+
+  /// Collective over the communicator, after the words' maxima are known everywhere (`agreed`):
+  /// the spare where every process offered the same one, else a new duplicate (duplicate_comm:
+  /// it returns MPI errors; REDIST_ERR_MPI naming `call` when MPI fails). The nodes of the
+  /// communicator's ranks are learnt first (learn_node_ids), so that duplicates inherit them.
+  PlanComm settle(const char *call, const std::array<long long, 3> &agreed);
+
+private:
+  MPI_Comm comm_;
+  std::shared_ptr<CommPool> pool_;
+  long long offered_ = 0;
+  MPI_Comm spare_ = MPI_COMM_NULL;
+  long long made_ = 0;
+};
+
+/// Collective over `comm`: a CommOffer settled by its own MPI_Allreduce of three words.
 PlanComm acquire_plan_comm(const char *call, MPI_Comm comm);
 
 /// Collective, as destroying a plan is: `c` back to its pool where `reusable` (no message of

@@ -197,7 +197,8 @@ CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
   return out;
 }
 
-Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache) {
+Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache,
+                std::span<long long> extra) {
   std::vector<long long> v;
   v.reserve(96);
   v.push_back(error);
@@ -214,7 +215,10 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   put(v, cache.plan ? cache.plan->id.creator : 0, true);
   put(v, cache.comm ? cache.comm->id.generation : 0, true);
   put(v, cache.comm ? cache.comm->id.creator : 0, true);
+  const std::size_t extra_at = v.size();
+  v.insert(v.end(), extra.begin(), extra.end());
   reduce(comm, v.data(), static_cast<int>(v.size()));
+  std::copy(v.begin() + static_cast<std::ptrdiff_t>(extra_at), v.end(), extra.begin());
 
   Agreement out;
   out.error = v[0];

@@ -183,8 +183,9 @@ int reduce(MPI_Comm comm, long long *words, int count);
 /// One collective over `comm` (every process of the call): the error words, every field of
 /// `call` (side fields from the members of that side's grid only unless whole_layouts,
 /// nothing from a process with an error), and whether every process holds the same cached
-/// entries.
-Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache);
+/// entries; `extra` words ride along, replaced by their maxima over `comm`.
+Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache,
+                std::span<long long> extra = {});
 
 /// The verdict of a batch's agreement (redist_plan_create_batch), the same on every process:
 /// the error words, and every operation's fields.
