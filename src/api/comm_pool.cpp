@@ -1,6 +1,7 @@
 #include "comm_pool.hpp"
 
 #include "api_internal.hpp"
+#include "front_end.hpp"
 #include "nodes.hpp"
 
 #include <algorithm>
@@ -10,6 +11,10 @@
 #include <vector>
 
 namespace redist {
+
+namespace {
+constexpr std::size_t kSpares = 4; ///< kept per communicator
+} // namespace
 
 /// The spares of one communicator.
 class CommPool {
@@ -135,7 +140,8 @@ CommOffer::CommOffer(MPI_Comm comm) : comm_(comm), pool_(pool_of(comm)) {
 }
 
 CommOffer::~CommOffer() {
-  if (spare_ != MPI_COMM_NULL && !pool_->give_back(offered_, spare_)) MPI_Comm_free(&spare_);
+  PlanComm unused{spare_, pool_, offered_};
+  release_plan_comm(unused, true);
 }
 
 std::array<long long, 3> CommOffer::words() const {
@@ -166,7 +172,7 @@ PlanComm CommOffer::settle(const char *call, const std::array<long long, 3> &agr
 PlanComm acquire_plan_comm(const char *call, MPI_Comm comm) {
   CommOffer offer(comm);
   std::array<long long, 3> words = offer.words();
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, words.data(), 3, MPI_LONG_LONG, MPI_MAX, comm), call,
+  check_mpi(front_end::reduce(comm, words.data(), static_cast<int>(words.size())), call,
             "MPI_Allreduce");
   return offer.settle(call, words);
 }

@@ -13,13 +13,12 @@
 // they differ (a plan destroyed after a failure on some processes only), it duplicates anew.
 // A spare is never shared: a plan owns its communicator until it is destroyed. A plan whose
 // last execution failed, or left a message unmatched, frees its communicator instead (a message
-// may still wait there). At most kSpares per communicator; freeing the caller's communicator
+// may still wait there). At most 4 per communicator (kSpares); freeing the caller's communicator
 // frees its spares, and so does redist_scalapack_clear_cache().
 
 #include <mpi.h>
 
 #include <array>
-#include <cstddef>
 #include <memory>
 
 namespace redist {
@@ -32,9 +31,6 @@ struct PlanComm {
   std::shared_ptr<CommPool> pool; ///< where it goes back (null: freed at release)
   long long id = 0;               ///< the same on every process of the communicator
 };
-
-/// Spares kept per communicator.
-inline constexpr std::size_t kSpares = 4;
 
 /// What this process offers for a plan about to be made on `comm`: its spare of the largest id,
 /// reserved out of the pool (nothing frees it meanwhile) until settle() uses it; given back
