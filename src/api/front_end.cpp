@@ -153,15 +153,8 @@ int reduce(MPI_Comm comm, long long *words, int count) {
   return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm);
 }
 
-void Key::push(long long x) {
-  if (size == kCapacity) throw Error(REDIST_ERR_INTERNAL, "redist: plan cache key too long");
-  values[size++] = x;
-  hash = (hash ^ static_cast<std::uint64_t>(x)) * 0x100000001B3ULL; // FNV-1a, one word at a time
-}
-
-void Key::push(std::span<const long long> xs) {
-  for (const long long x : xs)
-    push(x);
+void Key::too_long() {
+  throw Error(REDIST_ERR_INTERNAL, "redist: plan cache key too long");
 }
 
 bool Key::operator==(const Key &other) const {

@@ -140,10 +140,10 @@ void check_side(const Call &c, const Side &s) {
   if (d[LLD_] < std::max<Index>(1, local_rows))
     fail(c, s.pos_desc, field(LLD_), d[LLD_],
          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
-  const std::string i_name = std::string("I") + s.name;
-  const std::string j_name = std::string("J") + s.name;
-  if (above_agreed(s.i)) fail(c, s.pos_i, i_name, s.i, kAgreedLimit);
-  if (above_agreed(s.j)) fail(c, s.pos_j, j_name, s.j, kAgreedLimit);
+  const auto i_name = [&] { return std::string("I") + s.name; };
+  const auto j_name = [&] { return std::string("J") + s.name; };
+  if (above_agreed(s.i)) fail(c, s.pos_i, i_name(), s.i, kAgreedLimit);
+  if (above_agreed(s.j)) fail(c, s.pos_j, j_name(), s.j, kAgreedLimit);
   // A transposed operation's A window is N x M.
   const bool swap = s.name == 'A' && c.transposed();
   const redist_int rows = swap ? c.n : c.m;
@@ -152,12 +152,12 @@ void check_side(const Call &c, const Side &s) {
   const char *cols_name = swap ? "M" : "N";
   if (c.m > 0 && c.n > 0) {
     if (s.i < 1 || s.i > d[M_] - rows + 1)
-      fail(c, s.pos_i, i_name, s.i,
-           "rows " + i_name + ".." + i_name + "+" + rows_name + "-1 (" + rows_name + " = " +
+      fail(c, s.pos_i, i_name(), s.i,
+           "rows " + i_name() + ".." + i_name() + "+" + rows_name + "-1 (" + rows_name + " = " +
                std::to_string(rows) + ") must lie in 1.." + std::to_string(d[M_]));
     if (s.j < 1 || s.j > d[N_] - cols + 1)
-      fail(c, s.pos_j, j_name, s.j,
-           "columns " + j_name + ".." + j_name + "+" + cols_name + "-1 (" + cols_name + " = " +
+      fail(c, s.pos_j, j_name(), s.j,
+           "columns " + j_name() + ".." + j_name() + "+" + cols_name + "-1 (" + cols_name + " = " +
                std::to_string(cols) + ") must lie in 1.." + std::to_string(d[N_]));
     if (s.data == nullptr && local_rows > 0 && local_cols > 0)
       fail(c, s.pos_data, std::string(1, s.name), 0,
@@ -215,9 +215,22 @@ void report(const std::string &message) {
 /// The schedule options of the ScaLAPACK entries, from REDIST_SCHEDULE, REDIST_MAX_CONCURRENT
 /// and REDIST_MAX_MEMORY, and the cache sizes REDIST_PLAN_CACHE_SIZE, REDIST_COMM_CACHE_SIZE
 /// (applied here); REDIST_SINGLE_COPY is checked too (the executor reads it when the plan is
-/// made). All read at each call through environment.hpp (unset or empty: the default); an
-/// invalid value is an error of this process, agreed like an invalid argument.
-std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions &out) {
+/// made). All read at each call through environment.hpp (unset or empty: the default), or taken
+/// from the last call on this thread where the environment has not changed since; an invalid
+/// value is an error of this process, agreed like an invalid argument.
+std::optional<ArgumentError>
+environment_options(const Call &c, const environment::Snapshot &environment, ScheduleOptions &out) {
+  struct Read {
+    std::uint64_t generation = 0;
+    ScheduleOptions options;
+    std::size_t capacity[2] = {};
+  };
+  thread_local Read last;
+  if (last.generation == environment.generation()) {
+    out = last.options;
+    front_end::set_cache_capacity(last.capacity[0], last.capacity[1]);
+    return std::nullopt;
+  }
   const auto bad = [&](const std::string &why) {
     return ArgumentError{0, std::string(c.routine) + ": " + why};
   };
@@ -248,6 +261,7 @@ std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions 
   }
   if (const std::string why = Executor::environment_error(); !why.empty()) return bad(why);
   front_end::set_cache_capacity(capacity[0], capacity[1]);
+  last = Read{environment.generation(), out, {capacity[0], capacity[1]}};
   return std::nullopt;
 }
 
@@ -339,13 +353,13 @@ int execute(const Call &c, const front_end::CacheLookup &cache, bool staged = fa
 
 int run_call(Call &c) {
   ++call_count;
-  const environment::Snapshot environment_read_once; // the call reads eight REDIST_* variables
+  const environment::Snapshot environment; // the call reads eight REDIST_* variables
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
   c.a.grid = blacs::grid_info(c.a.desc[CTXT_]);
   c.b.grid = blacs::grid_info(c.b.desc[CTXT_]);
 
   ScheduleOptions options;
-  std::optional<ArgumentError> local_error = environment_options(c, options);
+  std::optional<ArgumentError> local_error = environment_options(c, environment, options);
   if (!local_error) {
     try {
       check_local(c, ig);
@@ -366,8 +380,9 @@ int run_call(Call &c) {
   const MPI_Comm comm = context_comm(c.ictxt);
 
   front_end::CallArgs args = describe(c, options);
-  front_end::CacheLookup cache;
-  if (!local_error) {
+  // Made in place (a CacheLookup holds two keys of half a kilobyte each).
+  front_end::CacheLookup cache = [&] {
+    if (local_error) return front_end::CacheLookup{};
     // If every process of ICTXT finds both entries, all were built together from the same
     // global picture.
     const long long comm_identity[] = {c.ictxt,  ig.nprow, ig.npcol,
@@ -378,8 +393,8 @@ int run_call(Call &c) {
       *next++ = s->grid.member() ? s->desc[CTXT_] : -1;
       *next++ = s->grid.member() ? comm_identity_of(context_comm(s->desc[CTXT_])) : 0;
     }
-    cache = front_end::look_up(args, identity, comm_identity);
-  }
+    return front_end::look_up(args, identity, comm_identity);
+  }();
   // The first failing argument wins (the lowest position), then the highest process.
   const long long error =
       local_error ? front_end::error_word(1000 - local_error->position, static_cast<int>(slot)) : 0;

@@ -17,11 +17,14 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace redist {
@@ -843,4 +846,79 @@ TEST(EnvironmentSnapshot, ValueIsGetenvsWhileOneLives) {
   for (std::size_t k = 0; k + 1 < names.size(); ++k) {
     unsetenv(names[k].c_str());
   }
+}
+
+// A snapshot's generation: the same while the environment does not change, so that what a
+// caller read under one generation may be taken again (the ScaLAPACK entries' options);
+// another after setenv, unsetenv or putenv, and after a REDIST_* string put with putenv is
+// rewritten in place. Random rounds: snapshots of one generation read the same values.
+TEST(EnvironmentSnapshot, GenerationChangesWithTheEnvironment) {
+  using redist::environment::Snapshot;
+  using redist::environment::value;
+  const auto read = [] {
+    const Snapshot s;
+    std::string values;
+    for (const char *name : {"REDIST_GENERATION_TEST_A", "REDIST_GENERATION_TEST_B"}) {
+      const char *text = value(name);
+      values += std::string(text != nullptr ? text : "(unset)") + ";";
+    }
+    return std::pair{s.generation(), values};
+  };
+  const auto generation = [] { return Snapshot().generation(); };
+  unsetenv("REDIST_GENERATION_TEST_A");
+  unsetenv("REDIST_GENERATION_TEST_B");
+  const std::uint64_t start = generation();
+  EXPECT_NE(start, 0U);
+  EXPECT_EQ(generation(), start);
+  setenv("REDIST_GENERATION_TEST_A", "1", 1);
+  const std::uint64_t after_set = generation();
+  EXPECT_NE(after_set, start);
+  EXPECT_EQ(generation(), after_set);
+  setenv("REDIST_GENERATION_TEST_A", "2", 1);
+  EXPECT_NE(generation(), after_set);
+  const std::uint64_t before_other = generation();
+  setenv("GENERATION_TEST_OTHER", "x", 1); // not a REDIST_* name: a change all the same
+  EXPECT_NE(generation(), before_other);
+  unsetenv("GENERATION_TEST_OTHER");
+  const std::uint64_t before_unset = generation();
+  unsetenv("REDIST_GENERATION_TEST_A");
+  EXPECT_NE(generation(), before_unset);
+  {
+    static char entry[] = "REDIST_GENERATION_TEST_B=1";
+    putenv(entry);
+    const auto [put, values] = read();
+    EXPECT_EQ(values, "(unset);1;");
+    entry[sizeof(entry) - 2] = '7'; // the environment changes with the string
+    const auto [rewritten, now] = read();
+    EXPECT_NE(rewritten, put);
+    EXPECT_EQ(now, "(unset);7;");
+    EXPECT_EQ(read().first, rewritten);
+    unsetenv("REDIST_GENERATION_TEST_B");
+  }
+  std::mt19937 rng(11);
+  std::map<std::uint64_t, std::string> seen;
+  int repeated = 0;
+  for (int round = 0; round < 300; ++round) {
+    switch (rng() % 4) {
+    case 0:
+      break; // no change
+    case 1:
+      setenv(rng() % 2 ? "REDIST_GENERATION_TEST_A" : "REDIST_GENERATION_TEST_B",
+             std::to_string(rng() % 3).c_str(), 1);
+      break;
+    case 2:
+      unsetenv(rng() % 2 ? "REDIST_GENERATION_TEST_A" : "REDIST_GENERATION_TEST_B");
+      break;
+    default:
+      setenv("GENERATION_TEST_OTHER", std::to_string(rng() % 3).c_str(), 1);
+    }
+    const auto [g, values] = read();
+    const auto [it, inserted] = seen.emplace(g, values);
+    repeated += inserted ? 0 : 1;
+    EXPECT_EQ(it->second, values) << "round " << round;
+  }
+  EXPECT_GT(repeated, 30);
+  unsetenv("REDIST_GENERATION_TEST_A");
+  unsetenv("REDIST_GENERATION_TEST_B");
+  unsetenv("GENERATION_TEST_OTHER");
 }

@@ -9,6 +9,7 @@
 // The callers read them when a plan is made (a ScaLAPACK call, redist_plan_create), turn an
 // error into a refusal agreed by every process of the call, and copy nothing.
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -23,6 +24,12 @@ const char *value(const char *variable);
 /// over the environment found when it was made, instead of passing over the environment each
 /// time (about 60 ns with an MPI launcher's hundred variables): for a call that reads several
 /// (a ScaLAPACK entry's hit reads eight). The environment must not change while it lives.
+/// Where the environment holds the same entries as at the last snapshot made on this thread
+/// (the same strings, by address: what setenv, putenv and unsetenv change) and the same
+/// REDIST_* values (by content), the snapshot takes that one's REDIST_* entries without a pass
+/// and its generation: what a caller read from the environment under a snapshot of the same
+/// generation on this thread still holds. (An entry rewritten in place into a REDIST_* name is
+/// not seen until the environment changes otherwise.)
 class Snapshot {
 public:
   Snapshot();
@@ -33,13 +40,18 @@ public:
   [[nodiscard]] const char *find(const char *variable) const;
   /// Whether every REDIST_* variable was kept (else value() asks the environment).
   [[nodiscard]] bool complete() const { return complete_; }
+  /// Equal on this thread exactly while the environment does not change (never 0).
+  [[nodiscard]] std::uint64_t generation() const { return generation_; }
 
   static constexpr int kMaxVariables = 32;
 
 private:
+  void pass_over_environment();
+
   const char *entries_[kMaxVariables] = {}; // "REDIST_NAME=value"
   int count_ = 0;
   bool complete_ = true; // every REDIST_* variable is in entries_
+  std::uint64_t generation_ = 0;
   const Snapshot *outer_ = nullptr;
 };
 
