@@ -212,56 +212,60 @@ void report(const std::string &message) {
   std::fflush(stderr);
 }
 
-/// The schedule options of the ScaLAPACK entries, from REDIST_SCHEDULE, REDIST_MAX_CONCURRENT
-/// and REDIST_MAX_MEMORY, and the cache sizes REDIST_PLAN_CACHE_SIZE, REDIST_COMM_CACHE_SIZE
-/// (applied here); REDIST_SINGLE_COPY is checked too (the executor reads it when the plan is
-/// made). All read at each call through environment.hpp (unset or empty: the default), or taken
-/// from the last call on this thread where the environment has not changed since; an invalid
-/// value is an error of this process, agreed like an invalid argument.
-std::optional<ArgumentError>
-environment_options(const Call &c, const environment::Snapshot &environment, ScheduleOptions &out) {
-  struct Read {
-    std::uint64_t generation = 0;
-    ScheduleOptions options;
-    std::size_t capacity[2] = {};
-  };
-  thread_local Read last;
-  if (last.generation == environment.generation()) {
-    out = last.options;
-    front_end::set_cache_capacity(last.capacity[0], last.capacity[1]);
-    return std::nullopt;
-  }
-  const auto bad = [&](const std::string &why) {
-    return ArgumentError{0, std::string(c.routine) + ": " + why};
-  };
-  out = ScheduleOptions{};
+/// What the ScaLAPACK entries read from the environment: the schedule options (REDIST_SCHEDULE,
+/// REDIST_MAX_CONCURRENT, REDIST_MAX_MEMORY) and the cache sizes (REDIST_PLAN_CACHE_SIZE,
+/// REDIST_COMM_CACHE_SIZE); REDIST_SINGLE_COPY and REDIST_PROGRESS are checked too (the
+/// executor reads them when the plan is made). Unset or empty: the default; `why` says what is
+/// invalid.
+struct EnvironmentOptions {
+  ScheduleOptions options;
+  std::size_t plan_cache = front_end::kDefaultPlanCache;
+  std::size_t comm_cache = front_end::kDefaultCommCache;
+  std::string why;
+};
+
+EnvironmentOptions read_environment_options() {
+  EnvironmentOptions out;
   if (const char *v = environment::value("REDIST_SCHEDULE"); v != nullptr) {
     const auto strategy = parse_strategy(v);
-    if (!strategy)
-      return bad(environment::error("REDIST_SCHEDULE", v,
-                                    "unknown schedule (known: " + strategy_names() + ")"));
-    out.strategy = *strategy;
+    if (!strategy) {
+      out.why = environment::error("REDIST_SCHEDULE", v,
+                                   "unknown schedule (known: " + strategy_names() + ")");
+      return out;
+    }
+    out.options.strategy = *strategy;
   }
   const environment::Integer concurrent = environment::integer(
       "REDIST_MAX_CONCURRENT", 0, INT_MAX, "must be an integer >= 0 (0 = no limit)");
-  if (!concurrent.error.empty()) return bad(concurrent.error);
-  out.max_concurrent = static_cast<int>(concurrent.value.value_or(0));
   const environment::Integer memory = environment::integer(
       "REDIST_MAX_MEMORY", 0, LLONG_MAX, "must be a number of bytes >= 0 (0 = no cap)");
-  if (!memory.error.empty()) return bad(memory.error);
-  out.max_memory = memory.value.value_or(0);
-  std::size_t capacity[2] = {front_end::kDefaultPlanCache, front_end::kDefaultCommCache};
-  std::size_t *slot = capacity;
-  for (const char *variable : {"REDIST_PLAN_CACHE_SIZE", "REDIST_COMM_CACHE_SIZE"}) {
-    const environment::Integer size =
-        environment::integer(variable, 1, front_end::kMaxCacheSize, "must be an integer >= 1");
-    if (!size.error.empty()) return bad(size.error);
-    if (size.value) *slot = static_cast<std::size_t>(*size.value);
-    ++slot;
+  const environment::Integer plan_cache = environment::integer(
+      "REDIST_PLAN_CACHE_SIZE", 1, front_end::kMaxCacheSize, "must be an integer >= 1");
+  const environment::Integer comm_cache = environment::integer(
+      "REDIST_COMM_CACHE_SIZE", 1, front_end::kMaxCacheSize, "must be an integer >= 1");
+  for (const environment::Integer *read : {&concurrent, &memory, &plan_cache, &comm_cache}) {
+    if (!read->error.empty()) {
+      out.why = read->error;
+      return out;
+    }
   }
-  if (const std::string why = Executor::environment_error(); !why.empty()) return bad(why);
-  front_end::set_cache_capacity(capacity[0], capacity[1]);
-  last = Read{environment.generation(), out, {capacity[0], capacity[1]}};
+  out.options.max_concurrent = static_cast<int>(concurrent.value.value_or(0));
+  out.options.max_memory = memory.value.value_or(0);
+  out.plan_cache = static_cast<std::size_t>(plan_cache.value.value_or(out.plan_cache));
+  out.comm_cache = static_cast<std::size_t>(comm_cache.value.value_or(out.comm_cache));
+  out.why = Executor::environment_error();
+  return out;
+}
+
+/// The environment's options for this call, read at each call or, while the environment has
+/// not changed, taken from the last call on this thread; the cache sizes are applied here. An
+/// invalid value is an error of this process, agreed like an invalid argument.
+std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions &out) {
+  thread_local environment::Remembered<EnvironmentOptions> remembered;
+  const EnvironmentOptions &read = remembered.get(read_environment_options);
+  if (!read.why.empty()) return ArgumentError{0, std::string(c.routine) + ": " + read.why};
+  out = read.options;
+  front_end::set_cache_capacity(read.plan_cache, read.comm_cache);
   return std::nullopt;
 }
 
@@ -353,13 +357,13 @@ int execute(const Call &c, const front_end::CacheLookup &cache, bool staged = fa
 
 int run_call(Call &c) {
   ++call_count;
-  const environment::Snapshot environment; // the call reads eight REDIST_* variables
+  const environment::Snapshot environment_read_once; // the call reads eight REDIST_* variables
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
   c.a.grid = blacs::grid_info(c.a.desc[CTXT_]);
   c.b.grid = blacs::grid_info(c.b.desc[CTXT_]);
 
   ScheduleOptions options;
-  std::optional<ArgumentError> local_error = environment_options(c, environment, options);
+  std::optional<ArgumentError> local_error = environment_options(c, options);
   if (!local_error) {
     try {
       check_local(c, ig);

@@ -922,3 +922,44 @@ TEST(EnvironmentSnapshot, GenerationChangesWithTheEnvironment) {
   unsetenv("REDIST_GENERATION_TEST_B");
   unsetenv("GENERATION_TEST_OTHER");
 }
+
+// environment::Remembered: read once per generation while snapshots live, at every get()
+// where none does.
+TEST(EnvironmentSnapshot, RememberedReadsOncePerGeneration) {
+  using redist::environment::Snapshot;
+  int reads = 0;
+  const auto read = [&] {
+    ++reads;
+    const char *text = redist::environment::value("REDIST_REMEMBERED_TEST");
+    return std::string(text != nullptr ? text : "");
+  };
+  redist::environment::Remembered<std::string> remembered;
+  unsetenv("REDIST_REMEMBERED_TEST");
+  EXPECT_EQ(redist::environment::generation(), 0U);
+  EXPECT_EQ(remembered.get(read), "");
+  EXPECT_EQ(remembered.get(read), "");
+  EXPECT_EQ(reads, 2); // no snapshot: every time
+  {
+    const Snapshot s;
+    EXPECT_EQ(redist::environment::generation(), s.generation());
+    EXPECT_EQ(remembered.get(read), "");
+    EXPECT_EQ(reads, 3);
+  }
+  for (int call = 0; call < 5; ++call) {
+    const Snapshot s;
+    EXPECT_EQ(remembered.get(read), "");
+  }
+  EXPECT_EQ(reads, 3); // the same environment
+  setenv("REDIST_REMEMBERED_TEST", "a", 1);
+  for (int call = 0; call < 5; ++call) {
+    const Snapshot s;
+    EXPECT_EQ(remembered.get(read), "a");
+  }
+  EXPECT_EQ(reads, 4);
+  unsetenv("REDIST_REMEMBERED_TEST");
+  {
+    const Snapshot s;
+    EXPECT_EQ(remembered.get(read), "");
+  }
+  EXPECT_EQ(reads, 5);
+}

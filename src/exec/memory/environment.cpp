@@ -100,6 +100,10 @@ const char *Snapshot::find(const char *variable) const {
   return nullptr;
 }
 
+std::uint64_t generation() {
+  return active != nullptr ? active->generation() : 0;
+}
+
 const char *value(const char *variable) {
   const char *text =
       active != nullptr && active->complete() && std::string_view(variable).starts_with(kPrefix)

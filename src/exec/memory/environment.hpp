@@ -55,6 +55,28 @@ private:
   const Snapshot *outer_ = nullptr;
 };
 
+/// The generation of the snapshot living on this thread (the innermost), 0 where none does.
+std::uint64_t generation();
+
+/// What `read()` gave, taken again on this thread while snapshots of the same generation live
+/// (the environment has not changed); read anew where no snapshot lives. One per place that
+/// reads, as a thread_local: `thread_local environment::Remembered<int> split;`.
+template <class T> class Remembered {
+public:
+  template <class Read> const T &get(Read &&read) {
+    const std::uint64_t now = generation();
+    if (now == 0 || now != generation_) {
+      value_ = read();
+      generation_ = now;
+    }
+    return value_;
+  }
+
+private:
+  std::uint64_t generation_ = 0;
+  T value_{};
+};
+
 /// "environment variable NAME = 'VALUE': reason".
 std::string error(const char *variable, const char *text, const std::string &reason);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -107,7 +108,19 @@ struct Kept {
   NodeAgreement agreement;
 };
 
+// kept_agreement() runs at every cached ScaLAPACK call, and MPI_Comm_get_attr takes Open MPI's
+// attribute lock and a hash lookup (a twentieth of a cached 32 x 32 call at 2 ranks): each
+// thread remembers its last answer until any kept agreement is deleted.
+std::atomic<std::uint64_t> kept_deletions{0};
+struct LastKept {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Kept *kept = nullptr;
+  std::uint64_t deletions = 0;
+};
+thread_local LastKept last_kept;
+
 int delete_kept(MPI_Comm, int, void *value, void *) {
+  kept_deletions.fetch_add(1, std::memory_order_acq_rel);
   delete static_cast<Kept *>(value); // NOLINT(cppcoreguidelines-owning-memory): the attribute
   return MPI_SUCCESS;
 }
@@ -126,15 +139,19 @@ int kept_key() {
 } // namespace
 
 NodeAgreement *kept_agreement(MPI_Comm comm) {
-  const int key = kept_key();
-  void *value = nullptr;
-  int found = 0;
-  if (key == MPI_KEYVAL_INVALID || MPI_Comm_get_attr(comm, key, &value, &found) != MPI_SUCCESS ||
-      found == 0) {
-    return nullptr;
+  LastKept &last = last_kept;
+  const std::uint64_t deletions = kept_deletions.load(std::memory_order_acquire);
+  if (last.kept == nullptr || last.comm != comm || last.deletions != deletions) {
+    const int key = kept_key();
+    void *value = nullptr;
+    int found = 0;
+    if (key == MPI_KEYVAL_INVALID || MPI_Comm_get_attr(comm, key, &value, &found) != MPI_SUCCESS ||
+        found == 0) {
+      return nullptr;
+    }
+    last = LastKept{comm, static_cast<Kept *>(value), deletions};
   }
-  Kept *kept = static_cast<Kept *>(value);
-  return kept->split == NodeMap::test_split() ? &kept->agreement : nullptr;
+  return last.kept->split == NodeMap::test_split() ? &last.kept->agreement : nullptr;
 }
 
 int keep_agreement(MPI_Comm comm) {
