@@ -196,6 +196,61 @@ TEST(Transports, PackThenUnpackInChunks) {
   }
 }
 
+// Pieces of every length from 1 to 40 elements of 4, 8 and 16 bytes: every fixed-size loop of
+// the short-piece copy (4 to 256 bytes) and the lengths around them. Rank 0 holds whole
+// columns; the destination's rows are block-cyclic over ranks 0 and 1 in blocks of that length
+// (so each column is eight pieces of it and a shorter last one: groups of pieces at constant
+// steps, as a long window has them). The local copy and a pack and
+// unpack must put every element, byte for byte, where the block-cyclic definitions say.
+TEST(Transports, PiecesOfEveryShortLength) {
+  for (const std::size_t es : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
+    for (Index block = 1; block <= 40; ++block) {
+      Transfer t;
+      t.m = 8 * block + 5;
+      t.n = 7;
+      t.src.rows = {t.m, t.m, 1, 0};
+      t.src.cols = {t.n, t.n, 1, 0};
+      t.src.grid = {1, 1, {0}};
+      t.dst.rows = {t.m, block, 2, 0};
+      t.dst.cols = {t.n, t.n, 1, 0};
+      t.dst.grid = {2, 1, {0, 1}};
+      const Index lld_a = t.m + 3;
+      const Index lld_b = t.m + 1;
+      std::vector<std::byte> a(static_cast<std::size_t>(lld_a * t.n) * es);
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        a[k] = static_cast<std::byte>((k * 131 + 7) % 251);
+      }
+      std::vector<std::byte> b[2];
+      std::vector<std::byte> expected[2];
+      for (int r = 0; r < 2; ++r) {
+        b[r].assign(static_cast<std::size_t>(lld_b * t.n) * es, std::byte{0xEE});
+        expected[r] = b[r];
+      }
+      for (Index gj = 0; gj < t.n; ++gj) {
+        for (Index gi = 0; gi < t.m; ++gi) {
+          const int rank = ref_owner(t.dst.rows, gi);
+          const auto to = static_cast<std::size_t>(ref_local(t.dst.rows, gi) + gj * lld_b) * es;
+          const auto from = static_cast<std::size_t>(gi + gj * lld_a) * es;
+          std::memcpy(&expected[rank][to], &a[from], es);
+        }
+      }
+      const RankPlan sender = make_rank_plan(t, 0, 2);
+      const RankPlan receiver = make_rank_plan(t, 1, 2);
+      ASSERT_EQ(sender.sends.size(), 1U);
+      ASSERT_EQ(receiver.recvs.size(), 1U);
+      const Pieces from_rank0(sender, es, lld_a, lld_b);
+      const Pieces into_rank1(receiver, es, lld_a, lld_b);
+      from_rank0.copy_local(a.data(), b[0].data());
+      std::vector<std::byte> message(static_cast<std::size_t>(receiver.recvs[0].elements) * es);
+      from_rank0.pack(sender.sends[0], a.data(), message.data());
+      into_rank1.unpack(receiver.recvs[0], message.data(), b[1].data());
+      EXPECT_EQ(b[0], expected[0]) << "local copy, " << es << "-byte elements, blocks of " << block;
+      EXPECT_EQ(b[1], expected[1])
+          << "pack and unpack, " << es << "-byte elements, blocks of " << block;
+    }
+  }
+}
+
 single_copy::Identity me() {
   single_copy::Identity id;
   id.pid = getpid();
