@@ -1039,6 +1039,7 @@ class SharedAgreement {
 // exchange), one memcpy of the busiest rank's bytes (the copies of a call), and the call's
 // floors in MPI alone (its messages and one or both agreements, nothing copied). Then first
 // calls: redist's entry with its cache cleared (plan, duplicate of the communicator,
+// execution), its first call of a plan on contexts whose communicator it has (plan and
 // execution), redist_plan_create + execute + destroy (on the communicator the plan before left
 // as a spare), and a new plan's second execution.
 void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
@@ -1047,10 +1048,10 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
   if (me == 0)
     std::printf("small calls, %d ranks: medians of %d cached calls (first calls: %d), max over "
                 "ranks\n%-9s %-2s %-24s %9s %9s %6s %9s %9s %6s %8s %8s %8s %8s %9s %6s %9s "
-                "%6s %8s %8s %8s %8s %9s  %s\n",
+                "%6s %9s %6s %8s %8s %8s %8s %9s  %s\n",
                 np, reps, cold_reps, "case", "t", "layout A -> B", "scalapack", "redist",
                 "ratio", "execute", "pingpong", "ex/pp", "allr67", "allr5", "allr3", "memcpy",
-                "1st-entry", "/hit", "1st-capi", "/hit", "xchg+1", "xchg+2", "overlap", "shm5",
+                "1st-entry", "/hit", "1st-plan", "/hit", "1st-capi", "/hit", "xchg+1", "xchg+2", "overlap", "shm5",
                 "2nd-exec", "check");
   SharedAgreement shared(MPI_COMM_WORLD);
   for (const CaseSpec& c : small_cases(np)) {
@@ -1174,7 +1175,15 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     for (int i = 0; i < kKinds; ++i) med[i] = median(t[i]);
     // First calls, alternating with cached ones of the same kind.
     // And a new plan's second execution (what it pays once beyond a cached one).
-    std::vector<double> first_entry, first_capi, second_exec;
+    std::vector<double> first_entry, first_plan, first_capi, second_exec;
+    // A plan the entry has not cached, on contexts whose communicator it has (a new shape on
+    // known grids): the plan cache held to one plan, and the window one row shorter called in
+    // between, which takes the plan's place. (Its rows of B get the values the copy puts there.)
+    CaseSpec shorter = c;
+    shorter.m = c.m - 1;
+    const Call k_shorter{&shorter, desca, descb, ictxt};
+    const char* plan_cache_size = std::getenv("REDIST_PLAN_CACHE_SIZE");
+    const std::string kept_plan_cache_size = plan_cache_size != nullptr ? plan_cache_size : "";
     // A C API plan's first call comes before the cache is cleared: it takes the communicator
     // of the plan destroyed before it (a spare, comm_pool.hpp), as a program making one plan
     // after another does; the first plan on a communicator also duplicates it
@@ -1189,6 +1198,14 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
       }));
       redist_scalapack_clear_cache();
       first_entry.push_back(timed(red));
+      setenv("REDIST_PLAN_CACHE_SIZE", "1", 1);
+      run_redist(k_shorter, A.data.data(), br.data());
+      first_plan.push_back(timed(red));
+      if (plan_cache_size != nullptr) {
+        setenv("REDIST_PLAN_CACHE_SIZE", kept_plan_cache_size.c_str(), 1);
+      } else {
+        unsetenv("REDIST_PLAN_CACHE_SIZE");
+      }
       redist_plan fresh = nullptr;
       create(&fresh);
       if (redist_plan_execute(fresh, A.data.data(), bc.data()) != REDIST_SUCCESS) bad_status = 1;
@@ -1205,16 +1222,18 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
                   bad_status};
     i64 tot[2];
     MPI_Allreduce(loc, tot, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-    const double e1 = median(first_entry), c1 = median(first_capi), x2 = median(second_exec);
+    const double e1 = median(first_entry), p1 = median(first_plan), c1 = median(first_capi),
+                 x2 = median(second_exec);
     char shm5[16] = "-";
     if (shared.usable()) std::snprintf(shm5, sizeof shm5, "%.2fus", med[11] * 1e6);
     if (me == 0)
       std::printf("%-9s %-2c %-24s %7.2fus %7.2fus %6.2f %7.2fus %7.2fus %6.2f %6.2fus %6.2fus "
-                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus %6.2fus %8s "
+                  "%6.2fus %6.2fus %7.1fus %6.1f %7.1fus %6.1f %7.1fus %6.1f %6.2fus %6.2fus %6.2fus %8s "
                   "%7.2fus  %s\n",
                   c.name.c_str(), type_char(c.ty), c.what.c_str(), med[0] * 1e6, med[1] * 1e6,
                   med[0] / med[1], med[2] * 1e6, med[3] * 1e6, med[2] / med[3], med[4] * 1e6,
-                  med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], c1 * 1e6,
+                  med[5] * 1e6, med[6] * 1e6, med[7] * 1e6, e1 * 1e6, e1 / med[1], p1 * 1e6,
+                  p1 / med[1], c1 * 1e6,
                   c1 / med[2], med[8] * 1e6, med[9] * 1e6, med[10] * 1e6,
                   shm5, x2 * 1e6,
                   tot[0] == 0 && tot[1] == 0 ? "ok" : "WRONG");
