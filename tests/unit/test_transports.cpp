@@ -197,7 +197,7 @@ TEST(Transports, PackThenUnpackInChunks) {
 }
 
 // Pieces of every length from 1 to 40 elements of 4, 8 and 16 bytes: every fixed-size loop of
-// the short-piece copy (4 to 256 bytes) and the lengths around them. Rank 0 holds whole
+// the short-piece copy (4 to 192 bytes) and the lengths around them. Rank 0 holds whole
 // columns; the destination's rows are block-cyclic over ranks 0 and 1 in blocks of that length
 // (so each column is eight pieces of it and a shorter last one: groups of pieces at constant
 // steps, as a long window has them). The local copy and a pack and

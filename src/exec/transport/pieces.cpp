@@ -23,8 +23,13 @@ void copy_fixed_pieces(std::byte *to, Index to_step, const std::byte *from, Inde
 }
 
 // The same for pieces of `bytes` bytes; false (nothing copied) for sizes without such a loop
-// (up to 256 bytes: blocks of 12, 16, 24 and 32 doubles too, where a call of memcpy per piece
-// made a cached 128 x 128 call at 2 ranks, blocks 16 -> 24, a tenth slower).
+// (up to 192 bytes: blocks of 12, 16 and 24 doubles too, where a call of memcpy per piece made a
+// cached 128 x 128 call at 2 ranks, blocks 16 -> 24, a tenth slower). Every size is below the
+// pieces that are collected or streamed instead of copied here (kCollectedPieceBytes, and
+// copy_bytes' streaming from four cache lines).
+constexpr std::size_t kLongestShortPiece = 192;
+static_assert(kLongestShortPiece < kCollectedPieceBytes && kLongestShortPiece < 4 * 64,
+              "a piece this loop copies is neither collected nor streamed");
 bool copy_short_pieces(std::byte *to, Index to_step, const std::byte *from, Index from_step,
                        Index count, std::size_t bytes) {
   switch (bytes) {
@@ -55,11 +60,8 @@ bool copy_short_pieces(std::byte *to, Index to_step, const std::byte *from, Inde
   case 128:
     copy_fixed_pieces<128>(to, to_step, from, from_step, count);
     return true;
-  case 192:
-    copy_fixed_pieces<192>(to, to_step, from, from_step, count);
-    return true;
-  case 256:
-    copy_fixed_pieces<256>(to, to_step, from, from_step, count);
+  case kLongestShortPiece:
+    copy_fixed_pieces<kLongestShortPiece>(to, to_step, from, from_step, count);
     return true;
   default:
     return false;
