@@ -28,7 +28,7 @@ void copy_fixed_pieces(std::byte *to, Index to_step, const std::byte *from, Inde
 // pieces that are collected or streamed instead of copied here (kCollectedPieceBytes, and
 // copy_bytes' streaming from four cache lines).
 constexpr std::size_t kLongestShortPiece = 192;
-static_assert(kLongestShortPiece < kCollectedPieceBytes && kLongestShortPiece < 4 * 64,
+static_assert(kLongestShortPiece < kCollectedPieceBytes && kLongestShortPiece < std::size_t{4} * 64,
               "a piece this loop copies is neither collected nor streamed");
 bool copy_short_pieces(std::byte *to, Index to_step, const std::byte *from, Index from_step,
                        Index count, std::size_t bytes) {
