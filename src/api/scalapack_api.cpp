@@ -214,13 +214,11 @@ void report(const std::string &message) {
 
 /// What the ScaLAPACK entries read from the environment: the schedule options (REDIST_SCHEDULE,
 /// REDIST_MAX_CONCURRENT, REDIST_MAX_MEMORY) and the cache sizes (REDIST_PLAN_CACHE_SIZE,
-/// REDIST_COMM_CACHE_SIZE); REDIST_SINGLE_COPY and REDIST_PROGRESS are checked too (the
-/// executor reads them when the plan is made). Unset or empty: the default; `why` says what is
-/// invalid.
+/// REDIST_COMM_CACHE_SIZE, applied to the caches when valid); REDIST_SINGLE_COPY and
+/// REDIST_PROGRESS are checked too (the executor reads them when the plan is made). Unset or
+/// empty: the default; `why` says what is invalid.
 struct EnvironmentOptions {
   ScheduleOptions options;
-  std::size_t plan_cache = front_end::kDefaultPlanCache;
-  std::size_t comm_cache = front_end::kDefaultCommCache;
   std::string why;
 };
 
@@ -251,21 +249,23 @@ EnvironmentOptions read_environment_options() {
   }
   out.options.max_concurrent = static_cast<int>(concurrent.value.value_or(0));
   out.options.max_memory = memory.value.value_or(0);
-  out.plan_cache = static_cast<std::size_t>(plan_cache.value.value_or(out.plan_cache));
-  out.comm_cache = static_cast<std::size_t>(comm_cache.value.value_or(out.comm_cache));
   out.why = Executor::environment_error();
+  if (out.why.empty()) {
+    front_end::set_cache_capacity(
+        static_cast<std::size_t>(plan_cache.value.value_or(front_end::kDefaultPlanCache)),
+        static_cast<std::size_t>(comm_cache.value.value_or(front_end::kDefaultCommCache)));
+  }
   return out;
 }
 
 /// The environment's options for this call, read at each call or, while the environment has
-/// not changed, taken from the last call on this thread; the cache sizes are applied here. An
-/// invalid value is an error of this process, agreed like an invalid argument.
+/// not changed, taken from the last call on this thread (whose reading applied the cache
+/// sizes). An invalid value is an error of this process, agreed like an invalid argument.
 std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions &out) {
   thread_local environment::Remembered<EnvironmentOptions> remembered;
   const EnvironmentOptions &read = remembered.get(read_environment_options);
   if (!read.why.empty()) return ArgumentError{0, std::string(c.routine) + ": " + read.why};
   out = read.options;
-  front_end::set_cache_capacity(read.plan_cache, read.comm_cache);
   return std::nullopt;
 }
 

@@ -14,7 +14,7 @@ void copy_bytes(std::byte *to, const std::byte *from, std::size_t n, bool stream
 #if defined(__x86_64__)
   constexpr std::size_t kLine = 64;
   const bool overlap = to < from + n && from < to + n;
-  if (streaming && n >= 4 * kLine && !overlap) {
+  if (streaming && n >= kStreamedPieceBytes && !overlap) {
     // Head and tail lines are shared with other pieces: ordinary stores keep them whole.
     const std::size_t head =
         (kLine - (reinterpret_cast<std::uintptr_t>(to) & (kLine - 1))) & (kLine - 1);

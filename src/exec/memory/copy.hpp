@@ -10,6 +10,8 @@ namespace redist {
 
 /// Copies of at least this many bytes in total stream their pieces.
 inline constexpr std::size_t kStreamingBytes = std::size_t{8} << 20;
+/// ... each piece of at least this many bytes (four cache lines; shorter ones are stored).
+inline constexpr std::size_t kStreamedPieceBytes = 4 * std::size_t{64};
 
 /// Copy n bytes. With `streaming`, the whole cache lines of the destination are written with
 /// streaming stores (call streaming_fence() before another process or thread reads them).

@@ -25,10 +25,9 @@ void copy_fixed_pieces(std::byte *to, Index to_step, const std::byte *from, Inde
 // The same for pieces of `bytes` bytes; false (nothing copied) for sizes without such a loop
 // (up to 192 bytes: blocks of 12, 16 and 24 doubles too, where a call of memcpy per piece made a
 // cached 128 x 128 call at 2 ranks, blocks 16 -> 24, a tenth slower). Every size is below the
-// pieces that are collected or streamed instead of copied here (kCollectedPieceBytes, and
-// copy_bytes' streaming from four cache lines).
+// pieces that are collected or streamed instead of copied here.
 constexpr std::size_t kLongestShortPiece = 192;
-static_assert(kLongestShortPiece < kCollectedPieceBytes && kLongestShortPiece < std::size_t{4} * 64,
+static_assert(kLongestShortPiece < kCollectedPieceBytes && kLongestShortPiece < kStreamedPieceBytes,
               "a piece this loop copies is neither collected nor streamed");
 bool copy_short_pieces(std::byte *to, Index to_step, const std::byte *from, Index from_step,
                        Index count, std::size_t bytes) {
