@@ -10,9 +10,8 @@
 //
 // Every matrix is N x N on one BLACS grid (1 x P ... as square as P allows), A in blocks of
 // N/4, C in blocks of N/4 + 3 (a real redistribution). Timing: MPI_Barrier, MPI_Wtime around
-// the K operations, maximum over ranks; --warmups untimed runs of each (20: past the 17th
-// execution, from which a plan of small messages inside a node is staged; docs/guide.md), then
-// --reps repetitions in turn.
+// the K operations, maximum over ranks; --warmups untimed runs of each, then --reps
+// repetitions in turn.
 // Plans are made before timing (the batch's once, the separate calls' once per matrix).
 #include <mpi.h>
 

@@ -1040,8 +1040,7 @@ class SharedAgreement {
 // floors in MPI alone (its messages and one or both agreements, nothing copied). Then first
 // calls: redist's entry with its cache cleared (plan, duplicate of the communicator,
 // execution), its first call of a plan on contexts whose communicator it has (plan and
-// execution), redist_plan_create + execute + destroy (on the communicator the plan before left
-// as a spare), and a new plan's second execution.
+// execution), redist_plan_create + execute + destroy, and a new plan's second execution.
 void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
   const int reps = std::max(opt.reps, 300);
   const int cold_reps = std::max(reps / 10, 30);
@@ -1184,10 +1183,7 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
     const Call k_shorter{&shorter, desca, descb, ictxt};
     const char* plan_cache_size = std::getenv("REDIST_PLAN_CACHE_SIZE");
     const std::string kept_plan_cache_size = plan_cache_size != nullptr ? plan_cache_size : "";
-    // A C API plan's first call comes before the cache is cleared: it takes the communicator
-    // of the plan destroyed before it (a spare, comm_pool.hpp), as a program making one plan
-    // after another does; the first plan on a communicator also duplicates it
-    // (plan_life_bench prints what that costs).
+    // A C API plan's first call (plan_life_bench prints what each part costs).
     for (int r = 0; r < cold_reps; ++r) {
       first_capi.push_back(timed([&] {
         redist_plan fresh = nullptr;

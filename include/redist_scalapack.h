@@ -123,8 +123,7 @@ int redist_plan_create_scalapack(redist_int m, redist_int n, int type, const red
                                  int unit_diag, const struct redist_options *options,
                                  struct redist_plan_s **plan);
 
-/** Free every cached plan and communicator, and the spare communicators of destroyed C API
- * plans (redist_plan_destroy). Local; safe to call at any time between calls. */
+/** Free every cached plan and communicator. Local; safe to call at any time between calls. */
 void redist_scalapack_clear_cache(void);
 
 #ifdef __cplusplus

@@ -1,12 +1,13 @@
 #pragma once
 // Shared by the C API and the ScaLAPACK-compatible entries (MPI layer).
 
-#include "comm_pool.hpp"
 #include "error.hpp"
 #include "exec.hpp"
 #include "plan.hpp"
 
 #include <mpi.h>
+
+#include <utility>
 
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +30,24 @@ void check_mpi(int code, const char *call, const char *what);
 /// naming `call` when MPI_Comm_dup or MPI_Comm_set_errhandler fails (nothing is left then).
 /// Collective over comm.
 MPI_Comm duplicate_comm(const char *call, MPI_Comm comm);
+
+/// A plan's own duplicate of the caller's communicator (duplicate_comm), so that none of its
+/// messages or collectives meets the caller's, nor another plan's; freed with the plan.
+struct PlanComm {
+  MPI_Comm handle = MPI_COMM_NULL;
+  PlanComm() = default;
+  /// Collective over comm: the nodes of its ranks learnt first (learn_node_ids), so that the
+  /// duplicate inherits them.
+  PlanComm(const char *call, MPI_Comm comm);
+  PlanComm(PlanComm &&other) noexcept : handle(std::exchange(other.handle, MPI_COMM_NULL)) {}
+  PlanComm &operator=(PlanComm &&other) noexcept {
+    std::swap(handle, other.handle);
+    return *this;
+  }
+  PlanComm(const PlanComm &) = delete;
+  PlanComm &operator=(const PlanComm &) = delete;
+  ~PlanComm();
+};
 
 /// This process's rank and the size of `comm`; an argument error for MPI_COMM_NULL.
 struct CommPosition {
@@ -83,7 +102,7 @@ private:
 
 /// The C API's opaque plan.
 struct redist_plan_s {
-  redist::PlanComm comm; // its own duplicate (comm_pool.hpp)
+  redist::PlanComm comm; // its own duplicate
   std::unique_ptr<redist::Executor> executor;
   // What the plan was made from, to make it anew on a fresh duplicate of the communicator
   // after an execution failed on some process (redist_plan_execute).

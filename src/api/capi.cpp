@@ -134,6 +134,15 @@ MPI_Comm duplicate_comm(const char *call, MPI_Comm comm) {
   return own;
 }
 
+PlanComm::PlanComm(const char *call, MPI_Comm comm) {
+  learn_node_ids(comm);
+  handle = duplicate_comm(call, comm);
+}
+
+PlanComm::~PlanComm() {
+  if (handle != MPI_COMM_NULL) MPI_Comm_free(&handle);
+}
+
 CommPosition comm_position(const char *call, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
   CommPosition p;
@@ -367,12 +376,8 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     } catch (const Error &e) {
       local = e;
     }
-    // The plan's communicator is agreed in the same reduction (comm_pool.hpp).
-    CommOffer offer(comm);
-    std::array<long long, 3> offered = offer.words();
     const front_end::Agreement agreed = front_end::agree(
-        comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {},
-        offered);
+        comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {});
     if (local) throw *local;
     if (agreed.error != 0) {
       throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
@@ -388,9 +393,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     Transfer t = transfer_of(m, n, *a, *b, region, unit_diag, op);
 
     auto result = std::make_unique<redist_plan_s>();
-    result->comm = offer.settle(call, offered);
-    std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
-        result.get(), [](redist_plan_s *p) { release_plan_comm(p->comm, false); });
+    result->comm = PlanComm(call, comm);
     front_end::Planned planned =
         front_end::plan_everywhere(result->comm.handle, rank, size, result->comm.handle, t,
                                    args.options, args.element_size, a->lld, b->lld, true);
@@ -404,7 +407,6 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     result->lld_b = b->lld;
     result->rank = rank;
     result->size = size;
-    static_cast<void>(guard.release()); // the plan owns the communicator now
     *plan = result.release();
   });
 }
@@ -458,11 +460,7 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
 /// the old one; its executor's state may be half-way). Collective; every process calls it
 /// (the decision was agreed). On failure the plan stays marked as failed.
 void make_anew(const char *call, redist_plan_s &plan) {
-  // Not a spare: the old communicator may hold a message of the failed execution, and this
-  // duplicate of it goes when the plan does.
-  PlanComm fresh{duplicate_comm(call, plan.comm.handle), nullptr, 0};
-  std::unique_ptr<PlanComm, void (*)(PlanComm *)> guard(
-      &fresh, [](PlanComm *c) { release_plan_comm(*c, false); });
+  PlanComm fresh(call, plan.comm.handle);
   front_end::Planned planned =
       plan.nd ? front_end::plan_nd_everywhere(fresh.handle, plan.rank, plan.size, *plan.nd,
                                               plan.options, plan.executor->element_size())
@@ -479,7 +477,7 @@ void make_anew(const char *call, redist_plan_s &plan) {
             (planned.status == REDIST_ERR_NO_MEMORY ? " (out of memory)" : "") + "; destroy it");
   }
   plan.executor = std::move(planned.executor);
-  std::swap(plan.comm, fresh); // the guard frees the old communicator
+  std::swap(plan.comm, fresh); // the old communicator goes with `fresh`
   plan.failed = false;
 }
 
@@ -825,9 +823,7 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
       }
     }
     auto result = std::make_unique<redist_plan_s>();
-    result->comm = acquire_plan_comm(call, comm);
-    std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
-        result.get(), [](redist_plan_s *p) { release_plan_comm(p->comm, false); });
+    result->comm = PlanComm(call, comm);
     front_end::Planned planned = plan_batch(rank, size, result->comm.handle, batch);
     if (planned.status != REDIST_SUCCESS && !planned.here) {
       throw Error(REDIST_ERR_REMOTE, std::string(call) + ": out of memory on rank " +
@@ -840,7 +836,6 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
     result->options = args.front().options;
     result->rank = rank;
     result->size = size;
-    static_cast<void>(guard.release()); // the plan owns the communicator now
     *plan = result.release();
   });
 }
@@ -983,9 +978,7 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
       return f.value();
     });
     auto result = std::make_unique<redist_plan_s>();
-    result->comm = acquire_plan_comm(call, comm);
-    std::unique_ptr<redist_plan_s, void (*)(redist_plan_s *)> guard(
-        result.get(), [](redist_plan_s *p) { release_plan_comm(p->comm, false); });
+    result->comm = PlanComm(call, comm);
     front_end::Planned planned = front_end::plan_nd_everywhere(
         result->comm.handle, position.rank, position.size, *t, schedule_opts, type_size(type));
     throw_if_failed(call, planned);
@@ -995,7 +988,6 @@ int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darra
     result->nd = std::move(t);
     result->rank = position.rank;
     result->size = position.size;
-    static_cast<void>(guard.release()); // the plan owns the communicator now
     *plan = result.release();
   });
 }
@@ -1021,20 +1013,15 @@ extern "C" int redist_plan_destroy(redist_plan *plan) {
     if (plan == nullptr || *plan == nullptr) {
       return;
     }
-    // Its communicator is kept for the next plan only where no message can wait on it.
-    bool clean = !(*plan)->failed;
     if ((*plan)->executor && (*plan)->executor->in_flight()) {
       // Completed, as redist_plan_execute_end would (collective as destroy is); its failure
       // does not matter: the plan goes.
       try {
         (*plan)->executor->end();
       } catch (...) {
-        clean = false;
       }
     }
-    clean = clean && (*plan)->executor && !(*plan)->executor->left_unmatched();
     (*plan)->executor.reset();
-    release_plan_comm((*plan)->comm, clean);
     delete *plan;
     *plan = nullptr;
   });

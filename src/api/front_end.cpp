@@ -1,6 +1,4 @@
 #include "front_end.hpp"
-#include "agreement.hpp"
-#include "comm_pool.hpp"
 #include "nd_planner.hpp"
 #include "single_copy.hpp"
 
@@ -177,7 +175,7 @@ CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
   k.push(call.options.max_memory);
   // A plan keeps the REDIST_SINGLE_COPY mode it was made under: a call under another mode
   // must not reuse it (this process's key; a mismatch between processes misses everywhere).
-  k.push(static_cast<long long>(single_copy::mode_from_environment()));
+  k.push(static_cast<long long>(call.single_copy_mode));
   CallFields<long long> fields = call.fields;
   each_field([&](Arg, const char *, long long x) { k.push(x); }, fields);
   for (const Position *p : {&call.a, &call.b}) {
@@ -278,19 +276,11 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache) {
   v[2] = negated(id.generation);
   v[3] = id.creator;
   v[4] = negated(id.creator);
-  NodeAgreement *kept = kept_agreement(comm);
-  const int rc = kept != nullptr ? kept->max(comm, v.data(), static_cast<int>(v.size()))
-                                 : reduce(comm, v.data(), static_cast<int>(v.size()));
-  if (rc != MPI_SUCCESS) return false;
+  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) return false;
   std::size_t at = 1;
   const Range generation = range_at(v, at);
   const Range creator = range_at(v, at);
-  const bool hit = v[0] == 0 && same_everywhere(generation, creator);
-  // The first hit on comm (every process agreed it) keeps the agreement of its later calls
-  // with it: through memory its processes share where they are on one node. Where that
-  // fails everywhere, nothing is kept and a later hit tries again.
-  if (hit && kept == nullptr) static_cast<void>(keep_agreement(comm));
-  return hit;
+  return v[0] == 0 && same_everywhere(generation, creator);
 }
 
 long long RingAgreement::error_rank() const {
@@ -437,25 +427,13 @@ namespace {
 /// The failures of planning, agreed in one reduction (every process takes the same branch):
 /// out of memory anywhere, then a schedule option that cannot be honoured (out.why). In the
 /// same reduction: whether any process's messages could take a single-copy way; where none
-/// could, every executor sends them all without negotiating (Executor::send_every_message);
-/// and where rank 0's lines for the executor's later agreements are
-/// (Executor::take_agreement_lines).
+/// could, every executor sends them all without negotiating (Executor::send_every_message).
 void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planned &out) {
   // The lowest rank with each kind of failure.
   const int order = lowest_first(rank, size) + 1;
-  // And where rank 0's lines for the executor's later agreements are (an empty address on the
-  // other ranks: the maximum is rank 0's).
-  const single_copy::LinesAddress lines =
-      out.executor ? out.executor->offer_agreement_lines() : single_copy::LinesAddress{};
-  long long words[8] = {out_of_memory ? order : 0,
-                        out.why.empty() ? 0 : order,
-                        out.executor && out.executor->may_read_peers() ? 1 : 0,
-                        lines.pid,
-                        lines.fd,
-                        static_cast<long long>(lines.inode),
-                        static_cast<long long>(lines.offset),
-                        static_cast<long long>(lines.file_bytes)};
-  MPI_Allreduce(MPI_IN_PLACE, words, 8, MPI_LONG_LONG, MPI_MAX, comm);
+  long long words[3] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order,
+                        out.executor && out.executor->may_read_peers() ? 1 : 0};
+  MPI_Allreduce(MPI_IN_PLACE, words, 3, MPI_LONG_LONG, MPI_MAX, comm);
   for (const auto &[status, word, here] :
        {std::tuple{REDIST_ERR_NO_MEMORY, words[0], out_of_memory},
         std::tuple{REDIST_ERR_ARGUMENT, words[1], !out.why.empty()}}) {
@@ -468,11 +446,6 @@ void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planne
     }
   }
   if (words[2] == 0 && out.executor) out.executor->send_every_message();
-  if (out.executor) {
-    out.executor->take_agreement_lines({words[3], words[4], static_cast<std::uint64_t>(words[5]),
-                                        static_cast<std::uint64_t>(words[6]),
-                                        static_cast<std::uint64_t>(words[7])});
-  }
 }
 
 // The busiest process's all-at-once buffer and time over `comm` (one reduction), for the memory
@@ -620,7 +593,6 @@ void clear_cache() {
     caches().plans.clear();
     caches().comms.clear();
   }
-  free_spare_comms();
 }
 
 } // namespace redist::front_end

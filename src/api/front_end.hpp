@@ -104,6 +104,7 @@ struct CallArgs {
   Position a, b;
   bool whole_layouts = false; // every process describes both sides (else only their members)
   ScheduleOptions options;
+  single_copy::Mode single_copy_mode = single_copy::Mode::automatic; // REDIST_SINGLE_COPY
 };
 
 /// The range of one field over the processes that contributed it.
@@ -314,7 +315,7 @@ void set_cache_capacity(std::size_t plans, std::size_t comms);
 /// the communicator, where no message of the failed execution can be matched.
 void drop(const CacheLookup &lookup);
 
-/// Free every cached plan and communicator, and the C API's spare communicators (local).
+/// Free every cached plan and communicator (local).
 void clear_cache();
 
 } // namespace redist::front_end

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <tuple>
 
@@ -219,6 +220,7 @@ void report(const std::string &message) {
 /// empty: the default; `why` says what is invalid.
 struct EnvironmentOptions {
   ScheduleOptions options;
+  single_copy::Mode single_copy_mode = single_copy::Mode::automatic;
   std::string why;
 };
 
@@ -251,6 +253,7 @@ EnvironmentOptions read_environment_options() {
   out.options.max_memory = memory.value.value_or(0);
   out.why = Executor::environment_error();
   if (out.why.empty()) {
+    out.single_copy_mode = single_copy::mode_from_environment();
     front_end::set_cache_capacity(
         static_cast<std::size_t>(plan_cache.value.value_or(front_end::kDefaultPlanCache)),
         static_cast<std::size_t>(comm_cache.value.value_or(front_end::kDefaultCommCache)));
@@ -258,14 +261,31 @@ EnvironmentOptions read_environment_options() {
   return out;
 }
 
-/// The environment's options for this call, read at each call or, while the environment has
-/// not changed, taken from the last call on this thread (whose reading applied the cache
-/// sizes). An invalid value is an error of this process, agreed like an invalid argument.
-std::optional<ArgumentError> environment_options(const Call &c, ScheduleOptions &out) {
-  thread_local environment::Remembered<EnvironmentOptions> remembered;
-  const EnvironmentOptions &read = remembered.get(read_environment_options);
-  if (!read.why.empty()) return ArgumentError{0, std::string(c.routine) + ": " + read.why};
-  out = read.options;
+/// The environment's options, read at the first call of an entry and again at the first call
+/// after redist_scalapack_clear_cache() (whose reading applies the cache sizes).
+class EnvironmentRead {
+public:
+  EnvironmentOptions get() {
+    std::lock_guard lock(mutex_);
+    if (!read_) read_ = read_environment_options();
+    return *read_;
+  }
+  void forget() {
+    std::lock_guard lock(mutex_);
+    read_.reset();
+  }
+
+private:
+  std::mutex mutex_;
+  std::optional<EnvironmentOptions> read_;
+};
+EnvironmentRead environment_read;
+
+/// The environment's options for this call. An invalid value is an error of this process,
+/// agreed like an invalid argument.
+std::optional<ArgumentError> environment_options(const Call &c, EnvironmentOptions &out) {
+  out = environment_read.get();
+  if (!out.why.empty()) return ArgumentError{0, std::string(c.routine) + ": " + out.why};
   return std::nullopt;
 }
 
@@ -328,13 +348,8 @@ int position_of(const Call &c, front_end::Arg arg) {
   return 0;
 }
 
-/// Execute the call's plan, every process of ICTXT having agreed to (`staged`: its staged
-/// exchange packed before that agreement).
-int execute(const Call &c, const front_end::CacheLookup &cache, bool staged = false) {
-  if (staged) { // nothing left that can fail
-    cache.plan->executor->finish_staged(c.a.data, c.destination, c.operation);
-    return REDIST_SUCCESS;
-  }
+/// Execute the call's plan, every process of ICTXT having agreed to.
+int execute(const Call &c, const front_end::CacheLookup &cache) {
   try {
     if (c.operation != nullptr) {
       cache.plan->executor->execute(c.a.data, c.destination, *c.operation);
@@ -357,13 +372,12 @@ int execute(const Call &c, const front_end::CacheLookup &cache, bool staged = fa
 
 int run_call(Call &c) {
   ++call_count;
-  const environment::Snapshot environment_read_once; // the call reads eight REDIST_* variables
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
   c.a.grid = blacs::grid_info(c.a.desc[CTXT_]);
   c.b.grid = blacs::grid_info(c.b.desc[CTXT_]);
 
-  ScheduleOptions options;
-  std::optional<ArgumentError> local_error = environment_options(c, options);
+  EnvironmentOptions environment;
+  std::optional<ArgumentError> local_error = environment_options(c, environment);
   if (!local_error) {
     try {
       check_local(c, ig);
@@ -383,7 +397,8 @@ int run_call(Call &c) {
   const redist_int slot = ig.myrow * ig.npcol + ig.mycol;
   const MPI_Comm comm = context_comm(c.ictxt);
 
-  front_end::CallArgs args = describe(c, options);
+  front_end::CallArgs args = describe(c, environment.options);
+  args.single_copy_mode = environment.single_copy_mode;
   // Made in place (a CacheLookup holds two keys of half a kilobyte each).
   front_end::CacheLookup cache = [&] {
     if (local_error) return front_end::CacheLookup{};
@@ -404,17 +419,10 @@ int run_call(Call &c) {
       local_error ? front_end::error_word(1000 - local_error->position, static_cast<int>(slot)) : 0;
   // Every process holds the same plan (built together from agreed fields), no error anywhere:
   // execute it. Otherwise the agreement of every field below says why.
-  // A plan whose messages are staged (issue 18) packs them before the hit agreement, which
-  // then also tells every process that its peers' messages are ready to unpack.
-  const bool staged = !local_error && cache.plan && cache.plan->executor->stages();
   call_timers::lap(call_timers::front);
-  if (staged) {
-    cache.plan->executor->stage(c.a.data);
-    call_timers::lap(call_timers::pack);
-  }
   const bool hit = front_end::agree_hit(comm, error, cache);
   call_timers::lap(call_timers::hit_agreement);
-  if (hit) return execute(c, cache, staged);
+  if (hit) return execute(c, cache);
   const front_end::Agreement agreed = front_end::agree(comm, args, error, cache);
 
   if (agreed.error != 0) {
@@ -799,4 +807,5 @@ extern "C" long long redist_scalapack_call_count(void) {
 
 extern "C" void redist_scalapack_clear_cache(void) {
   redist::front_end::clear_cache();
+  redist::environment_read.forget();
 }

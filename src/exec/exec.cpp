@@ -36,14 +36,6 @@ std::size_t test_interleaving() {
           .value.value_or(0));
 }
 
-// Test hook: REDIST_TEST_STAGING_AFTER=n (n >= 1) sets up the staged exchange of eligible
-// plans in their execution n + 1 instead of kStagingAfter + 1; 0 when unset or invalid.
-int test_staging_after() {
-  return static_cast<int>(
-      environment::integer("REDIST_TEST_STAGING_AFTER", 1, 1 << 20, "a test hook")
-          .value.value_or(0));
-}
-
 int rank_in(MPI_Comm comm) {
   int rank = 0;
   if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
@@ -95,13 +87,9 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
       read_packed_(pieces_, tag, single_copy::Way::read_packed, packed_read_,
                    negotiation_.senders()),
       mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()),
-      staged_(pieces_, send_offsets_, tag), repair_(pieces_, tag + kRepairTag) {
-  may_share_agreement_ = NodeAgreement::possible(node_ids);
+      repair_(pieces_, tag + kRepairTag) {
   if (progress_environment_error().empty()) {
     progress_mode_ = progress_mode();
-  }
-  if (const int after = test_staging_after(); after > 0) {
-    staging_after_ = after;
   }
   if (const std::size_t window = test_interleaving(); window > 0) {
     interleaving_bytes_ = 0;
@@ -152,11 +140,6 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   }
   recv_offsets_.push_back(offset);
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  if (may_share_agreement_ && all_at_once && pieces_.batch_operations().empty() &&
-      !pieces_.sent_only() && negotiation_.mode() == single_copy::Mode::automatic &&
-      staged_.small_enough()) {
-    staging_ = Staging::asked;
-  }
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   // A memory file to share only where a receiver may map it: not for plans whose messages are
@@ -264,13 +247,6 @@ void Executor::prepare(const std::byte *a) {
   } else if (!negotiation_.later_in_use()) {
     use_later_ways();
   }
-  ++executions_;
-  if (staging_ == Staging::set_up_later && executions_ > staging_after_) {
-    // Its failure fails nothing: this execution's agreement agrees not to stage.
-    staged_.set_up(requests_);
-    requests_.forget_failure();
-    staging_ = Staging::setting_up;
-  }
 }
 
 std::string Executor::environment_error() {
@@ -302,13 +278,7 @@ void Executor::start(const void *a_void, void *b_void, const Operation *op) {
     flight_.operation = true;
   }
   try {
-    if (staging_ == Staging::in_use) {
-      forget_last_execution();
-      if (!deferring_ || check_ == 0) { // else a or b may be null: nothing packed, nor unpacked
-        staged_.pack(flight_.a);
-      }
-      flight_.staged = true;
-    } else if (!phases_[0]) {
+    if (!phases_[0]) {
       prepare(flight_.a);
       call_timers::lap(call_timers::prepare);
       if (schedule_.strategy == Strategy::all_at_once) {
@@ -341,9 +311,7 @@ void Executor::end() {
       }
     }
   } reset{*this, flight.operation};
-  if (flight.staged) {
-    end_staged(flight.a, flight.b);
-  } else if (phases_[0]) {
+  if (phases_[0]) {
     execute_two_phases(flight.a, flight.b);
   } else {
     if (flight.posted) {
@@ -425,55 +393,6 @@ void Executor::use_later_ways() {
   }
 }
 
-void Executor::stage(const void *a) {
-  forget_last_execution();
-  staged_.pack(static_cast<const std::byte *>(a));
-}
-
-void Executor::finish_staged(const void *a, void *b, const Operation *op) {
-  operation_pieces().set_operation(op);
-  unpack_staged(static_cast<const std::byte *>(a), static_cast<std::byte *>(b));
-  operation_pieces().set_operation(nullptr);
-  streaming_fence();
-}
-
-void Executor::unpack_staged(const std::byte *a, std::byte *b) {
-  staged_.unpack(b);
-  call_timers::lap(call_timers::unpack);
-  pieces_.copy_local(a, b);
-  call_timers::lap(call_timers::local_copy);
-}
-
-void Executor::end_staged(const std::byte *a, std::byte *b) {
-  // Every rank packed before this agreement; none reads a slot before it (staged.hpp).
-  long long check[1] = {check_};
-  const int rc = agreement_.max(requests_.comm(), check, 1);
-  if (rc != MPI_SUCCESS) { // only MPI_Allreduce can fail, and stages() shares the lines
-    requests_.record(rc, "MPI_Allreduce (agreement of a staged exchange)", -1);
-    return;
-  }
-  check_ = check[0];
-  if (deferring_ && check_ != 0) {
-    return; // an argument error somewhere: nothing written anywhere, the slots not used
-  }
-  unpack_staged(a, b);
-}
-
-single_copy::LinesAddress Executor::offer_agreement_lines() {
-  if (!may_share_agreement_) {
-    return {};
-  }
-  int size = 0;
-  MPI_Comm_size(requests_.comm(), &size);
-  return agreement_.offer(rank_in(requests_.comm()), size);
-}
-
-void Executor::take_agreement_lines(const single_copy::LinesAddress &rank0) {
-  if (may_share_agreement_) {
-    agreement_.take(rank0);
-  }
-}
-
 void Executor::settle(const std::byte *a, std::byte *b) {
   // Every request of the exchange has completed (or failed and was told to its transport),
   // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
@@ -485,37 +404,19 @@ void Executor::settle(const std::byte *a, std::byte *b) {
       recv_offsets_.back() +
               static_cast<std::size_t>(pieces_.plan().self.elements) * pieces_.element_size() <=
           kDeferredBytes;
-  // And, once, whether every rank mapped the lines of later agreements (take_agreement_lines)
-  // and may stage; then, once, whether the staged exchange was set up everywhere.
-  const bool staging_word = agreement_.pending() || staging_ == Staging::setting_up;
-  long long agreed[5] = {
-      requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_, next_defers ? 0 : 1,
-      agreement_.missing(),
-      staging_ == Staging::asked || (staging_ == Staging::setting_up && staged_.ready()) ? 0 : 1};
+  long long agreed[3] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
+                         next_defers ? 0 : 1};
   defers_ = false;
   call_timers::lap(call_timers::wait_sends);
-  int rc = agreement_.max(requests_.comm(), agreed, staging_word ? 5 : 3);
+  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, requests_.comm());
   call_timers::lap(call_timers::settle_agreement);
-  if (staging_ == Staging::setting_up) {
-    staged_.release_fd(); // every receiver mapped it or gave up
-  }
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
-    staging_ = Staging::never;
     return;
   }
   const long long failed = agreed[0];
-  if (agreement_.pending()) {
-    agreement_.confirm(agreed[3]);
-    staging_ =
-        agreed[3] == 0 && agreed[4] == 0 && failed == 0 ? Staging::set_up_later : Staging::never;
-  } else if (staging_ == Staging::setting_up) {
-    staging_ = agreed[4] == 0 && failed == 0 ? Staging::in_use : Staging::never;
-  } else if (staging_ == Staging::asked) {
-    staging_ = Staging::never; // the lines were not offered
-  }
   check_ = agreed[1];
-  defers_ = failed == 0 && (agreed[2] == 0 || staging_ == Staging::in_use);
+  defers_ = failed == 0 && agreed[2] == 0;
   if (deferring_) {
     if (check_ != 0) {
       // An argument error somewhere: b stays as it was on every rank. A failed transfer is

@@ -10,7 +10,6 @@
 // negotiated on the first execution (transport/negotiation.hpp); the copies themselves are
 // transport/pieces.hpp's.
 
-#include "agreement.hpp"
 #include "array_copy.hpp"
 #include "array_read.hpp"
 #include "copy.hpp"
@@ -27,7 +26,6 @@
 #include "sent.hpp"
 #include "single_copy.hpp"
 #include "single_copy_transport.hpp"
-#include "staged.hpp"
 
 #include <mpi.h>
 
@@ -113,9 +111,8 @@ public:
   /// Whether the next execution can carry the caller's argument check (execute_checked()),
   /// the same on every rank (agreed after the last exchange): every message of the plan, on
   /// every rank, travels through MPI into this executor's buffers (no single-copy way writes
-  /// b or reads a), all at once (no step reuses a buffer), and nothing failed; or the plan
-  /// stages() (its one agreement comes before anything is unpacked); and no rank writes more
-  /// than kDeferredBytes into b.
+  /// b or reads a), all at once (no step reuses a buffer), and nothing failed; and no rank
+  /// writes more than kDeferredBytes into b.
   [[nodiscard]] bool defers() const { return defers_; }
   /// Whether some message of this rank (of either phase) could take a single-copy way, by its
   /// size and element count (single_copy::sent_whatever_the_pieces under the plan's
@@ -132,38 +129,11 @@ public:
   /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
   long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
 
-  /// Issue 18: the agreement after each exchange through cache lines the plan's ranks share,
-  /// where they are 2 to NodeAgreement::kMaxRanks on one node, riding on the plan's own
-  /// agreements. offer_agreement_lines() on every rank gives rank 0's lines (an empty address
-  /// elsewhere, and everywhere where they may not be shared); the maximum of the offers over
-  /// the ranks (the caller's planning agreement) goes to take_agreement_lines() on every rank;
-  /// the first execution's agreement then agrees whether every rank mapped them, and the
-  /// agreements of later executions (and agree()) go through them. Without these calls every
-  /// agreement is an MPI_Allreduce.
-  single_copy::LinesAddress offer_agreement_lines();
-  void take_agreement_lines(const single_copy::LinesAddress &rank0);
-
-  /// Issue 18, the staged exchange (transport/staged.hpp): from execution kStagingAfter + 2
-  /// on, a plan in one phase, all at once, whose ranks share agreement lines (all on one
-  /// node) and whose messages are all small (StagedExchange::kMaxMessageBytes) under
-  /// REDIST_SINGLE_COPY = auto exchanges them through memory files, without any MPI call:
-  /// each rank packs, one agreement (the executor's, or the caller's, see stage()), each rank
-  /// unpacks. Agreed on the first execution, set up in execution kStagingAfter + 1.
-  [[nodiscard]] bool stages() const { return staging_ == Staging::in_use; }
-  /// When stages(): pack this rank's messages from `a` for the next execution, before an
-  /// agreement every rank of the plan joins (the ScaLAPACK entries' hit check); if every rank
-  /// agrees to run it, finish_staged() runs it. Otherwise nothing was written and execute()
-  /// packs again.
-  void stage(const void *a);
-  /// After that agreement: unpack every message into b, copy the local part (applying `op`,
-  /// if not null) and end the execution.
-  void finish_staged(const void *a, void *b, const Operation *op);
-
-  /// words[0, count) := their maximum over the plan's ranks, through the agreement after each
-  /// exchange (shared lines from the second execution on where the ranks may share them and
-  /// the words fit a line, else MPI_Allreduce): a caller's check before an execution.
-  /// Collective over the plan's ranks; MPI_SUCCESS or MPI's code.
-  int agree(long long *words, int count) { return agreement_.max(requests_.comm(), words, count); }
+  /// words[0, count) := their maximum over the plan's ranks (MPI_Allreduce): a caller's check
+  /// before an execution. Collective over the plan's ranks; MPI_SUCCESS or MPI's code.
+  int agree(long long *words, int count) {
+    return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, requests_.comm());
+  }
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   /// A batch's operations, each with its own plan (empty: not a batch).
@@ -211,11 +181,6 @@ public:
   static void set_max_message_bytes(std::size_t bytes);
 
   static constexpr int kTag = 7411;
-  /// Executions of a plan before the one that sets up its staged exchange: set-up and
-  /// teardown (the memory file, the mappings) cost about 50 µs at 2 ranks on this project's
-  /// machine and more at 4, what 16 executions save at 4 ranks and 40 at 2
-  /// (docs/performance.md, "Staged exchange"); a plan executed a few times never pays them.
-  static constexpr int kStagingAfter = 16;
   /// Most bytes a rank writes into b (received and copied locally) in an execution that
   /// defers(): a deferred execution writes b only after its agreement, so its local copy and
   /// unpacking cannot overlap the transfer; past this size (on any rank) the overlap saves
@@ -233,7 +198,7 @@ private:
   /// What the last execution left to be asked (copies, marks, repairs).
   void forget_last_execution();
   /// Everything before the first message: forget the last execution, negotiate the ways
-  /// (first execution) or take the later ones; set up the staged exchange when its time came.
+  /// (first execution) or take the later ones.
   void prepare(const std::byte *a);
   /// Post every receive and send and copy the local part; the receives are requests
   /// [0, flight_.receives).
@@ -272,10 +237,6 @@ private:
   void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
   /// After the exchange: the agreement on whether anything failed, and the repair if it did.
   void settle(const std::byte *a, std::byte *b);
-  /// A staged execution's agreement (with check_), then its unpacking (stages()).
-  void end_staged(const std::byte *a, std::byte *b);
-  /// Every staged message unpacked into b, then the local part copied (pieces_'s operation).
-  void unpack_staged(const std::byte *a, std::byte *b);
 
   ScheduleChoice schedule_;
   Pieces pieces_;
@@ -312,20 +273,6 @@ private:
   SingleCopyTransport bounced_;
   SingleCopyTransport read_packed_;
   SingleCopyTransport mapped_;
-  // settle()'s agreement: through lines the ranks share from the second execution on, where
-  // they may (all on one node; NodeAgreement::possible) and the plan's planning agreement
-  // offered them (offer_agreement_lines()), else MPI_Allreduce.
-  NodeAgreement agreement_;
-  bool may_share_agreement_ = false;
-  // The staged exchange: whether every rank may stage is agreed by the first execution's
-  // agreement (asked), the exchange set up in execution staging_after_ + 1 (setting_up) and,
-  // if that worked on every rank (agreed by its agreement), in use from the next.
-  enum class Staging : std::uint8_t { never, asked, set_up_later, setting_up, in_use };
-  StagedExchange staged_;
-  Staging staging_ = Staging::never;
-  int staging_after_ = kStagingAfter;
-  long long executions_ = 0; // begun outside the staged exchange
-
   Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
   std::size_t repaired_ = 0; // receives repaired in the last execution
   bool defers_ = false;      // agreed by the last settle()
@@ -337,7 +284,6 @@ private:
     std::byte *b = nullptr;
     bool operation = false;   // begin() set an operation on operation_pieces()
     bool posted = false;      // all at once: begin() posted the exchange
-    bool staged = false;      // begin() packed into the staged exchange's slot
     std::size_t receives = 0; // then: its receive requests
   };
   Flight flight_;

@@ -691,10 +691,12 @@ void environment_case(const char *variable, const char *value, const std::vector
   Args x = make_args(s, d.a.data(), d.b.data());
   const std::vector<double> b_before = d.b;
   if (on.empty() || std::find(on.begin(), on.end(), rank) != on.end()) setenv(variable, value, 1);
+  redist_scalapack_clear_cache(); // the entries read the environment again at their next call
   errtest::StderrCapture capture;
   Entries<double>::call(Routine::Gemr, Entry::Fortran, x);
   const std::string text = capture.finish();
   unsetenv(variable);
+  redist_scalapack_clear_cache();
   const int status = redist_scalapack_last_status();
   const Expect want = expect("PDGEMR2D", rank);
   EXPECT_EQ(status, want.status) << where << "status " << redist_status_name(status)
@@ -825,10 +827,12 @@ TEST(ScalapackEnvironment, MaxMemoryAbove2To53DifferingByOne) {
     Args x = make_args(s, d.a.data(), d.b.data());
     const std::vector<double> b_before = d.b;
     setenv("REDIST_MAX_MEMORY", rank == errtest::last_rank() ? high : low, 1);
+    redist_scalapack_clear_cache(); // the entries read the environment again at their next call
     errtest::StderrCapture capture;
     Entries<double>::call(Routine::Gemr, Entry::Fortran, x);
     const std::string text = capture.finish();
     unsetenv("REDIST_MAX_MEMORY");
+    redist_scalapack_clear_cache();
     EXPECT_EQ(redist_scalapack_last_status(), REDIST_ERR_MISMATCH) << where << text;
     EXPECT_EQ(text, "{ redist } PDGEMR2D: REDIST_SCHEDULE, REDIST_MAX_CONCURRENT or "
                     "REDIST_MAX_MEMORY differ between processes; nothing was copied\n")

@@ -249,6 +249,7 @@ template <class T> void invoke(Call &c, T *a, T *b) {
     setenv("REDIST_SCHEDULE", c.schedule, 1);
   else
     unsetenv("REDIST_SCHEDULE");
+  redist_scalapack_clear_cache(); // the entries read the environment again at their next call
   if constexpr (std::is_same_v<T, double>) {
     if (c.routine == Routine::pdgemr2d)
       redist_pdgemr2d_(&x.m, &x.n, a, &x.ia, &x.ja, x.desca.data(), b, &x.ib, &x.jb, x.descb.data(),

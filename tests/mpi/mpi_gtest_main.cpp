@@ -137,10 +137,6 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   testing::InitGoogleTest(&argc, argv);
 
-  // Plans that may stage their messages (Executor::stages()) set it up in their second
-  // execution, so that the tests' few executions of a plan run the staged exchange too
-  // (unless the environment says otherwise).
-  setenv("REDIST_TEST_STAGING_AFTER", "1", 0);
   mpitest::Options &opts = mpitest::options();
   if (const char *env = std::getenv("REDIST_TEST_SEED")) {
     opts.seed = std::strtoull(env, nullptr, 0);

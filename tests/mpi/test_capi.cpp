@@ -182,8 +182,7 @@ std::string run_plan_case(const PlanCase &c, MPI_Comm comm, redist_plan *keep = 
   const bool b_null = c.null_when_empty && owned_window(c, c.b, lb) == 0;
 
   // Execute 1: A(salt 1) -> fresh B1; 2: A(salt 2) -> fresh B2; 3: A(salt 3) -> B1 again;
-  // then B2 and B1 again (from the third execution on, a plan of small messages on one node
-  // stages them, alternating between two slots: Executor::stages()).
+  // then B2 and B1 again.
   const Exec execs[] = {{1, 4, true}, {2, 5, true}, {3, 4, false}, {6, 5, false}, {7, 4, false}};
   std::vector<T> a, a_orig, b1, b2;
   for (const Exec &e : execs) {

@@ -233,6 +233,7 @@ TEST(Errors, ScalapackEntryEnvironmentOptions) {
   };
   for (const Setting &setting : settings) {
     setenv(setting.variable, setting.value, 1);
+    redist_scalapack_clear_cache(); // the entries read the environment again at their next call
     std::vector<double> a, b, b_orig;
     fill_a(s, lb, 1, a);
     fill_sentinel(lb, 2, b);
@@ -243,6 +244,7 @@ TEST(Errors, ScalapackEntryEnvironmentOptions) {
     redist_pdgemr2d_(&m, &n, a.data(), &ia, &ja, desc, b.data(), &ib, &jb, desc, &ctxt);
     const std::string message = ::testing::internal::GetCapturedStderr();
     unsetenv(setting.variable);
+    redist_scalapack_clear_cache();
     const std::string what = std::string(setting.variable) + "=" + setting.value;
     const std::vector<int> all = all_statuses(redist_scalapack_last_status());
     if (setting.expect != nullptr) {

@@ -501,8 +501,7 @@ TEST(PblasOps, CApiAgainstPblas) {
         std::vector<unsigned char> want = in.c;
         std::vector<unsigned char> got = in.c;
         void *theirs = pblas(routine_name(k) + "_");
-        // Four executions: from the third on, a plan of small messages on one node stages
-        // them (Executor::stages()), applying alpha and beta as it unpacks.
+        // Four executions, alternating the coefficients, of one plan.
         for (const Case *coefficients : {&k, &k2, &k, &k2}) {
           const auto alpha = scalar_bytes(k.x, coefficients->alpha);
           const auto beta = scalar_bytes(k.x, coefficients->beta);

@@ -1,7 +1,6 @@
 #pragma once
 // The point-to-point messages a test program posts (MPI_Isend and MPI_Irecv, interposed by
-// mpi_posted.cpp in the programs that link it): a staged execution posts none
-// (Executor::stages(), docs/performance.md "Staged exchange").
+// mpi_posted.cpp in the programs that link it).
 
 namespace posted {
 

@@ -69,8 +69,16 @@ long long sum_everywhere(long long v) {
 /// Sets an environment variable for the scope of one test, then unsets it.
 struct ScopedEnv {
   const char *name;
-  ScopedEnv(const char *n, const char *value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
+  // The ScaLAPACK entries read the environment at their first call after
+  // redist_scalapack_clear_cache().
+  ScopedEnv(const char *n, const char *value) : name(n) {
+    setenv(n, value, 1);
+    redist_scalapack_clear_cache();
+  }
+  ~ScopedEnv() {
+    unsetenv(name);
+    redist_scalapack_clear_cache();
+  }
   ScopedEnv(const ScopedEnv &) = delete;
   ScopedEnv &operator=(const ScopedEnv &) = delete;
 };
@@ -78,14 +86,13 @@ struct ScopedEnv {
 // ---- after a failed execution ----------------------------------------------------------------
 
 // C API: the plan stays valid. Before, its next execution on process 0 received the message
-// the failed one had left (the previous A) and reported success with a wrong B. Its
-// communicator, where that message may wait, is not kept for later plans (comm_pool.hpp).
+// the failed one had left (the previous A) and reported success with a wrong B.
 TEST(Hardening, CApiPlanAfterAFailedReceiveGetsNoStaleMessage) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const ScopedEnv sent_only("REDIST_SINGLE_COPY", "never"); // messages through MPI
   const Scenario s = last_to_first();
   CArgs x(s);
-  MPI_Comm own = MPI_COMM_NULL; // no spare of an earlier test on it
+  MPI_Comm own = MPI_COMM_NULL;
   ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &own), MPI_SUCCESS);
   const auto create = [&](redist_plan *made) {
     return redist_plan_create(own, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb, REDIST_REGION_FULL, 0,
@@ -258,11 +265,11 @@ TEST(Hardening, SingleCopyNeverSetLaterTakesEffect) {
   unsetenv("REDIST_SINGLE_COPY");
 }
 
-// The ScaLAPACK entries read REDIST_SINGLE_COPY at each call: a plan cached under `direct`
-// must not serve a call made under `never` (nor the other way). Reads are detected by making
-// every single-copy read of process 0 fail (injected; the executor repairs them, so B stays
-// right): under `never` none may be attempted. Before, the cache key left the mode out and the
-// plan made under `direct` kept reading.
+// The ScaLAPACK entries read REDIST_SINGLE_COPY at their first call after
+// redist_scalapack_clear_cache(): a call made under `never` so read must not be served by a
+// plan made under `direct` (nor the other way). Reads are detected by making every single-copy
+// read of process 0 fail (injected; the executor repairs them, so B stays right): under
+// `never` none may be attempted.
 TEST(Hardening, ScalapackCacheKeepsNoPlanOfAnotherSingleCopyMode) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   setenv("REDIST_SINGLE_COPY", "direct", 1);
@@ -287,10 +294,13 @@ TEST(Hardening, ScalapackCacheKeepsNoPlanOfAnotherSingleCopyMode) {
   // Twice under `direct` (the second a cache hit), then under `never`, then `direct` again.
   const char *modes[] = {"direct", "direct", "never", "direct"};
   int salt = 21;
+  const char *previous = "";
   for (const char *mode : modes) {
     salt += 2;
     const std::string where = std::string("[PDGEMR2D under ") + mode + "] ";
     setenv("REDIST_SINGLE_COPY", mode, 1);
+    if (std::strcmp(mode, previous) != 0) redist_scalapack_clear_cache();
+    previous = mode;
     const bool never = std::strcmp(mode, "never") == 0;
     if (never && world_rank() == 0) sc::inject_failures(sc::Injected::read, 0, -1);
     const long long failed_reads = sc::injected_failures(sc::Injected::read);

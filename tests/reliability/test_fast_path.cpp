@@ -12,7 +12,6 @@
 //  - the nodes of a communicator's ranks are asked of MPI (MPI_Comm_split_type) once: later
 //    plans on it, or on its duplicates, and ScaLAPACK-entry calls that miss the cache on a
 //    known context, ask none, and a change of the REDIST_TEST_NODES split asks again.
-//  - a plan that stages its messages (Executor::stages()) posts none in its staged executions.
 // MPI_Allreduce and MPI_Comm_split_type are counted by interposing them (this executable only),
 // MPI_Isend and MPI_Irecv by mpi_posted.cpp.
 #include "../errors/capi_support.hpp"
@@ -157,33 +156,14 @@ public:
   TestNodes &operator=(const TestNodes &) = delete;
 };
 
-/// Whether the agreements of a communicator of every process, from its plans' second
-/// executions and its second hit on, go through memory the processes share (agreement.hpp):
-/// more than one process, all on one node (the tests run on one machine).
-bool agreements_shared() {
-  const char *split = std::getenv("REDIST_TEST_NODES");
-  return mpitest::world_size() >= 2 && (split == nullptr || std::string(split) == "1");
-}
-
-/// The MPI_Allreduce calls of a cached call from its second hit on: none where the processes
-/// share their agreements; else the hit agreement (5 words), then the executor's (3).
-/// REDIST_TEST_STAGING_AFTER=1 while plans are made: those that may stage set it up in their
-/// second execution (Executor::kStagingAfter + 1 without it).
-class StagingAfterOne {
-public:
-  StagingAfterOne() { setenv("REDIST_TEST_STAGING_AFTER", "1", 1); }
-  ~StagingAfterOne() { unsetenv("REDIST_TEST_STAGING_AFTER"); }
-  StagingAfterOne(const StagingAfterOne &) = delete;
-  StagingAfterOne &operator=(const StagingAfterOne &) = delete;
-};
-
+/// The MPI_Allreduce calls of a cached call: the hit agreement (5 words), then the executor's
+/// (3).
 std::vector<int> cached_call_allreduces() {
-  return agreements_shared() ? std::vector<int>{} : std::vector<int>{5, 3};
+  return {5, 3};
 }
 
 TEST(FastPath, ScalapackCallFoundEverywhereRunsOneSmallAgreement) {
   const Scenario s = errtest::standard_scenario();
-  const StagingAfterOne staging;
   for (const char *split : {"1", "2"}) {
     const TestNodes nodes(split);
     redist_scalapack_clear_cache();
@@ -195,21 +175,11 @@ TEST(FastPath, ScalapackCallFoundEverywhereRunsOneSmallAgreement) {
       EXPECT_EQ(got.status, REDIST_SUCCESS) << where << got.text;
       std::string report;
       EXPECT_EQ(wrong_elements(s, d, 3 + call, 4 + call, report), 0) << where << report;
-      // Call 1, the first hit, shares the lines of the context's agreements (one
-      // MPI_Allreduce of one word after a broadcast) where they can be; the plan's were shared
-      // at call 0, its creation and first execution.
-      if (call == 1 && agreements_shared()) {
-        EXPECT_EQ(got.allreduces, (std::vector<int>{5, 1}))
-            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
-      } else if (call > 0) {
+      if (call > 0) {
         EXPECT_EQ(got.allreduces, cached_call_allreduces())
             << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
       }
-      // From the third call on, inside a node, the plan's messages are staged (packed before
-      // the hit agreement, unpacked after it): no message at all.
-      if (call >= 2 && agreements_shared()) {
-        EXPECT_EQ(got.point_to_point, 0) << where << "messages posted";
-      } else if (mpitest::world_size() > 1) {
+      if (mpitest::world_size() > 1) {
         EXPECT_GT(got.point_to_point, 0) << where << "messages posted";
       }
     }
@@ -297,14 +267,10 @@ Executed execute_checked(redist_plan plan, const Scenario &s, int a_salt, int b_
   return got;
 }
 
-/// The MPI_Allreduce calls of execution `run` of a C API plan whose messages all travel
-/// through MPI: the executor's agreement after the exchange (3 words; at the first execution,
-/// where the processes share their agreements, 5: whether every process mapped the lines the
-/// plan's creation handed out, and whether every process may stage its messages), then, where
-/// they share them, none.
-std::vector<int> execution_allreduces(int run) {
-  if (!agreements_shared()) return {3};
-  return run == 0 ? std::vector<int>{5} : std::vector<int>{};
+/// The MPI_Allreduce calls of an execution of a C API plan whose messages all travel through
+/// MPI: the executor's agreement after the exchange (3 words).
+std::vector<int> execution_allreduces() {
+  return {3};
 }
 
 TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
@@ -323,7 +289,7 @@ TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
         const Executed got = execute_checked(plan, s, 10 + run, 20 + run, where);
         // From the first execution on: made under REDIST_SINGLE_COPY=never, the plan sends
         // every message without negotiating (agreed when it was made).
-        EXPECT_EQ(got.allreduces, execution_allreduces(run))
+        EXPECT_EQ(got.allreduces, execution_allreduces())
             << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
       }
       EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
@@ -335,7 +301,7 @@ TEST(FastPath, CapiExecutionRunsNoCollectiveOfItsOwn) {
 // doubles, 64-column blocks to 65-column blocks on a 1 x P grid: most columns stay) carries
 // no argument check in its agreement after the exchange, which would hold its local copy and
 // unpacking until every message has arrived: from its second execution on it checks before
-// the exchange (2 words, then 3 after it; through the shared lines on one node). Across
+// the exchange (2 words, then 3 after it). Across
 // nodes, a process whose local copy spans two 1 MiB windows or more enters MPI's progress
 // after each (an MPI_Iprobe with redist's probe tag), so that its messages travel meanwhile.
 TEST(FastPath, CapiLargePlanChecksBeforeTheExchangeAndCopiesWhileItTravels) {
@@ -362,12 +328,7 @@ TEST(FastPath, CapiLargePlanChecksBeforeTheExchangeAndCopiesWhileItTravels) {
       progress_probes = 0;
       const Executed got = execute_checked(plan, s, 70 + run, 80 + run, where);
       const int probes = progress_probes;
-      std::vector<int> expected;
-      if (agreements_shared()) {
-        expected = run == 0 ? std::vector<int>{5} : std::vector<int>{};
-      } else {
-        expected = run == 0 ? std::vector<int>{3} : std::vector<int>{2, 3};
-      }
+      const std::vector<int> expected = run == 0 ? std::vector<int>{3} : std::vector<int>{2, 3};
       EXPECT_EQ(got.allreduces, expected)
           << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
       if (std::string(split) == "2" && p >= 2 && run >= 1 && local_bytes >= (2 << 20)) {
@@ -381,9 +342,8 @@ TEST(FastPath, CapiLargePlanChecksBeforeTheExchangeAndCopiesWhileItTravels) {
 
 // A plan whose messages are read in a single copy (REDIST_SINGLE_COPY=always, between
 // processes of one node) checks its arguments before each exchange (2 words) and agrees after
-// it (3 words): through MPI while the processes span nodes, and from its second execution on
-// through the lines its creation shared where they are on one node: no MPI_Allreduce at all.
-TEST(FastPath, CapiCheckBeforeTheExchangeGoesThroughTheSharedLines) {
+// it (3 words).
+TEST(FastPath, CapiCheckBeforeTheExchangeWhereMessagesAreRead) {
   const Scenario s = errtest::standard_scenario();
   for (const char *split : {"1", "2"}) {
     const TestNodes nodes(split);
@@ -393,40 +353,11 @@ TEST(FastPath, CapiCheckBeforeTheExchangeGoesThroughTheSharedLines) {
       const std::string where =
           std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
       const Executed got = execute_checked(plan, s, 50 + run, 60 + run, where);
-      if (run >= 1 && agreements_shared()) {
-        EXPECT_EQ(got.allreduces, std::vector<int>{})
-            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
-      } else if (run >= 1) { // the check where a message is read in a single copy, then 3 words
+      if (run >= 1) { // the check where a message is read in a single copy, then 3 words
         const std::vector<int> sent_only{3};
         const std::vector<int> checked{2, 3};
         EXPECT_TRUE(got.allreduces == sent_only || got.allreduces == checked)
             << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
-      }
-    }
-    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
-  }
-}
-
-// A plan whose small messages are staged (REDIST_SINGLE_COPY=auto, every process on one
-// node): set up in its execution Executor::kStagingAfter + 1, it moves them from the next on
-// without any MPI call, through one agreement in the lines the processes share; across nodes
-// it sends them.
-TEST(FastPath, CapiStagedExecutionsMakeNoMpiCall) {
-  const Scenario s = errtest::standard_scenario();
-  for (const char *split : {"1", "2"}) {
-    const TestNodes nodes(split);
-    redist_plan plan = create(s, "auto");
-    if (!everywhere(plan != nullptr)) return;
-    for (int run = 0; run < redist::Executor::kStagingAfter + 4; ++run) {
-      const std::string where =
-          std::string("REDIST_TEST_NODES=") + split + ", execution " + std::to_string(run) + ": ";
-      const Executed got = execute_checked(plan, s, 70 + run, 80 + run, where);
-      if (run > redist::Executor::kStagingAfter && agreements_shared()) {
-        EXPECT_EQ(got.allreduces, std::vector<int>{})
-            << where << "MPI_Allreduce counts " << counts_text(got.allreduces);
-        EXPECT_EQ(got.point_to_point, 0) << where << "messages posted";
-      } else if (mpitest::world_size() > 1) {
-        EXPECT_GT(got.point_to_point, 0) << where << "messages posted";
       }
     }
     EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS);
@@ -458,14 +389,10 @@ TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere
       EXPECT_NE(want.status, REDIST_SUCCESS) << where;
       EXPECT_EQ(redist_plan_destroy(&first), REDIST_SUCCESS);
 
-      // Every message sent (never), or staged from the third execution on where the processes
-      // are on one node (auto).
       for (const char *mode : {"never", "auto"}) {
-        const StagingAfterOne staging;
         redist_plan plan = create(s, mode);
         if (!everywhere(plan != nullptr)) return;
-        // Executions 1 and 3 pass the NULL array (agreed through the shared lines where the
-        // processes are on one node); the plan works after each.
+        // Executions 1 and 3 pass the NULL array; the plan works after each.
         for (int run = 0; run < 5; ++run) {
           const std::string at = where + ", " + mode + ", execution " + std::to_string(run);
           if (run % 2 == 1) {
@@ -474,13 +401,10 @@ TEST(FastPath, NullArrayOnAnExecutionWithoutCollectiveLeavesBUntouchedEverywhere
             const Executed got = null_call(plan, d);
             EXPECT_EQ(got.status, want.status) << at << ": " << got.message;
             EXPECT_EQ(got.message, want.message) << at;
-            EXPECT_EQ(got.allreduces, execution_allreduces(run))
+            EXPECT_EQ(got.allreduces, execution_allreduces())
                 << at << ": MPI_Allreduce counts " << counts_text(got.allreduces);
             EXPECT_EQ(errtest::byte_diff(b_before, d.b), "") << at << ": B was modified";
             EXPECT_EQ(errtest::byte_diff(a_before, d.a), "") << at << ": A was modified";
-            if (std::string(mode) == "auto" && run == 3 && agreements_shared()) {
-              EXPECT_EQ(got.point_to_point, 0) << at << ": messages posted (not staged)";
-            }
             continue;
           }
           Data<double> next(s, 5 + run, 6 + run);

@@ -295,9 +295,7 @@ TEST(Faults, TwoPhasePlans) {
 TEST(Faults, ScalapackEntry) {
   // PDGEMR2D through the plan cache: the failed call reports REDIST_ERR_MPI on F and P (one
   // line on stderr each), the cached plan stays usable. The failed call is its plan's second
-  // execution: a plan whose messages are staged (Executor::stages()) moves them without any
-  // MPI call from its third on, with nothing left to fail; so each mode has contexts (and a
-  // plan) of its own.
+  // execution; each mode has contexts (and a plan) of its own.
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const Scenario s = errtest::standard_scenario();
   const int m = static_cast<int>(s.m);
@@ -424,6 +422,7 @@ public:
       old_ = old;
     }
     setenv("REDIST_SINGLE_COPY", value, 1);
+    redist_scalapack_clear_cache(); // the entries read the environment again at their next call
   }
   SingleCopyMode(const SingleCopyMode &) = delete;
   SingleCopyMode &operator=(const SingleCopyMode &) = delete;
@@ -433,6 +432,7 @@ public:
     } else {
       unsetenv("REDIST_SINGLE_COPY");
     }
+    redist_scalapack_clear_cache();
   }
 
 private:

@@ -48,8 +48,7 @@ MatSpec matrix(std::int64_t ia, std::int64_t ja) {
 }
 
 /// Create a plan from `a` to `b` on MPI_COMM_WORLD and execute it three times with the same
-/// array as A and B (the third staged where the plan stages its messages: ctest sets
-/// REDIST_TEST_STAGING_AFTER=1). Returns the first failing execute status.
+/// array as A and B. Returns the first failing execute status.
 int run_in_place(const MatSpec &a, const MatSpec &b, std::int64_t m, std::int64_t n,
                  std::vector<double> &buf, const mpitest::LocalBuf &lb) {
   const redist_layout la = mpitest::c_layout(a, a.grid.ranks.data(), lb.lld);

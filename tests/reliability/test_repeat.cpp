@@ -94,9 +94,7 @@ TEST(Repeat, LaterExecutionsAllocateNothing) {
        matrix(grid(1), 500, 520, 40, 40, 1, 1, 0), 490, 510, REDIST_SCHEDULE_STEPWISE, 20000},
       {"multiphase", matrix(grid(1), 600, 600, 2, 2, 1, 1, 0),
        matrix(grid(1), 600, 600, 3, 3, 1, 1, 0), 600, 600, REDIST_SCHEDULE_MULTIPHASE, 0},
-      // Small messages: staged under auto on one node (set up in the second execution under
-      // ctest's REDIST_TEST_STAGING_AFTER=1).
-      {"small, staged", matrix(grid(1), 40, 36, 4, 4, 1, 1, 1),
+      {"small messages", matrix(grid(1), 40, 36, 4, 4, 1, 1, 1),
        matrix(grid(half), 40, 36, 8, 8, 2, 1, 0), 38, 36, REDIST_SCHEDULE_AUTO, 0},
   };
   for (const Case &c : cases) {

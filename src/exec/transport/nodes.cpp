@@ -32,11 +32,8 @@ struct CommGuard {
 } // namespace
 
 int NodeMap::test_split() {
-  thread_local environment::Remembered<int> split; // read at every cached ScaLAPACK call
-  return split.get([] {
-    return static_cast<int>(
-        environment::integer("REDIST_TEST_NODES", 1, 1 << 20, "a test hook").value.value_or(1));
-  });
+  return static_cast<int>(
+      environment::integer("REDIST_TEST_NODES", 1, 1 << 20, "a test hook").value.value_or(1));
 }
 
 namespace {
