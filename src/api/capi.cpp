@@ -586,14 +586,13 @@ int run_execution(const char *call, redist_plan plan, bool split, Check &&check)
               std::to_string(front_end::lowest_first(front_end::error_order(agreed), plan->size)) +
               " (see its message)");
     };
-    // No agreement of its own where the executor can carry the check (defers(), agreed
-    // everywhere: every message through its buffers, the last execution clean): its
-    // agreement after the exchange, before anything is written to b. Otherwise one agreement
-    // first (the executor's: through memory the ranks share, where they can): the arguments
-    // of every process, and whether the last execution failed anywhere (then the plan is
-    // made anew everywhere before any data moves).
-    // A split execution checks first: its errors appear at the begin.
-    const bool deferred = !split && plan->executor->defers();
+    // No agreement of its own where the executor can carry the check (defers(): every
+    // message through its buffers; and the last execution clean everywhere, which every
+    // process learnt in its agreement): its agreement after the exchange, before anything is
+    // written to b. Otherwise one agreement first: the arguments of every process, and
+    // whether the last execution failed anywhere (then the plan is made anew everywhere
+    // before any data moves). A split execution checks first: its errors appear at the begin.
+    const bool deferred = !split && plan->executor->defers() && !plan->executor->failed_anywhere();
     if (!deferred) {
       if (plan->executor->agree(v, 2) != MPI_SUCCESS)
         throw Error(REDIST_ERR_MPI,
@@ -620,8 +619,9 @@ int run_execution(const char *call, redist_plan plan, bool split, Check &&check)
       throw;
     }
     plan->flight_ops.clear();
-    // Repaired, but a message may still wait on the communicator: made anew next time.
-    plan->failed = plan->executor->left_unmatched();
+    // Repaired: made anew before the next execution, on a new communicator (a message may
+    // still wait on this one), with its ways decided again.
+    plan->failed = plan->executor->left_unmatched() || plan->executor->failed_anywhere();
     throw_if_invalid(agreed);
   });
 }
@@ -730,8 +730,9 @@ extern "C" int redist_plan_execute_end(redist_plan plan) {
       throw;
     }
     plan->flight_ops.clear();
-    // Repaired, but a message may still wait on the communicator: made anew next time.
-    plan->failed = plan->executor->left_unmatched();
+    // Repaired: made anew before the next execution, on a new communicator (a message may
+    // still wait on this one), with its ways decided again.
+    plan->failed = plan->executor->left_unmatched() || plan->executor->failed_anywhere();
   });
 }
 

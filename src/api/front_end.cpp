@@ -426,14 +426,16 @@ namespace {
 
 /// The failures of planning, agreed in one reduction (every process takes the same branch):
 /// out of memory anywhere, then a schedule option that cannot be honoured (out.why). In the
-/// same reduction: whether any process's messages could take a single-copy way; where none
-/// could, every executor sends them all without negotiating (Executor::send_every_message).
+/// same reduction: whether any process's messages could take a single-copy way, and whether
+/// every process's part lets executions carry the caller's check; then the ways of the
+/// messages (Executor::decide_ways).
 void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planned &out) {
   // The lowest rank with each kind of failure.
   const int order = lowest_first(rank, size) + 1;
-  long long words[3] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order,
-                        out.executor && out.executor->may_read_peers() ? 1 : 0};
-  MPI_Allreduce(MPI_IN_PLACE, words, 3, MPI_LONG_LONG, MPI_MAX, comm);
+  long long words[4] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order,
+                        out.executor && out.executor->may_read_peers() ? 1 : 0,
+                        out.executor && out.executor->deferrable() ? 0 : 1};
+  MPI_Allreduce(MPI_IN_PLACE, words, 4, MPI_LONG_LONG, MPI_MAX, comm);
   for (const auto &[status, word, here] :
        {std::tuple{REDIST_ERR_NO_MEMORY, words[0], out_of_memory},
         std::tuple{REDIST_ERR_ARGUMENT, words[1], !out.why.empty()}}) {
@@ -445,7 +447,7 @@ void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planne
       return;
     }
   }
-  if (words[2] == 0 && out.executor) out.executor->send_every_message();
+  out.executor->decide_ways(words[2] != 0, words[3] == 0);
 }
 
 // The busiest process's all-at-once buffer and time over `comm` (one reduction), for the memory

@@ -364,8 +364,10 @@ int execute(const Call &c, const front_end::CacheLookup &cache) {
     report(std::string(c.routine) + ": " + e.what());
     return e.status();
   }
-  if (cache.plan->executor->left_unmatched()) {
-    front_end::drop(cache); // repaired, but a message may still wait on the communicator
+  if (cache.plan->executor->left_unmatched() || cache.plan->executor->failed_anywhere()) {
+    // Repaired, but a message may still wait on the communicator, and the ways are decided
+    // again: made anew at the next call (the failure is agreed, so every process drops it).
+    front_end::drop(cache);
   }
   return REDIST_SUCCESS;
 }

@@ -49,7 +49,9 @@ int rank_in(MPI_Comm comm) {
 Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
                    Index lld_dst, ScheduleChoice schedule, int tag)
     : Executor(comm, node_ids(comm), std::move(plan), element_size, lld_src, lld_dst,
-               std::move(schedule), tag) {}
+               std::move(schedule), tag) {
+  decide_ways_alone();
+}
 
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan,
                    std::size_t element_size, Index lld_src, Index lld_dst, ScheduleChoice schedule,
@@ -61,7 +63,9 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan pla
 Executor::Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size,
                    const Strides &src_strides, const Strides &dst_strides, int tag)
     : Executor(comm, node_ids(comm), std::move(plan), element_size, src_strides, dst_strides,
-               ScheduleChoice{}, tag) {}
+               ScheduleChoice{}, tag) {
+  decide_ways_alone();
+}
 
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
                    std::size_t element_size, const Strides &src_strides, const Strides &dst_strides,
@@ -80,7 +84,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
       requests_(comm, 2 * (pieces_.plan().sends.size() + pieces_.plan().recvs.size()) + 4),
       array_copy_(pieces_), direct_read_(pieces_, scratch_, array_copy_, false),
       bounced_read_(pieces_, scratch_, array_copy_, true), packed_read_(pieces_, scratch_),
-      mapped_read_(pieces_), negotiation_(pieces_, nodes_, tag, lld_src, array_copy_, mapped_read_),
+      mapped_read_(pieces_), negotiation_(pieces_, nodes_, tag, lld_src, mapped_read_),
       sent_(pieces_, tag),
       direct_(pieces_, tag, single_copy::Way::direct, direct_read_, negotiation_.senders()),
       bounced_(pieces_, tag, single_copy::Way::bounced, bounced_read_, negotiation_.senders()),
@@ -143,7 +147,7 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   // Allocated with the plan, where running out of memory is agreed between the processes,
   // never in the middle of an execution.
   // A memory file to share only where a receiver may map it: not for plans whose messages are
-  // all sent (prepare()), nor where every message is too small for `mapped` to pay.
+  // all sent (decide_ways()), nor where every message is too small for `mapped` to pay.
   const bool shareable =
       !pieces_.sent_only() && std::any_of(p.sends.begin(), p.sends.end(), [&](const Peer &peer) {
         return single_copy::may_be_mapped(static_cast<std::size_t>(peer.elements) * element_size,
@@ -235,20 +239,6 @@ void Executor::forget_last_execution() {
   repaired_ = 0;
 }
 
-void Executor::prepare(const std::byte *a) {
-  forget_last_execution();
-  if (pieces_.sent_only()) {
-    // Every message is sent (a transposed trapezoid: Pieces::sent_only). Every rank
-    // has the same Transfer, so both ends of each message skip the negotiation and keep
-    // Way::sent.
-  } else if (!negotiation_.done()) {
-    negotiation_.run(requests_, a, segment_);
-    segment_.release_fd(); // every receiver has mapped it or chosen otherwise
-  } else if (!negotiation_.later_in_use()) {
-    use_later_ways();
-  }
-}
-
 std::string Executor::environment_error() {
   std::string why = single_copy::environment_error();
   return why.empty() ? progress_environment_error() : why;
@@ -279,7 +269,7 @@ void Executor::start(const void *a_void, void *b_void, const Operation *op) {
   }
   try {
     if (!phases_[0]) {
-      prepare(flight_.a);
+      forget_last_execution();
       call_timers::lap(call_timers::prepare);
       if (schedule_.strategy == Strategy::all_at_once) {
         post_all_at_once(flight_.a, flight_.b);
@@ -365,58 +355,22 @@ void Executor::execute(const void *a, void *b, const Operation &op) {
   last.set_operation(nullptr);
 }
 
-namespace {
-
-// Give the whole pages inside [begin, begin + bytes) back to the system; they read as zeros
-// if touched again.
-void release_pages(std::byte *begin, std::size_t bytes) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page;
-  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(begin) + bytes) / page * page;
-  if (first < end) {
-    // NOLINTNEXTLINE(performance-no-int-to-ptr): a page boundary inside the buffer
-    madvise(reinterpret_cast<void *>(first), end - first, MADV_DONTNEED);
-  }
-}
-
-} // namespace
-
-void Executor::use_later_ways() {
-  negotiation_.use_later();
-  if (!send_buffer_) {
-    return; // stepwise: one buffer for every way
-  }
-  for (std::size_t i = 0; i < pieces_.plan().sends.size(); ++i) {
-    if (transport(negotiation_.send_way(i)).send_buffer() != Transport::SendBuffer::plain) {
-      release_pages(send_buffer_.get() + send_offsets_[i], send_offsets_[i + 1] - send_offsets_[i]);
-    }
-  }
-}
-
 void Executor::settle(const std::byte *a, std::byte *b) {
   // Every request of the exchange has completed (or failed and was told to its transport),
   // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
-  // In the same reduction: the caller's argument check (execute_checked()), and whether the
-  // next execution can take it (defers()).
-  const bool next_defers =
-      !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
-      (pieces_.sent_only() || negotiation_.later_all_sent()) &&
-      recv_offsets_.back() +
-              static_cast<std::size_t>(pieces_.plan().self.elements) * pieces_.element_size() <=
-          kDeferredBytes;
-  long long agreed[3] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_,
-                         next_defers ? 0 : 1};
-  defers_ = false;
+  // In the same reduction: the caller's argument check (execute_checked()).
+  long long agreed[2] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_};
+  failed_anywhere_ = true;
   call_timers::lap(call_timers::wait_sends);
-  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, requests_.comm());
+  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_LONG_LONG, MPI_MAX, requests_.comm());
   call_timers::lap(call_timers::settle_agreement);
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
     return;
   }
   const long long failed = agreed[0];
+  failed_anywhere_ = failed != 0;
   check_ = agreed[1];
-  defers_ = failed == 0 && agreed[2] == 0;
   if (deferring_) {
     if (check_ != 0) {
       // An argument error somewhere: b stays as it was on every rank. A failed transfer is
@@ -472,8 +426,7 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   requests_.clear_marks();
   requests_.clear();
   // The repair: each failed message sent again whole through MPI, into fresh buffers where
-  // the plan has none of its size, and unpacked over whatever a failed read left in b. A
-  // message whose single-copy read failed is sent from now on (both ends know).
+  // the plan has none of its size, and unpacked over whatever a failed read left in b.
   const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
   std::vector<std::vector<std::byte>> buffers;
   buffers.reserve(plan.sends.size() + plan.recvs.size());
@@ -485,9 +438,6 @@ void Executor::settle(const std::byte *a, std::byte *b) {
     if (rereceive[i] == 0) {
       continue;
     }
-    if ((rereceive[i] & Requests::kReadFailed) != 0) {
-      negotiation_.fall_back(false, i);
-    }
     const Index elements = plan.recvs[i].elements;
     repair_.post_receive(requests_, i, 0, elements,
                          all_at_once ? recv_buffer_.get() + recv_offsets_[i]
@@ -498,9 +448,6 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
     if (resend[i] == 0) {
       continue;
-    }
-    if ((resend[i] & Requests::kReadFailed) != 0) {
-      negotiation_.fall_back(true, i);
     }
     const Index elements = plan.sends[i].elements;
     repair_.post_send(requests_, i, 0, elements, a,
@@ -754,15 +701,38 @@ bool Executor::may_read_peers() const {
          std::any_of(p.recvs.begin(), p.recvs.end(), may_read);
 }
 
-void Executor::send_every_message() {
+bool Executor::deferrable() const {
+  return !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
+         recv_offsets_.back() +
+                 static_cast<std::size_t>(pieces_.plan().self.elements) * pieces_.element_size() <=
+             kDeferredBytes;
+}
+
+void Executor::decide_ways_alone() {
+  long long words[2] = {may_read_peers() ? 1 : 0, deferrable() ? 0 : 1};
+  if (const int rc =
+          MPI_Allreduce(MPI_IN_PLACE, words, 2, MPI_LONG_LONG, MPI_MAX, requests_.comm());
+      rc != MPI_SUCCESS) {
+    throw Error(REDIST_ERR_MPI, "redist: MPI_Allreduce failed (executor's ways)");
+  }
+  decide_ways(words[0] != 0, words[1] == 0);
+}
+
+void Executor::decide_ways(bool read_anywhere, bool deferrable_everywhere) {
   if (phases_[0]) {
-    phases_[0]->send_every_message();
-    phases_[1]->send_every_message();
+    phases_[0]->decide_ways(read_anywhere, false);
+    phases_[1]->decide_ways(read_anywhere, false);
     return;
   }
-  negotiation_.settle_all_sent();
-  segment_.release_fd(); // no receiver maps it
-  defers_ = schedule_.strategy == Strategy::all_at_once;
+  // A transposed trapezoid's messages are all sent (Pieces::sent_only): every rank has the
+  // same Transfer, so both ends of each message skip the exchange of identities.
+  if (read_anywhere && !pieces_.sent_only()) {
+    negotiation_.run(requests_, segment_);
+  } else {
+    negotiation_.settle_all_sent();
+  }
+  segment_.release_fd(); // every receiver has mapped it or chosen otherwise
+  defers_ = deferrable_everywhere && negotiation_.all_sent_everywhere();
 }
 
 std::size_t Executor::single_copy_sends() const {

@@ -7,7 +7,7 @@
 // (transport/sent.hpp), or read in a single copy by a receiver on the same node
 // (transport/single_copy_transport.hpp: from the sender's array, directly or bounced, from its
 // packed buffer, or unpacked from its mapped memory file). Which way each message takes is
-// negotiated on the first execution (transport/negotiation.hpp); the copies themselves are
+// decided when the plan is made (transport/negotiation.hpp); the copies themselves are
 // transport/pieces.hpp's.
 
 #include "array_copy.hpp"
@@ -43,7 +43,10 @@ public:
   /// MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
   /// `schedule` says how to order the messages: all at once (the default), in steps, or in
   /// two phases through an intermediate array this executor owns. Messages carry `tag`.
-  /// Collective over comm: finds which ranks share a node (node_ids(), nodes.hpp).
+  /// Collective over comm: finds which ranks share a node (node_ids(), nodes.hpp) and decides
+  /// the ways of the messages (decide_ways(), with an agreement of its own; the front end
+  /// folds that agreement into its planning agreement instead and uses the local
+  /// constructors).
   Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst,
            ScheduleChoice schedule = {}, int tag = kTag);
   /// The same, local, with node_ids(comm) already made (once per plan, shared by its phases).
@@ -53,7 +56,7 @@ public:
   /// An N-d plan (issue 16), its messages sent or read in a single copy as for 2-D plans:
   /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
   /// `schedule` as for 2-D plans (choose_nd_schedule; two phases through its nd_phases).
-  /// Collective over comm, as the first constructor.
+  /// Collective over comm, as the first constructor (the ways decided).
   Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
            const Strides &dst_strides, int tag = kTag);
   /// The same, local, with node_ids(comm) already made.
@@ -108,20 +111,31 @@ public:
   /// REDIST_PROGRESS) are unset or valid, else why not: plans refuse to be made.
   static std::string environment_error();
 
-  /// Whether the next execution can carry the caller's argument check (execute_checked()),
-  /// the same on every rank (agreed after the last exchange): every message of the plan, on
-  /// every rank, travels through MPI into this executor's buffers (no single-copy way writes
-  /// b or reads a), all at once (no step reuses a buffer), and nothing failed; and no rank
-  /// writes more than kDeferredBytes into b.
+  /// Whether an execution can carry the caller's argument check (execute_checked()), the same
+  /// on every rank (decided with the ways, decide_ways()): every message of the plan, on every
+  /// rank, travels through MPI into this executor's buffers (no single-copy way writes b or
+  /// reads a), all at once (no step reuses a buffer), and no rank writes more than
+  /// kDeferredBytes into b.
   [[nodiscard]] bool defers() const { return defers_; }
+  /// Whether the last execution failed on some rank (agreed after its exchange; a repaired
+  /// execution too): the same on every rank. Its caller makes the plan anew before the next.
+  [[nodiscard]] bool failed_anywhere() const { return failed_anywhere_; }
   /// Whether some message of this rank (of either phase) could take a single-copy way, by its
   /// size and element count (single_copy::sent_whatever_the_pieces under the plan's
   /// REDIST_SINGLE_COPY): false where every one is sent through MPI whoever its peer is.
   [[nodiscard]] bool may_read_peers() const;
-  /// For every rank when no rank's may_read_peers() (the caller agreed it): every message is
-  /// Way::sent without the first execution's negotiation (no identities, replies nor its
-  /// agreement), and an all-at-once plan in one phase defers() from its first execution.
-  void send_every_message();
+  /// Whether this rank's part lets the plan carry the caller's check (defers()): all at once,
+  /// in one phase, and no more than kDeferredBytes written into b here.
+  [[nodiscard]] bool deferrable() const;
+  /// Collective over the plan's ranks, once, when the plan is made, before its first
+  /// execution: which way each message travels (negotiation.hpp), where any rank
+  /// may_read_peers() (`read_anywhere`, agreed by the caller), else every message Way::sent
+  /// without exchanging anything; and whether executions defer the caller's check, where
+  /// every rank is deferrable() (`deferrable_everywhere`, agreed by the caller).
+  void decide_ways(bool read_anywhere, bool deferrable_everywhere);
+  /// decide_ways() after an agreement of its own on its two arguments (the collective
+  /// constructors').
+  void decide_ways_alone();
   /// execute() with this rank's argument check (`error`: 0, or the caller's error word) in
   /// its agreement after the exchange; unpacking and the local copy wait for that agreement.
   /// Returns the maximum of the error words over the ranks; non-zero: no rank wrote to b (a
@@ -146,7 +160,7 @@ public:
   /// allocated by the constructor (std::bad_alloc there), then reused. Messages read in a
   /// single copy never touch their part.
   [[nodiscard]] std::size_t buffer_bytes() const;
-  /// Messages this rank sends / receives in a single copy (decided by the first execute();
+  /// Messages this rank sends / receives in a single copy (decided by decide_ways();
   /// two-phase plans: both phases' messages).
   [[nodiscard]] std::size_t single_copy_sends() const;
   [[nodiscard]] std::size_t single_copy_receives() const;
@@ -197,9 +211,6 @@ private:
   void start(const void *a, void *b, const Operation *op);
   /// What the last execution left to be asked (copies, marks, repairs).
   void forget_last_execution();
-  /// Everything before the first message: forget the last execution, negotiate the ways
-  /// (first execution) or take the later ones.
-  void prepare(const std::byte *a);
   /// Post every receive and send and copy the local part; the receives are requests
   /// [0, flight_.receives).
   void post_all_at_once(const std::byte *a, std::byte *b);
@@ -230,9 +241,6 @@ private:
   /// each at a time, when that pays (large, and the local copy takes windows). Whether it
   /// did; then the packed messages only need posting.
   bool pack_with_local_copy(const std::byte *a, std::byte *b);
-  /// From the second execution on: the ways agreed for it, and the pages of send_buffer_
-  /// that only messages no longer packed there used given back.
-  void use_later_ways();
   /// Wait for requests [first, end), handing each one to its transport as it completes.
   void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
   /// After the exchange: the agreement on whether anything failed, and the repair if it did.
@@ -273,13 +281,14 @@ private:
   SingleCopyTransport bounced_;
   SingleCopyTransport read_packed_;
   SingleCopyTransport mapped_;
-  Sent repair_;              // messages sent again after a failure (tag + kRepairTag)
-  std::size_t repaired_ = 0; // receives repaired in the last execution
-  bool defers_ = false;      // agreed by the last settle()
-  bool deferring_ = false;   // this execution is execute_checked()'s
-  long long check_ = 0;      // its error word, then the agreed maximum
-  bool unrepaired_ = false;  // failed transfers left unrepaired (an argument error)
-  struct Flight {            // the execution begin() started
+  Sent repair_;                  // messages sent again after a failure (tag + kRepairTag)
+  std::size_t repaired_ = 0;     // receives repaired in the last execution
+  bool defers_ = false;          // decided with the ways
+  bool failed_anywhere_ = false; // agreed by the last settle()
+  bool deferring_ = false;       // this execution is execute_checked()'s
+  long long check_ = 0;          // its error word, then the agreed maximum
+  bool unrepaired_ = false;      // failed transfers left unrepaired (an argument error)
+  struct Flight {                // the execution begin() started
     const std::byte *a = nullptr;
     std::byte *b = nullptr;
     bool operation = false;   // begin() set an operation on operation_pieces()

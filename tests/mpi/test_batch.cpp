@@ -11,10 +11,10 @@
 // operations cannot matter. Each execution posts one MPI_Isend per peer (counted by
 // interposing MPI_Isend; the union of the operations' peers, computed here from the layouts):
 // the data, or, where the receiver unpacks it from the sender's mapped buffer
-// (REDIST_SINGLE_COPY=mapped, or auto for large batches), its address; the first execution
-// also sends the sender's identity to each peer (the negotiation of ways), unless no message
-// of any process could be read in a single copy (small batches under auto): then no identity,
-// and no message is ever mapped. Under REDIST_SINGLE_COPY=mapped some messages must go mapped
+// (REDIST_SINGLE_COPY=mapped, or auto for large batches), its address; the plan's creation
+// sends the sender's identity to each peer (the negotiation of ways), unless no message of any
+// process could be read in a single copy (small batches under auto): then no identity, and no
+// message is ever mapped. Under REDIST_SINGLE_COPY=mapped some messages must go mapped
 // where the ranks can read each other, and under auto some plans must skip the negotiation.
 // Errors: a bad field of operation k on one process only (creation and execution), count <= 0,
 // NULL ops, different counts, a batch plan executed as a single plan and the reverse: the same
@@ -428,23 +428,37 @@ std::vector<OpCase> draw_batch(Rng &rng, int np, int max_ops) {
 /// One random case: what failed here ("" if nothing).
 std::string run_case(Batch &batch, int index) {
   std::string fail;
-  redist_plan plan = nullptr;
-  int st = redist_plan_create_batch(MPI_COMM_WORLD, static_cast<int>(batch.desc.size()),
-                                    batch.desc.data(), nullptr, &plan);
-  if (st != REDIST_SUCCESS) return "  redist_plan_create_batch: " + status(st) + "\n";
   const std::size_t k = batch.ops.size();
   std::set<int> peers;
   for (const OpCase &c : batch.ops) {
     const std::set<int> mine = send_peers(c);
     peers.insert(mine.begin(), mine.end());
   }
+  const auto per_peer = static_cast<long long>(peers.size());
+  // The plan's creation decides the ways: its identities, one per peer, or none (no process
+  // may read another's).
+  faults::Fault count_identities;
+  count_identities.calls = faults::isend;
+  count_identities.tags = {kAddressTag};
+  count_identities.skip = LLONG_MAX; // never fails: counts
+  faults::arm({count_identities});
+  redist_plan plan = nullptr;
+  int st = redist_plan_create_batch(MPI_COMM_WORLD, static_cast<int>(batch.desc.size()),
+                                    batch.desc.data(), nullptr, &plan);
+  const long long identities = faults::matched(0);
+  faults::disarm();
+  if (st != REDIST_SUCCESS) return "  redist_plan_create_batch: " + status(st) + "\n";
+  const bool negotiated = identities != 0;
+  if (negotiated && identities != per_peer)
+    fail += "  redist_plan_create_batch: " + std::to_string(identities) +
+            " identities sent, expected one per peer (" + std::to_string(per_peer) + ")\n";
+  if (!negotiated && per_peer > 0) ++plans_without_negotiation;
   redist_plan_info info{};
   st = redist_plan_get_info(plan, &info);
   if (st != REDIST_SUCCESS || info.send_peers != static_cast<std::int64_t>(peers.size()))
     fail += "  get_info: send_peers " + std::to_string(info.send_peers) + ", expected " +
             std::to_string(peers.size()) + " (" + status(st) + ")\n";
 
-  bool negotiated = true;
   for (int salt = 1; salt <= 2; ++salt) {
     batch.fill_all(salt);
     const bool nulls = (index + salt) % 2 == 0;
@@ -467,25 +481,19 @@ std::string run_case(Batch &batch, int index) {
       st = redist_plan_execute_batch(plan, alphas, p.a.data(), betas, p.b.data());
     }
     const long long data = faults::matched(0);
-    // The first execution's identities, one per peer or none (no negotiation), then one
-    // address per mapped message (none in a first execution: mapped waits for the second).
-    const auto per_peer = static_cast<long long>(peers.size());
-    if (salt == 1) negotiated = faults::matched(1) != 0;
-    const long long identities = salt == 1 && negotiated ? per_peer : 0;
-    const long long addresses = faults::matched(1) - identities;
+    // One address per mapped message.
+    const long long addresses = faults::matched(1);
     faults::disarm();
     mapped_messages += addresses;
     const std::string run =
         std::string(split ? "begin/end" : "execute_batch") + " (salt " + std::to_string(salt) + ")";
     if (st != REDIST_SUCCESS) fail += "  " + run + ": " + status(st) + "\n";
-    if (salt == 1 && !negotiated && per_peer > 0) ++plans_without_negotiation;
     if (!negotiated && addresses != 0)
       fail += "  " + run + ": " + std::to_string(addresses) +
               " messages mapped by a plan that negotiated no way\n";
     if (data + addresses != static_cast<long long>(peers.size()) || addresses < 0)
       fail += "  " + run + ": " + std::to_string(data) + " MPI_Isend of data and " +
-              std::to_string(addresses + identities) + " of addresses (" +
-              std::to_string(identities) + " identities), expected one per peer (" +
+              std::to_string(addresses) + " of addresses, expected one per peer (" +
               std::to_string(peers.size()) + ")\n";
     for (std::size_t i = 0; i < k; ++i) {
       const OpCase &c = batch.ops[i];
