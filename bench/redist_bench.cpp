@@ -1192,16 +1192,12 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
           bad_status = 1;
         redist_plan_destroy(&fresh);
       }));
+      // The entries read the environment at their first call after the cache is cleared.
+      setenv("REDIST_PLAN_CACHE_SIZE", "1", 1);
       redist_scalapack_clear_cache();
       first_entry.push_back(timed(red));
-      setenv("REDIST_PLAN_CACHE_SIZE", "1", 1);
       run_redist(k_shorter, A.data.data(), br.data());
       first_plan.push_back(timed(red));
-      if (plan_cache_size != nullptr) {
-        setenv("REDIST_PLAN_CACHE_SIZE", kept_plan_cache_size.c_str(), 1);
-      } else {
-        unsetenv("REDIST_PLAN_CACHE_SIZE");
-      }
       redist_plan fresh = nullptr;
       create(&fresh);
       if (redist_plan_execute(fresh, A.data.data(), bc.data()) != REDIST_SUCCESS) bad_status = 1;
@@ -1211,6 +1207,12 @@ void small_calls(const Options& opt, int me, int np, int sysctxt, int ictxt) {
       }));
       redist_plan_destroy(&fresh);
     }
+    if (plan_cache_size != nullptr) {
+      setenv("REDIST_PLAN_CACHE_SIZE", kept_plan_cache_size.c_str(), 1);
+    } else {
+      unsetenv("REDIST_PLAN_CACHE_SIZE");
+    }
+    redist_scalapack_clear_cache(); // the caller's environment read again
     redist_plan_destroy(&plan);
     // Every output against the value the copy must produce.
     i64 loc[2] = {gb.member ? count_wrong(c, B, bs) + count_wrong(c, B, br) + count_wrong(c, B, bc)
