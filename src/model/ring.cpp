@@ -411,24 +411,30 @@ bool System6::light_interval(Index &lo, Index &hi) const {
 
 // --- Schedules ----------------------------------------------------------------------------------
 
-std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &flow, double &time,
-                                  Priority priority) {
+namespace {
+
+// The items crossing one link in one direction, sent one at a time: first `own` items its
+// sender holds, then `fwd` items its feeder (the stream into the sender from its other side)
+// delivers.
+struct Stream {
+  int from = 0;
+  int to = 0;
+  bool right = true;
+  double cost = 0.0;
+  Index total = 0;
+  Index own = 0;
+  Index fwd = 0;
+  int feeder = -1;
+  Index own_started = 0;
+  Index fwd_started = 0;
+  Index delivered = 0;
+  std::size_t last_move = 0;
+  bool has_move = false;
+};
+
+// One stream per link with a non-zero flow, each forwarding stream linked to its feeder.
+std::vector<Stream> streams_of(const Problem &p, const std::vector<Index> &flow) {
   const std::size_t n = flow.size();
-  struct Stream {
-    int from = 0;
-    int to = 0;
-    bool right = true;
-    double cost = 0.0;
-    Index total = 0;
-    Index own = 0;
-    Index fwd = 0;
-    int feeder = -1; // stream delivering to `from` from its other side
-    Index own_started = 0;
-    Index fwd_started = 0;
-    Index delivered = 0;
-    std::size_t last_move = 0;
-    bool has_move = false;
-  };
   std::vector<Stream> streams;
   std::vector<int> right_of(n, -1); // stream over link k, by direction
   std::vector<int> left_of(n, -1);
@@ -452,7 +458,11 @@ std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &fl
     s.feeder = s.right ? right_of[wrap(s.from - 1, n)] : left_of[static_cast<std::size_t>(s.from)];
     if (s.feeder < 0) throw std::logic_error("ring: forwarding stream without a feeder");
   }
-  // Port claims go in this order at every instant.
+  return streams;
+}
+
+// The order in which the streams claim ports at every instant.
+std::vector<std::size_t> claim_order(const std::vector<Stream> &streams, Priority priority) {
   std::vector<std::size_t> order(streams.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::vector<int> rank(streams.size(), 0);
@@ -466,10 +476,53 @@ std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &fl
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return rank[a] < rank[b]; });
+  return order;
+}
+
+// Starts the next item of `s` if it has one to send: an own item, else a forwarded one its
+// feeder has delivered.
+bool start_next_item(Stream &s, const std::vector<Stream> &streams) {
+  if (s.own_started < s.own) {
+    ++s.own_started;
+    return true;
+  }
+  if (std::min(streams[static_cast<std::size_t>(s.feeder)].delivered, s.fwd) > s.fwd_started) {
+    ++s.fwd_started;
+    return true;
+  }
+  return false;
+}
+
+// Records one item of `s` sent in [start, finish), extending the stream's last move when the
+// item follows it back to back.
+void record_item(Stream &s, double start, double finish, std::vector<Move> &moves) {
+  if (s.has_move && moves[s.last_move].finish == start) {
+    ++moves[s.last_move].items;
+    moves[s.last_move].finish = finish;
+  } else {
+    s.last_move = moves.size();
+    s.has_move = true;
+    moves.push_back({s.from, s.to, 1, start, finish, s.right});
+  }
+}
+
+void sort_by_start(std::vector<Move> &moves) {
+  std::stable_sort(moves.begin(), moves.end(), [](const Move &a, const Move &b) {
+    return a.start < b.start || (a.start == b.start && a.from < b.from);
+  });
+}
+
+} // namespace
+
+std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &flow, double &time,
+                                  Priority priority) {
+  const std::size_t n = flow.size();
+  std::vector<Stream> streams = streams_of(p, flow);
+  const std::vector<std::size_t> order = claim_order(streams, priority);
   std::vector<Move> moves;
   std::vector<double> send_free(n, 0.0);
   std::vector<double> recv_free(n, 0.0);
-  using Event = std::pair<double, int>;
+  using Event = std::pair<double, int>; // an item of a stream arrives
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   double t = 0.0;
   time = 0.0;
@@ -479,27 +532,12 @@ std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &fl
       if (s.own_started + s.fwd_started == s.total) continue;
       const auto from = static_cast<std::size_t>(s.from);
       const auto to = static_cast<std::size_t>(s.to);
-      if (send_free[from] > t || recv_free[to] > t) continue;
-      if (s.own_started < s.own) {
-        ++s.own_started;
-      } else if (std::min(streams[static_cast<std::size_t>(s.feeder)].delivered, s.fwd) >
-                 s.fwd_started) {
-        ++s.fwd_started;
-      } else {
-        continue;
-      }
+      if (send_free[from] > t || recv_free[to] > t || !start_next_item(s, streams)) continue;
       const double done = t + s.cost;
       send_free[from] = done;
       recv_free[to] = done;
       events.emplace(done, static_cast<int>(si));
-      if (s.has_move && moves[s.last_move].finish == t) {
-        ++moves[s.last_move].items;
-        moves[s.last_move].finish = done;
-      } else {
-        s.last_move = moves.size();
-        s.has_move = true;
-        moves.push_back({s.from, s.to, 1, t, done, s.right});
-      }
+      record_item(s, t, done, moves);
     }
     if (events.empty()) break;
     t = events.top().first;
@@ -512,9 +550,7 @@ std::vector<Move> greedy_schedule(const Problem &p, const std::vector<Index> &fl
   for (const Stream &s : streams) {
     if (s.delivered != s.total) throw std::logic_error("ring: greedy schedule stalled");
   }
-  std::stable_sort(moves.begin(), moves.end(), [](const Move &a, const Move &b) {
-    return a.start < b.start || (a.start == b.start && a.from < b.from);
-  });
+  sort_by_start(moves);
   return moves;
 }
 
@@ -617,9 +653,7 @@ std::vector<Move> algorithm3_schedule(const std::vector<Index> &delta_in, Index 
     d.swap(next);
     ++steps;
   }
-  std::stable_sort(moves.begin(), moves.end(), [](const Move &a, const Move &b) {
-    return a.start < b.start || (a.start == b.start && a.from < b.from);
-  });
+  sort_by_start(moves);
   return moves;
 }
 
