@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace redist::ring {
@@ -191,86 +192,109 @@ void validate(const Problem &p) {
   }
 }
 
+namespace {
+
+// No process sends more items than it holds before.
+bool sends_only_held_items(const Problem &p, const std::vector<Move> &moves) {
+  std::vector<Index> sent(p.loads.size(), 0);
+  for (const Move &m : moves)
+    sent[static_cast<std::size_t>(m.from)] += m.items;
+  for (std::size_t k = 0; k < sent.size(); ++k) {
+    if (sent[k] > p.loads[k]) return false;
+  }
+  return true;
+}
+
+// Algorithm 1 when every link costs the same, else Algorithm 2 (Secs. 3 and 4).
+void plan_unidirectional(const Problem &p, const std::vector<Index> &delta, Plan &out) {
+  const std::size_t n = p.loads.size();
+  out.flow = unidirectional_flows(delta);
+  if (double c = 1.0; all_equal_finite(p.c_next, {}, c)) {
+    // Algorithm 1: P_{start+l} sends in steps 1..delta_{start,start+l}, i.e. back to back.
+    out.algorithm = Algorithm::homogeneous_uni;
+    out.steps = lemma1_delta_max(delta);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (out.flow[k] > 0)
+        out.moves.push_back({static_cast<int>(k),
+                             static_cast<int>(wrap(static_cast<Index>(k) + 1, n)), out.flow[k], 0.0,
+                             cost_of(out.flow[k], c), true});
+    }
+    out.time = cost_of(out.steps, c);
+    out.lower_bound = out.time; // Lemma 1
+  } else {
+    out.algorithm = Algorithm::heterogeneous_uni; // Algorithm 2
+    out.moves = greedy_schedule(p, out.flow, out.time);
+    out.lower_bound = theorem2_bound(delta, p.c_next);
+  }
+  out.light = sends_only_held_items(p, out.moves);
+}
+
+// Proposition 1: rounding System 6's rational optimum R_0 = xr down or up gives an integer
+// optimum.
+Index integer_optimum(const System6 &s6, double xr) {
+  auto x = static_cast<Index>(std::floor(xr));
+  if (x < s6.feasible_lo() || (x + 1 <= s6.feasible_hi() && s6.at(x + 1) < s6.at(x))) ++x;
+  return x;
+}
+
+// Algorithm 3 on a ring whose every link costs c (Sec. 5). It ignores loads: it may ask a
+// process to send an item it will only receive during the same step. Then its net flows are
+// kept with the greedy schedule, or the flow search around System 6's optimum x, whichever is
+// faster.
+void plan_homogeneous_bidirectional(const Problem &p, const System6 &s6, Index x,
+                                    const std::vector<Index> &delta, double c, Plan &out) {
+  const std::size_t n = p.loads.size();
+  out.algorithm = Algorithm::homogeneous_bi;
+  out.lower_bound = cost_of(lemma6_steps(delta), c);
+  std::vector<Move> moves = algorithm3_schedule(delta, out.steps);
+  for (Move &m : moves) {
+    m.start *= c;
+    m.finish *= c;
+  }
+  if (holds_every_item(p, moves)) {
+    out.moves = std::move(moves);
+    out.flow = net_flows(n, out.moves);
+    out.time = cost_of(out.steps, c);
+    out.light = sends_only_held_items(p, out.moves);
+    return;
+  }
+  out.algorithm3_repaired = true;
+  out.flow = net_flows(n, moves);
+  out.moves = best_greedy_schedule(p, out.flow, out.time);
+  const Plan searched = search_flows(p, s6, x, delta);
+  out.candidates = searched.candidates;
+  out.search_complete = searched.search_complete;
+  if (searched.time < out.time) {
+    out.flow = searched.flow;
+    out.moves = searched.moves;
+    out.time = searched.time;
+  }
+  out.light = sends_only_held_items(p, out.moves);
+}
+
+} // namespace
+
 // --- The planner ---------------------------------------------------------------------------------
 
 Plan plan(const Problem &p) {
   validate(p);
-  const std::size_t n = p.loads.size();
   const std::vector<Index> delta = unbalances(p);
   Plan out;
   out.direction = p.direction;
-  out.flow.assign(n, 0);
+  out.flow.assign(p.loads.size(), 0);
   if (std::all_of(delta.begin(), delta.end(), [](Index d) { return d == 0; })) return out;
-  const auto light_of = [&](const std::vector<Move> &moves) {
-    std::vector<Index> sent(n, 0);
-    for (const Move &m : moves)
-      sent[static_cast<std::size_t>(m.from)] += m.items;
-    for (std::size_t k = 0; k < n; ++k) {
-      if (sent[k] > p.loads[k]) return false;
-    }
-    return true;
-  };
-  double c = 1.0;
   if (p.direction == Direction::unidirectional) {
-    out.flow = unidirectional_flows(delta);
-    if (all_equal_finite(p.c_next, {}, c)) {
-      // Algorithm 1: P_{start+l} sends in steps 1..delta_{start,start+l}, i.e. back to back.
-      out.algorithm = Algorithm::homogeneous_uni;
-      out.steps = lemma1_delta_max(delta);
-      for (std::size_t k = 0; k < n; ++k) {
-        if (out.flow[k] > 0)
-          out.moves.push_back({static_cast<int>(k),
-                               static_cast<int>(wrap(static_cast<Index>(k) + 1, n)), out.flow[k],
-                               0.0, cost_of(out.flow[k], c), true});
-      }
-      out.time = cost_of(out.steps, c);
-      out.lower_bound = out.time; // Lemma 1
-    } else {
-      out.algorithm = Algorithm::heterogeneous_uni; // Algorithm 2
-      out.moves = greedy_schedule(p, out.flow, out.time);
-      out.lower_bound = theorem2_bound(delta, p.c_next);
-    }
-    out.light = light_of(out.moves);
+    plan_unidirectional(p, delta, out);
     return out;
   }
   const System6 s6(p);
   double xr = 0.0;
   out.system6_rational = s6.rational_min(xr);
-  // Proposition 1: rounding R_0 down or up gives an integer optimum.
-  auto x = static_cast<Index>(std::floor(xr));
-  if (x < s6.feasible_lo() || (x + 1 <= s6.feasible_hi() && s6.at(x + 1) < s6.at(x))) ++x;
+  const Index x = integer_optimum(s6, xr);
   out.system6_integer = s6.at(x);
   out.lower_bound = lemma12_bound(delta, p.c_next, p.c_prev);
-  if (all_equal_finite(p.c_next, p.c_prev, c)) {
-    out.algorithm = Algorithm::homogeneous_bi; // Algorithm 3
-    out.lower_bound = cost_of(lemma6_steps(delta), c);
-    std::vector<Move> moves = algorithm3_schedule(delta, out.steps);
-    for (Move &m : moves) {
-      m.start *= c;
-      m.finish *= c;
-    }
-    if (holds_every_item(p, moves)) {
-      out.moves = std::move(moves);
-      out.flow = net_flows(n, out.moves);
-      out.time = cost_of(out.steps, c);
-      out.light = light_of(out.moves);
-      return out;
-    }
-    // Algorithm 3 ignores loads: it may ask a process to send an item it will only receive
-    // during the same step. Keep its net flows with the greedy schedule, or the flow search
-    // below, whichever is faster.
-    out.algorithm3_repaired = true;
-    out.flow = net_flows(n, moves);
-    out.moves = best_greedy_schedule(p, out.flow, out.time);
-    const Plan searched = search_flows(p, s6, x, delta);
-    out.candidates = searched.candidates;
-    out.search_complete = searched.search_complete;
-    if (searched.time < out.time) {
-      out.flow = searched.flow;
-      out.moves = searched.moves;
-      out.time = searched.time;
-    }
-    out.light = light_of(out.moves);
+  if (double c = 1.0; all_equal_finite(p.c_next, p.c_prev, c)) {
+    plan_homogeneous_bidirectional(p, s6, x, delta, c, out);
     return out;
   }
   const Plan searched = search_flows(p, s6, x, delta);

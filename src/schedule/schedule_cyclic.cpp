@@ -92,64 +92,73 @@ struct ClosedFormSchedule::Impl {
   // per-sender quantities are computed once, the per-step ones incrementally.
   template <class F> void for_each_target(Index p, F &&f) const {
     switch (kind) {
-    case ClosedFormKind::class_based: {
-      // Desprez et al. 1998, Sec. 4.3.2: in class k, sender p = a g + p1 sends to every
-      // receiver q = b g + q1 with q1 = s1^-1 (p1 r1 - k) mod g; the g complete bipartite
-      // blocks (P/g senders x Q/g receivers) are disjoint; step t pairs a with
-      // b = (a + t) mod max(P,Q)/g.
-      const Index p1_r1 = (p % cls.g) * cls.r1;
-      for (std::size_t ci = 0; ci < classes.size(); ++ci) {
-        const Index q1 = floor_mod(s1_inv * floor_mod(p1_r1 - classes[ci], cls.g), cls.g);
-        const Index first = static_cast<Index>(ci) * M;
-        Index b = p / cls.g;
-        for (Index t = 0; t < M; ++t) {
-          if (b < B) {
-            f(first + t, b * cls.g + q1, Index{-1});
-          }
-          if (++b == M) {
-            b = 0;
-          }
-        }
-      }
+    case ClosedFormKind::class_based:
+      class_based_targets(p, f);
+      break;
+    case ClosedFormKind::walker_otto:
+      walker_otto_targets(p, f);
+      break;
+    case ClosedFormKind::circulant:
+      circulant_targets(p, f);
       break;
     }
-    case ClosedFormKind::walker_otto: {
-      // Walker & Otto 1996 (Evers 2025 review, Sec. 4.2.3). Reduced system (Eq. 4.17): with
-      // g = gcd(k, P), k1 = k/g, P1 = P/g, process p1 sends in step n1 its block
-      // B1 = p1 mod P1, B1 = n1 mod k1 (unique by the Chinese remainder theorem, the diagonal
-      // fill of Table 4.7). Expansion (Eq. 4.19): B = g B1 + P k1 beta + alpha with
-      // alpha = p mod g, beta = (alpha - n) mod g, p1 = p / g, n1 = n / g (Tables 4.9, 4.10).
-      const Index alpha = p % g;
-      const Index p1 = p / g;
-      Index n = 0;
-      for (Index n1 = 0; n < k; ++n1) {
-        const Index b1 = n1 + k1 * floor_mod(k1_inv * floor_mod(p1 - n1, P1), P1);
-        for (Index n0 = 0; n0 < g; ++n0, ++n) {
-          const Index beta = alpha >= n0 ? alpha - n0 : alpha - n0 + g;
-          const Index block = g * b1 + a.P * k1 * beta + alpha;
-          f(n, block / k, block);
+  }
+
+  template <class F> void class_based_targets(Index p, F &&f) const {
+    // Desprez et al. 1998, Sec. 4.3.2: in class k, sender p = a g + p1 sends to every
+    // receiver q = b g + q1 with q1 = s1^-1 (p1 r1 - k) mod g; the g complete bipartite
+    // blocks (P/g senders x Q/g receivers) are disjoint; step t pairs a with
+    // b = (a + t) mod max(P,Q)/g.
+    const Index p1_r1 = (p % cls.g) * cls.r1;
+    for (std::size_t ci = 0; ci < classes.size(); ++ci) {
+      const Index q1 = floor_mod(s1_inv * floor_mod(p1_r1 - classes[ci], cls.g), cls.g);
+      const Index first = static_cast<Index>(ci) * M;
+      Index b = p / cls.g;
+      for (Index t = 0; t < M; ++t) {
+        if (b < B) {
+          f(first + t, b * cls.g + q1, Index{-1});
+        }
+        if (++b == M) {
+          b = 0;
         }
       }
-      break;
     }
-    case ClosedFormKind::circulant: {
-      // Park, Prasanna & Raghavendra 1999 (Evers 2025 review, Sec. 4.2.6, Eq. 4.23, sign corrected
-      // as in docs/references.md): step
-      // i = i1 Q1 + i2 sends from j = j1 G1 + j2 to
-      // (n (j1 - i1) mod P1 + ((j2 - i2) mod Q1) P1) mod Q.
-      const CirculantParams &c = circ;
-      const Index j1 = p / c.G1;
-      const Index j2 = p % c.G1;
-      for (Index i1 = 0; i1 * c.Q1 < steps; ++i1) {
-        const Index x = floor_mod(c.n * floor_mod(j1 - i1, c.P1), c.P1);
-        Index y = floor_mod(j2, c.Q1);
-        for (Index i2 = 0; i2 < c.Q1; ++i2) {
-          f(i1 * c.Q1 + i2, (x + y * c.P1) % a.Q, Index{-1});
-          y = y == 0 ? c.Q1 - 1 : y - 1;
-        }
+  }
+
+  template <class F> void walker_otto_targets(Index p, F &&f) const {
+    // Walker & Otto 1996 (Evers 2025 review, Sec. 4.2.3). Reduced system (Eq. 4.17): with
+    // g = gcd(k, P), k1 = k/g, P1 = P/g, process p1 sends in step n1 its block
+    // B1 = p1 mod P1, B1 = n1 mod k1 (unique by the Chinese remainder theorem, the diagonal
+    // fill of Table 4.7). Expansion (Eq. 4.19): B = g B1 + P k1 beta + alpha with
+    // alpha = p mod g, beta = (alpha - n) mod g, p1 = p / g, n1 = n / g (Tables 4.9, 4.10).
+    const Index alpha = p % g;
+    const Index p1 = p / g;
+    Index n = 0;
+    for (Index n1 = 0; n < k; ++n1) {
+      const Index b1 = n1 + k1 * floor_mod(k1_inv * floor_mod(p1 - n1, P1), P1);
+      for (Index n0 = 0; n0 < g; ++n0, ++n) {
+        const Index beta = alpha >= n0 ? alpha - n0 : alpha - n0 + g;
+        const Index block = g * b1 + a.P * k1 * beta + alpha;
+        f(n, block / k, block);
       }
-      break;
     }
+  }
+
+  template <class F> void circulant_targets(Index p, F &&f) const {
+    // Park, Prasanna & Raghavendra 1999 (Evers 2025 review, Sec. 4.2.6, Eq. 4.23, sign corrected
+    // as in docs/references.md): step
+    // i = i1 Q1 + i2 sends from j = j1 G1 + j2 to
+    // (n (j1 - i1) mod P1 + ((j2 - i2) mod Q1) P1) mod Q.
+    const CirculantParams &c = circ;
+    const Index j1 = p / c.G1;
+    const Index j2 = p % c.G1;
+    for (Index i1 = 0; i1 * c.Q1 < steps; ++i1) {
+      const Index x = floor_mod(c.n * floor_mod(j1 - i1, c.P1), c.P1);
+      Index y = floor_mod(j2, c.Q1);
+      for (Index i2 = 0; i2 < c.Q1; ++i2) {
+        f(i1 * c.Q1 + i2, (x + y * c.P1) % a.Q, Index{-1});
+        y = y == 0 ? c.Q1 - 1 : y - 1;
+      }
     }
   }
 
