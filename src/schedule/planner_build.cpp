@@ -1,8 +1,8 @@
 // Building a strategy the planner chose: 1-D schedules (closed forms of Desprez et al. 1998,
 // Walker & Otto 1996 and Park et al. 1999, else matchings), their product or a schedule of the
-// whole 2-D graph (Desprez et al. 1998, Sec. 6), GGP / OGGP (Jeannot & Wagner 2004), then the
-// limits applied: self messages removed, at most k pieces per step (Jeannot & Wagner 2004) and
-// pieces cut to the memory cap. Pure, no MPI.
+// whole 2-D graph (Desprez et al. 1998, Sec. 6), GGP / OGGP (Jeannot & Wagner 2004, Sec. 4),
+// then the limits applied: self messages removed, at most k pieces per step (Jeannot & Wagner
+// 2004) and pieces cut to the memory cap. Pure, no MPI.
 
 #include "planner.hpp"
 #include "planner_internal.hpp"

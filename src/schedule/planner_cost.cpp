@@ -1,8 +1,8 @@
 // The planner's predictions: the cost model applied to schedules, products of 1-D schedules
 // costed from their step sizes (Desprez et al. 1998, Sec. 6), all-at-once estimated from the
-// 1-D volume graphs, the two-level model's node levels (Jeannot & Wagner 2004's backbone of
-// node links, as in schedule.hpp), and the statistics and floor of Kaushik et al.'s two phases
-// (Evers 2025 review, Secs. 4.2.1-4.2.2). Pure, no MPI.
+// 1-D volume graphs, the node levels of the two-level model (schedule.hpp's NodeLevels), and
+// the statistics and floor of Kaushik et al.'s two phases (Evers 2025 review,
+// Secs. 4.2.1-4.2.2). Pure, no MPI.
 
 #include "planner.hpp"
 #include "planner_internal.hpp"
