@@ -283,117 +283,159 @@ std::vector<TieredWeight> tiered_weights(const BipartiteGraph &graph,
 /// path in slack y + z - w to a free right vertex, or left uncovered (or another left vertex
 /// uncovered) once its price has fallen to 0. The search stops at its first end, so vertices
 /// that find a free partner at once cost only their own edges.
-Matching hungarian_maximum_weight(const BipartiteGraph &graph,
-                                  const std::vector<TieredWeight> &weight) {
-  const std::size_t left_count = at(graph.left);
-  const std::size_t right_count = at(graph.right);
-  const Adjacency adjacency(graph);
-  // Search nodes: left vertex i, right vertex left_count + j, "uncover left vertex i" at
-  // left_count + right_count + i.
-  const std::size_t first_uncover = left_count + right_count;
-  std::vector<TieredWeight> left_price(left_count);
-  std::vector<TieredWeight> right_price(right_count);
-  std::vector<TieredWeight> distance(first_uncover + left_count);
-  std::vector<bool> reached(first_uncover + left_count, false);
-  std::vector<bool> settled(first_uncover, false);
-  std::vector<std::size_t> arrival(right_count, kFree); // edge by which a right vertex is reached
-  std::vector<std::size_t> touched;
-  Mates mates(graph);
-  using Entry = std::pair<TieredWeight, std::size_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+class HungarianSearch {
+public:
+  HungarianSearch(const BipartiteGraph &graph, const std::vector<TieredWeight> &weight)
+      : graph_(graph), weight_(weight), adjacency_(graph), left_count_(at(graph.left)),
+        first_uncover_(left_count_ + at(graph.right)), left_price_(left_count_),
+        right_price_(at(graph.right)), distance_(first_uncover_ + left_count_),
+        reached_(first_uncover_ + left_count_, false), settled_(first_uncover_, false),
+        arrival_(at(graph.right), kFree), mates_(graph) {}
 
-  for (std::size_t root = 0; root < left_count; ++root) {
+  Matching run() {
+    for (std::size_t root = 0; root < left_count_; ++root) {
+      add_left_vertex(root);
+    }
+    Matching result = mates_.edges();
+    std::erase_if(result, [&](std::size_t e) { return weight_[e] <= TieredWeight{}; });
+    return result;
+  }
+
+private:
+  using Entry = std::pair<TieredWeight, std::size_t>;
+
+  void add_left_vertex(std::size_t root) {
     TieredWeight price{};
-    for (const std::size_t e : adjacency[root]) {
-      price = std::max(price, weight[e] - right_price[at(graph.edges[e].right)]);
+    for (const std::size_t e : adjacency_[root]) {
+      price = std::max(price, weight_[e] - right_price_[at(graph_.edges[e].right)]);
     }
-    left_price[root] = price;
+    left_price_[root] = price;
     if (price == TieredWeight{}) {
-      continue; // uncovered at price 0: every condition already holds
+      return; // uncovered at price 0: every condition already holds
     }
-    const auto relax = [&](std::size_t node, const TieredWeight &d) {
-      if (!reached[node] || d < distance[node]) {
-        if (!reached[node]) {
-          touched.push_back(node);
-        }
-        reached[node] = true;
-        distance[node] = d;
-        heap.emplace(d, node);
-        return true;
+    const std::size_t end = shortest_path_end(root);
+    update_prices(distance_[end]);
+    flip_path(root, end);
+    clear_search();
+  }
+
+  bool relax(std::size_t node, const TieredWeight &d) {
+    if (!reached_[node] || d < distance_[node]) {
+      if (!reached_[node]) {
+        touched_.push_back(node);
       }
-      return false;
-    };
+      reached_[node] = true;
+      distance_[node] = d;
+      heap_.emplace(d, node);
+      return true;
+    }
+    return false;
+  }
+
+  // Search nodes: left vertex i, right vertex left_count_ + j, "uncover left vertex i" at
+  // first_uncover_ + i. Returns the first end reached: an uncover node or a free right vertex.
+  std::size_t shortest_path_end(std::size_t root) {
     relax(root, TieredWeight{});
-    std::size_t end = kFree;
-    while (end == kFree) {
-      const auto [d, node] = heap.top(); // the uncover node of the root is always reachable
-      heap.pop();
-      if (node >= first_uncover) {
-        end = node;
-      } else if (!settled[node]) {
-        settled[node] = true;
-        if (node < left_count) {
-          relax(first_uncover + node, d + left_price[node]);
-          for (const std::size_t e : adjacency[node]) {
-            if (e == mates.left[node]) {
-              continue;
-            }
-            const std::size_t j = at(graph.edges[e].right);
-            const TieredWeight slack = left_price[node] + right_price[j] - weight[e];
-            if (relax(left_count + j, d + slack)) {
-              arrival[j] = e;
-            }
-          }
-        } else if (const std::size_t e = mates.right[node - left_count]; e == kFree) {
-          end = node;
-        } else {
-          relax(at(graph.edges[e].left), d);
-        }
+    for (;;) {
+      const auto [d, node] = heap_.top(); // the uncover node of the root is always reachable
+      heap_.pop();
+      if (node >= first_uncover_) {
+        return node;
       }
-    }
-    const TieredWeight length = distance[end];
-    for (const std::size_t node : touched) {
-      if (node < first_uncover && settled[node] && distance[node] < length) {
-        if (node < left_count) {
-          left_price[node] = left_price[node] - (length - distance[node]);
-        } else {
-          right_price[node - left_count] =
-              right_price[node - left_count] + (length - distance[node]);
-        }
+      if (settled_[node]) {
+        continue;
       }
-    }
-    // Flip the alternating path that ends at `end`.
-    std::size_t free_right = kFree;
-    if (end >= first_uncover) {
-      const std::size_t uncovered = end - first_uncover;
-      if (uncovered != root) {
-        free_right = at(graph.edges[mates.left[uncovered]].right);
-        mates.left[uncovered] = kFree;
+      settled_[node] = true;
+      if (node < left_count_) {
+        relax_edges_of(node, d);
+      } else if (const std::size_t e = mates_.right[node - left_count_]; e == kFree) {
+        return node;
+      } else {
+        relax(at(graph_.edges[e].left), d);
       }
-    } else {
-      free_right = end - left_count;
-    }
-    while (free_right != kFree) {
-      const std::size_t e = arrival[free_right];
-      const std::size_t i = at(graph.edges[e].left);
-      const std::size_t previous = mates.left[i];
-      mates.match(graph, e);
-      free_right = i == root ? kFree : at(graph.edges[previous].right);
-    }
-    for (const std::size_t node : touched) {
-      reached[node] = false;
-      if (node < first_uncover) {
-        settled[node] = false;
-      }
-    }
-    touched.clear();
-    while (!heap.empty()) {
-      heap.pop();
     }
   }
-  Matching result = mates.edges();
-  std::erase_if(result, [&](std::size_t e) { return weight[e] <= TieredWeight{}; });
-  return result;
+
+  void relax_edges_of(std::size_t left, const TieredWeight &d) {
+    relax(first_uncover_ + left, d + left_price_[left]);
+    for (const std::size_t e : adjacency_[left]) {
+      if (e == mates_.left[left]) {
+        continue;
+      }
+      const std::size_t j = at(graph_.edges[e].right);
+      const TieredWeight slack = left_price_[left] + right_price_[j] - weight_[e];
+      if (relax(left_count_ + j, d + slack)) {
+        arrival_[j] = e;
+      }
+    }
+  }
+
+  void update_prices(const TieredWeight &length) {
+    for (const std::size_t node : touched_) {
+      if (node < first_uncover_ && settled_[node] && distance_[node] < length) {
+        if (node < left_count_) {
+          left_price_[node] = left_price_[node] - (length - distance_[node]);
+        } else {
+          right_price_[node - left_count_] =
+              right_price_[node - left_count_] + (length - distance_[node]);
+        }
+      }
+    }
+  }
+
+  // Flips the alternating path from `root` that ends at `end`.
+  void flip_path(std::size_t root, std::size_t end) {
+    std::size_t free_right = kFree;
+    if (end >= first_uncover_) {
+      const std::size_t uncovered = end - first_uncover_;
+      if (uncovered != root) {
+        free_right = at(graph_.edges[mates_.left[uncovered]].right);
+        mates_.left[uncovered] = kFree;
+      }
+    } else {
+      free_right = end - left_count_;
+    }
+    while (free_right != kFree) {
+      const std::size_t e = arrival_[free_right];
+      const std::size_t i = at(graph_.edges[e].left);
+      const std::size_t previous = mates_.left[i];
+      mates_.match(graph_, e);
+      free_right = i == root ? kFree : at(graph_.edges[previous].right);
+    }
+  }
+
+  void clear_search() {
+    for (const std::size_t node : touched_) {
+      reached_[node] = false;
+      if (node < first_uncover_) {
+        settled_[node] = false;
+      }
+    }
+    touched_.clear();
+    while (!heap_.empty()) {
+      heap_.pop();
+    }
+  }
+
+  const BipartiteGraph &graph_;
+  const std::vector<TieredWeight> &weight_;
+  const Adjacency adjacency_;
+  std::size_t left_count_;
+  std::size_t first_uncover_;
+  std::vector<TieredWeight> left_price_;
+  std::vector<TieredWeight> right_price_;
+  std::vector<TieredWeight> distance_;
+  std::vector<bool> reached_;
+  std::vector<bool> settled_;
+  std::vector<std::size_t> arrival_; // edge by which a right vertex is reached
+  std::vector<std::size_t> touched_;
+  Mates mates_;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+};
+
+Matching hungarian_maximum_weight(const BipartiteGraph &graph,
+                                  const std::vector<TieredWeight> &weight) {
+  return HungarianSearch(graph, weight).run();
 }
 
 } // namespace

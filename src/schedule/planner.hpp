@@ -5,10 +5,11 @@
 // One function decides: choose_schedule picks the strategy (for `automatic`, the cheapest by
 // the cost model) and whether to run two phases, through choose_phases (the decision it shares
 // with N-d plans) and the one-phase and two-phase parts of that decision in planner.cpp.
-// Everything else computes: the all_at_once_*
-// inputs, the statistics and steps of a chosen strategy, and global_schedule / global_phases,
-// which ask choose_schedule (as every rank would decide) and build the schedule it chose. No
-// computing function calls back into the decision.
+// Everything else computes: the all_at_once_* inputs and other predictions (planner_cost.cpp),
+// the schedule of a chosen strategy (planner_build.cpp) and one rank's steps of it
+// (planner_steps.cpp), and global_schedule / global_phases, which ask choose_schedule (as every
+// rank would decide) and build the schedule it chose. No computing function calls back into
+// the decision.
 
 #include "plan.hpp"
 #include "schedule.hpp"
