@@ -362,7 +362,7 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   long long agreed[2] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_};
   failed_anywhere_ = true;
   call_timers::lap(call_timers::wait_sends);
-  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_LONG_LONG, MPI_MAX, requests_.comm());
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_LONG_LONG, MPI_MAX, requests_.comm());
   call_timers::lap(call_timers::settle_agreement);
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
@@ -389,9 +389,12 @@ void Executor::settle(const std::byte *a, std::byte *b) {
     }
     pieces_.copy_local(a, b);
   }
-  if (failed == 0) {
-    return;
+  if (failed != 0) {
+    repair(a, b);
   }
+}
+
+void Executor::repair(const std::byte *a, std::byte *b) {
   // Which messages failed, at either end: each rank tells each other rank what it saw of the
   // messages between them (low byte: its send to that rank, next byte: its receive from it).
   const RankPlan &plan = pieces_.plan();
@@ -405,7 +408,7 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
     out[static_cast<std::size_t>(plan.recvs[i].rank)] |= requests_.recv_marks()[i] << 8;
   }
-  rc = MPI_Alltoall(out.data(), 1, MPI_INT, in.data(), 1, MPI_INT, requests_.comm());
+  const int rc = MPI_Alltoall(out.data(), 1, MPI_INT, in.data(), 1, MPI_INT, requests_.comm());
   if (rc != MPI_SUCCESS) {
     requests_.record(rc, "MPI_Alltoall (repair)", -1);
     return;

@@ -245,6 +245,10 @@ private:
   void complete(std::size_t first, std::size_t end, std::byte *b, const char *what);
   /// After the exchange: the agreement on whether anything failed, and the repair if it did.
   void settle(const std::byte *a, std::byte *b);
+  /// After a failure anywhere (agreed): the messages that failed at either end, learnt from
+  /// every rank, sent again through MPI (tag + kRepairTag) and unpacked over b; a failure that
+  /// remains is the execution's.
+  void repair(const std::byte *a, std::byte *b);
 
   ScheduleChoice schedule_;
   Pieces pieces_;
