@@ -82,22 +82,13 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
     : schedule_(std::move(schedule)), pieces_(std::move(pieces)),
       nodes_(node_ids, rank_in(comm), pieces_.plan()),
       requests_(comm, 2 * (pieces_.plan().sends.size() + pieces_.plan().recvs.size()) + 4),
-      array_copy_(pieces_), direct_read_(pieces_, scratch_, array_copy_, false),
-      bounced_read_(pieces_, scratch_, array_copy_, true), packed_read_(pieces_, scratch_),
-      mapped_read_(pieces_), negotiation_(pieces_, nodes_, tag, lld_src, mapped_read_),
-      sent_(pieces_, tag),
-      direct_(pieces_, tag, single_copy::Way::direct, direct_read_, negotiation_.senders()),
-      bounced_(pieces_, tag, single_copy::Way::bounced, bounced_read_, negotiation_.senders()),
-      read_packed_(pieces_, tag, single_copy::Way::read_packed, packed_read_,
-                   negotiation_.senders()),
-      mapped_(pieces_, tag, single_copy::Way::mapped, mapped_read_, negotiation_.senders()),
-      repair_(pieces_, tag + kRepairTag) {
+      transports_(pieces_, nodes_, tag, lld_src) {
   if (progress_environment_error().empty()) {
     progress_mode_ = progress_mode();
   }
   if (const std::size_t window = test_interleaving(); window > 0) {
-    interleaving_bytes_ = 0;
-    interleaved_window_bytes_ = window;
+    interleaving_.from_bytes = 0;
+    interleaving_.window_bytes = window;
   }
   requests_.set_messages(pieces_.plan().sends.size(), pieces_.plan().recvs.size());
   const std::size_t element_size = pieces_.element_size();
@@ -122,86 +113,29 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
     return;
   }
   const RankPlan &p = pieces_.plan();
-  for (const RankStep &step : schedule_.steps) {
-    const Index chunk = schedule_.chunk_elements > 0 ? schedule_.chunk_elements : INT64_MAX;
-    step_send_bytes_ =
-        std::max(step_send_bytes_,
-                 static_cast<std::size_t>(std::min(step.send_count, chunk)) * element_size);
-    step_recv_bytes_ =
-        std::max(step_recv_bytes_,
-                 static_cast<std::size_t>(std::min(step.recv_count, chunk)) * element_size);
-  }
-  std::size_t offset = 0;
-  for (const Peer &peer : p.sends) {
-    send_offsets_.push_back(offset);
-    offset += static_cast<std::size_t>(peer.elements) * element_size;
-  }
-  send_offsets_.push_back(offset);
-  offset = 0;
-  for (const Peer &peer : p.recvs) {
-    recv_offsets_.push_back(offset);
-    offset += static_cast<std::size_t>(peer.elements) * element_size;
-  }
-  recv_offsets_.push_back(offset);
-  const bool all_at_once = schedule_.strategy == Strategy::all_at_once;
-  // Allocated with the plan, where running out of memory is agreed between the processes,
-  // never in the middle of an execution.
   // A memory file to share only where a receiver may map it: not for plans whose messages are
   // all sent (decide_ways()), nor where every message is too small for `mapped` to pay.
+  const single_copy::Mode mode = transports_.negotiation().mode();
   const bool shareable =
       !pieces_.sent_only() && std::any_of(p.sends.begin(), p.sends.end(), [&](const Peer &peer) {
         return single_copy::may_be_mapped(static_cast<std::size_t>(peer.elements) * element_size,
-                                          negotiation_.mode());
+                                          mode);
       });
-  if (!all_at_once) { // one step's buffer, reused by every step: its pages fault in once
-    segment_ = single_copy::SharedBuffer(step_send_bytes_, shareable);
-  } else if (!p.sends.empty()) {
-    send_buffer_ = std::make_unique_for_overwrite<std::byte[]>(send_offsets_.back());
-    if (shareable) {
-      segment_ = single_copy::SharedBuffer(send_offsets_.back(), true);
-    }
-  }
-  recv_buffer_ = std::make_unique_for_overwrite<std::byte[]>(all_at_once ? recv_offsets_.back()
-                                                                         : step_recv_bytes_);
-  if (!p.recvs.empty()) { // pages touched only if a message is bounced or read packed
-    scratch_.bounce = std::make_unique_for_overwrite<std::byte[]>(single_copy::kBounceBytes);
-  }
+  buffers_ = ExchangeBuffers(p, element_size, schedule_, shareable);
 }
 
 Executor::~Executor() = default;
 
-Transport &Executor::transport(single_copy::Way way) {
-  switch (way) {
-  case single_copy::Way::sent:
-    break;
-  case single_copy::Way::direct:
-    return direct_;
-  case single_copy::Way::bounced:
-    return bounced_;
-  case single_copy::Way::read_packed:
-    return read_packed_;
-  case single_copy::Way::mapped:
-    return mapped_;
-  }
-  return sent_;
-}
-
 void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer) {
-  transport(negotiation_.recv_way(i)).post_receive(requests_, i, lo, hi, buffer);
+  transports_.of_receive(i).post_receive(requests_, i, lo, hi, buffer);
 }
 
-std::byte *Executor::send_buffer_of(std::size_t i, std::size_t offset) {
-  const Transport &way = transport(negotiation_.send_way(i));
-  return (way.send_buffer() == Transport::SendBuffer::shared || !send_buffer_
-              ? segment_.data()
-              : send_buffer_.get()) +
-         offset;
+std::byte *Executor::send_buffer_of(std::size_t i) {
+  return buffers_.send(i, transports_.of_send(i).send_buffer() == Transport::SendBuffer::shared);
 }
 
-void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::size_t offset,
-                         bool packed) {
-  transport(negotiation_.send_way(i))
-      .post_send(requests_, i, lo, hi, a, send_buffer_of(i, offset), packed);
+void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, bool packed) {
+  transports_.of_send(i).post_send(requests_, i, lo, hi, a, send_buffer_of(i), packed);
 }
 
 void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
@@ -233,10 +167,10 @@ Pieces &Executor::operation_pieces() {
 }
 
 void Executor::forget_last_execution() {
-  array_copy_.forget_copies();
+  transports_.array_copy().forget_copies();
   requests_.clear_marks();
   requests_.forget_combined();
-  repaired_ = 0;
+  last_ = {};
 }
 
 std::string Executor::environment_error() {
@@ -252,17 +186,19 @@ void Executor::begin(const void *a, void *b, const Operation *op) {
   }
 }
 
-void Executor::start(const void *a_void, void *b_void, const Operation *op) {
-  if (in_flight_) {
+void Executor::start(const void *a_void, void *b_void, const Operation *op,
+                     const long long *check) {
+  if (flight_.in_flight) {
     throw Error(REDIST_ERR_ARGUMENT,
                 "redist: an execution of this plan is in flight (begun and not ended)");
   }
   flight_ = {};
   flight_.a = static_cast<const std::byte *>(a_void);
   flight_.b = static_cast<std::byte *>(b_void);
+  flight_.deferring = check != nullptr;
+  flight_.check = check != nullptr ? *check : 0;
   requests_.forget_failure();
   requests_.forget_unposted();
-  unrepaired_ = false;
   if (op != nullptr) {
     operation_pieces().set_operation(op);
     flight_.operation = true;
@@ -282,14 +218,14 @@ void Executor::start(const void *a_void, void *b_void, const Operation *op) {
     }
     throw;
   }
-  in_flight_ = true;
+  flight_.in_flight = true;
 }
 
 void Executor::end() {
-  if (!in_flight_) {
+  if (!flight_.in_flight) {
     throw Error(REDIST_ERR_ARGUMENT, "redist: no execution of this plan is in flight");
   }
-  in_flight_ = false;
+  flight_.in_flight = false;
   progress_.stop();
   const Flight flight = flight_;
   struct Reset { // the operation is begin()'s, whatever happens here
@@ -321,25 +257,16 @@ void Executor::end() {
 }
 
 long long Executor::execute_checked(const void *a, void *b, long long error, const Operation *op) {
-  check_ = error;
-  deferring_ = true;
-  sent_.defer(true);
-  try {
-    if (op != nullptr) {
-      execute(a, b, *op);
-    } else {
-      execute(a, b);
-    }
-  } catch (...) {
-    deferring_ = false;
-    sent_.defer(false);
-    throw;
-  }
-  deferring_ = false;
-  sent_.defer(false);
-  const long long agreed = check_;
-  check_ = 0;
-  return agreed;
+  struct Deferring { // arrivals unpacked after the agreement, whatever happens
+    Sent &sent;
+    explicit Deferring(Sent &s) : sent(s) { sent.defer(true); }
+    Deferring(const Deferring &) = delete;
+    Deferring &operator=(const Deferring &) = delete;
+    ~Deferring() { sent.defer(false); }
+  } deferring{transports_.sent()};
+  start(a, b, op, &error);
+  end();
+  return flight_.check;
 }
 
 void Executor::execute(const void *a, void *b, const Operation &op) {
@@ -359,8 +286,8 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   // Every request of the exchange has completed (or failed and was told to its transport),
   // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
   // In the same reduction: the caller's argument check (execute_checked()).
-  long long agreed[2] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, check_};
-  failed_anywhere_ = true;
+  long long agreed[2] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, flight_.check};
+  last_.failed_anywhere = true;
   call_timers::lap(call_timers::wait_sends);
   const int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_LONG_LONG, MPI_MAX, requests_.comm());
   call_timers::lap(call_timers::settle_agreement);
@@ -369,22 +296,21 @@ void Executor::settle(const std::byte *a, std::byte *b) {
     return;
   }
   const long long failed = agreed[0];
-  failed_anywhere_ = failed != 0;
-  check_ = agreed[1];
-  if (deferring_) {
-    if (check_ != 0) {
+  last_.failed_anywhere = failed != 0;
+  flight_.check = agreed[1];
+  if (flight_.deferring) {
+    if (flight_.check != 0) {
       // An argument error somewhere: b stays as it was on every rank. A failed transfer is
       // not repaired, but the plan is made anew before its next execution (left_unmatched(),
       // on every rank: `failed` is agreed).
-      unrepaired_ = failed != 0;
+      last_.unrepaired = failed != 0;
       requests_.forget_failure();
       return;
     }
     const RankPlan &plan = pieces_.plan();
     for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
-      if (sent_.arrived(i) && requests_.recv_marks()[i] == 0) {
-        unpack_once(pieces_, requests_, i, recv_buffer_.get() + recv_offsets_[i], b, 0,
-                    plan.recvs[i].elements);
+      if (transports_.sent().arrived(i) && requests_.recv_marks()[i] == 0) {
+        unpack_once(pieces_, requests_, i, buffers_.receive(i), b, 0, plan.recvs[i].elements);
       }
     }
     pieces_.copy_local(a, b);
@@ -442,10 +368,9 @@ void Executor::repair(const std::byte *a, std::byte *b) {
       continue;
     }
     const Index elements = plan.recvs[i].elements;
-    repair_.post_receive(requests_, i, 0, elements,
-                         all_at_once ? recv_buffer_.get() + recv_offsets_[i]
-                                     : buffer_for(elements));
-    ++repaired_;
+    transports_.repair().post_receive(requests_, i, 0, elements,
+                                      all_at_once ? buffers_.receive(i) : buffer_for(elements));
+    ++last_.repaired;
   }
   const std::size_t receives = requests_.size();
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
@@ -453,10 +378,9 @@ void Executor::repair(const std::byte *a, std::byte *b) {
       continue;
     }
     const Index elements = plan.sends[i].elements;
-    repair_.post_send(requests_, i, 0, elements, a,
-                      all_at_once && send_buffer_ ? send_buffer_.get() + send_offsets_[i]
-                                                  : buffer_for(elements),
-                      false);
+    std::byte *buffer = buffers_.plain_send(i);
+    transports_.repair().post_send(requests_, i, 0, elements, a,
+                                   buffer != nullptr ? buffer : buffer_for(elements), false);
   }
   complete(0, receives, b, "MPI_Waitany (repair, receive)");
   complete(receives, requests_.size(), b, "MPI_Waitany (repair, send)");
@@ -485,16 +409,16 @@ void Executor::post_all_at_once(const std::byte *a, std::byte *b) {
   const RankPlan &plan = pieces_.plan();
   requests_.clear();
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
-    post_receive(i, 0, plan.recvs[i].elements, recv_buffer_.get() + recv_offsets_[i]);
+    post_receive(i, 0, plan.recvs[i].elements, buffers_.receive(i));
   }
   call_timers::lap(call_timers::post_receives);
   flight_.receives = requests_.size();
-  const bool packed = !deferring_ && pack_with_local_copy(a, b);
+  const bool packed = !flight_.deferring && pack_with_local_copy(a, b);
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-    post_send(i, 0, plan.sends[i].elements, a, send_offsets_[i], packed);
+    post_send(i, 0, plan.sends[i].elements, a, packed);
   }
   call_timers::lap(call_timers::post_sends);
-  if (!deferring_ && !packed) { // else after the agreement (settle())
+  if (!flight_.deferring && !packed) { // else after the agreement (settle())
     copy_local(a, b);
     call_timers::lap(call_timers::local_copy);
   }
@@ -515,12 +439,12 @@ void Executor::copy_local(const std::byte *a, std::byte *b) {
 bool Executor::sent_across_nodes() const {
   const RankPlan &plan = pieces_.plan();
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-    if (negotiation_.send_way(i) == single_copy::Way::sent && !nodes_.send_inside(i)) {
+    if (transports_.negotiation().send_way(i) == single_copy::Way::sent && !nodes_.send_inside(i)) {
       return true;
     }
   }
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
-    if (negotiation_.recv_way(i) == single_copy::Way::sent && !nodes_.recv_inside(i)) {
+    if (transports_.negotiation().recv_way(i) == single_copy::Way::sent && !nodes_.recv_inside(i)) {
       return true;
     }
   }
@@ -543,24 +467,24 @@ bool Executor::pack_with_local_copy(const std::byte *a, std::byte *b) {
   auto bytes = static_cast<std::size_t>(plan.self.elements) * element_size;
   bool packs = false;
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-    if (transport(negotiation_.send_way(i)).send_buffer() != Transport::SendBuffer::none) {
+    if (transports_.of_send(i).send_buffer() != Transport::SendBuffer::none) {
       packs = true;
       bytes += static_cast<std::size_t>(plan.sends[i].elements) * element_size;
     }
   }
-  if (!packs || bytes < interleaving_bytes_) {
+  if (!packs || bytes < interleaving_.from_bytes) {
     return false;
   }
   // Only where the local part's stretches of A are short; past a few pages each message
   // reads A at memory speed already, and posting every message early pays more.
   const std::size_t self_bytes = static_cast<std::size_t>(plan.self.elements) * element_size;
-  if (interleaving_bytes_ > 0 &&
+  if (interleaving_.from_bytes > 0 &&
       self_bytes >=
           kInterleavedStretchBytes * std::max<std::size_t>(pieces_.local_source_stretches(), 1)) {
     return false;
   }
   const auto windows =
-      static_cast<Index>((bytes + interleaved_window_bytes_ - 1) / interleaved_window_bytes_);
+      static_cast<Index>((bytes + interleaving_.window_bytes - 1) / interleaving_.window_bytes);
   // Window k of n elements: [k * (n / windows) + min(k, n % windows), ...), without overflow.
   const auto window_start = [windows](Index n, Index k) {
     return k * (n / windows) + std::min(k, n % windows);
@@ -571,26 +495,24 @@ bool Executor::pack_with_local_copy(const std::byte *a, std::byte *b) {
     Collecting(const Collecting &) = delete;
     Collecting &operator=(const Collecting &) = delete;
     ~Collecting() { pieces.collect(nullptr); }
-  } collecting{pieces_, collected_};
+  } collecting{pieces_, interleaving_.collected};
   for (Index k = 0; k < windows; ++k) {
-    collected_.clear();
+    interleaving_.collected.clear();
     for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-      if (transport(negotiation_.send_way(i)).send_buffer() == Transport::SendBuffer::none) {
+      if (transports_.of_send(i).send_buffer() == Transport::SendBuffer::none) {
         continue;
       }
       const Peer &peer = plan.sends[i];
       const Index lo = window_start(peer.elements, k);
       const Index hi = window_start(peer.elements, k + 1);
-      pieces_.pack(peer, a,
-                   send_buffer_of(i, send_offsets_[i]) +
-                       static_cast<std::size_t>(lo) * element_size,
-                   lo, hi);
+      pieces_.pack(peer, a, send_buffer_of(i) + static_cast<std::size_t>(lo) * element_size, lo,
+                   hi);
     }
     pieces_.copy_local(a, b, window_start(plan.self.elements, k),
                        window_start(plan.self.elements, k + 1));
-    std::sort(collected_.begin(), collected_.end(),
+    std::sort(interleaving_.collected.begin(), interleaving_.collected.end(),
               [](const PieceCopy &x, const PieceCopy &y) { return std::less<>{}(x.from, y.from); });
-    for (const PieceCopy &c : collected_) {
+    for (const PieceCopy &c : interleaving_.collected) {
       copy_bytes(c.to, c.from, c.bytes, true);
     }
   }
@@ -607,12 +529,10 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
   for (const RankStep &step : schedule_.steps) {
     const auto recv = static_cast<std::size_t>(step.recv);
     const auto send = static_cast<std::size_t>(step.send);
-    const bool recv_direct =
-        step.recv_count > 0 &&
-        transport(negotiation_.recv_way(recv)).send_buffer() == Transport::SendBuffer::none;
-    const bool send_direct =
-        step.send_count > 0 &&
-        transport(negotiation_.send_way(send)).send_buffer() == Transport::SendBuffer::none;
+    const bool recv_direct = step.recv_count > 0 && transports_.of_receive(recv).send_buffer() ==
+                                                        Transport::SendBuffer::none;
+    const bool send_direct = step.send_count > 0 &&
+                             transports_.of_send(send).send_buffer() == Transport::SendBuffer::none;
     const Index recv_packed = recv_direct ? 0 : step.recv_count;
     const Index send_packed = send_direct ? 0 : step.send_count;
     const Index longest = std::max(recv_packed, send_packed);
@@ -627,15 +547,15 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
       }
       if (recv_n > 0) {
         const Index lo = step.recv_offset + begin;
-        post_receive(recv, lo, lo + recv_n, recv_buffer_.get());
+        post_receive(recv, lo, lo + recv_n, buffers_.receive(recv));
       }
       const std::size_t receives = requests_.size();
       if (begin == 0 && send_direct) {
-        post_send(send, step.send_offset, step.send_offset + step.send_count, a, 0);
+        post_send(send, step.send_offset, step.send_offset + step.send_count, a);
       }
       if (send_n > 0) {
         const Index lo = step.send_offset + begin;
-        post_send(send, lo, lo + send_n, a, 0);
+        post_send(send, lo, lo + send_n, a);
       }
       if (!local_done) {
         pieces_.copy_local(a, b);
@@ -670,10 +590,16 @@ std::size_t Executor::single_copy_across_nodes() const {
   }
   std::size_t across = 0;
   for (std::size_t i = 0; i < pieces_.plan().sends.size(); ++i) {
-    across += negotiation_.send_way(i) != single_copy::Way::sent && !nodes_.send_inside(i) ? 1 : 0;
+    across +=
+        transports_.negotiation().send_way(i) != single_copy::Way::sent && !nodes_.send_inside(i)
+            ? 1
+            : 0;
   }
   for (std::size_t i = 0; i < pieces_.plan().recvs.size(); ++i) {
-    across += negotiation_.recv_way(i) != single_copy::Way::sent && !nodes_.recv_inside(i) ? 1 : 0;
+    across +=
+        transports_.negotiation().recv_way(i) != single_copy::Way::sent && !nodes_.recv_inside(i)
+            ? 1
+            : 0;
   }
   return across;
 }
@@ -695,8 +621,9 @@ bool Executor::may_read_peers() const {
     const auto elements = static_cast<std::size_t>(peer.elements);
     if (elements != last_elements) {
       last_elements = elements;
-      last_sent = single_copy::sent_whatever_the_pieces(
-          elements * element_size, elements, p.transposed(), packed_only, negotiation_.mode());
+      last_sent =
+          single_copy::sent_whatever_the_pieces(elements * element_size, elements, p.transposed(),
+                                                packed_only, transports_.negotiation().mode());
     }
     return !last_sent;
   };
@@ -706,7 +633,7 @@ bool Executor::may_read_peers() const {
 
 bool Executor::deferrable() const {
   return !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
-         recv_offsets_.back() +
+         buffers_.received_bytes() +
                  static_cast<std::size_t>(pieces_.plan().self.elements) * pieces_.element_size() <=
              kDeferredBytes;
 }
@@ -730,64 +657,61 @@ void Executor::decide_ways(bool read_anywhere, bool deferrable_everywhere) {
   // A transposed trapezoid's messages are all sent (Pieces::sent_only): every rank has the
   // same Transfer, so both ends of each message skip the exchange of identities.
   if (read_anywhere && !pieces_.sent_only()) {
-    negotiation_.run(requests_, segment_);
+    transports_.negotiation().run(requests_, buffers_.segment());
   } else {
-    negotiation_.settle_all_sent();
+    transports_.negotiation().settle_all_sent();
   }
-  segment_.release_fd(); // every receiver has mapped it or chosen otherwise
-  defers_ = deferrable_everywhere && negotiation_.all_sent_everywhere();
+  buffers_.segment().release_fd(); // every receiver has mapped it or chosen otherwise
+  defers_ = deferrable_everywhere && transports_.negotiation().all_sent_everywhere();
 }
 
 std::size_t Executor::single_copy_sends() const {
   if (phases_[0]) { // its own plan is the whole transfer: the phases hold the messages
     return phases_[0]->single_copy_sends() + phases_[1]->single_copy_sends();
   }
-  return negotiation_.single_copy_sends();
+  return transports_.negotiation().single_copy_sends();
 }
 
 std::size_t Executor::single_copy_receives() const {
   if (phases_[0]) { // its own plan is the whole transfer: the phases hold the messages
     return phases_[0]->single_copy_receives() + phases_[1]->single_copy_receives();
   }
-  return negotiation_.single_copy_receives();
+  return transports_.negotiation().single_copy_receives();
 }
 
 std::size_t Executor::mapped_receives() const {
   if (phases_[0]) {
     return phases_[0]->mapped_receives() + phases_[1]->mapped_receives();
   }
-  return negotiation_.mapped_receives();
+  return transports_.negotiation().mapped_receives();
 }
 
 bool Executor::left_unmatched() const {
   if (phases_[0]) {
     return phases_[0]->left_unmatched() || phases_[1]->left_unmatched();
   }
-  return requests_.unposted() || unrepaired_;
+  return requests_.unposted() || last_.unrepaired;
 }
 
 std::size_t Executor::repaired_messages() const {
   if (phases_[0]) {
     return phases_[0]->repaired_messages() + phases_[1]->repaired_messages();
   }
-  return repaired_;
+  return last_.repaired;
 }
 
 std::size_t Executor::array_copies() const {
   if (phases_[0]) {
     return phases_[0]->array_copies() + phases_[1]->array_copies();
   }
-  return array_copy_.copies();
+  return transports_.array_copy().copies();
 }
 
 std::size_t Executor::buffer_bytes() const {
   if (phases_[0]) {
     return mid_.size() + phases_[0]->buffer_bytes() + phases_[1]->buffer_bytes();
   }
-  if (schedule_.strategy == Strategy::all_at_once) {
-    return send_offsets_.back() + recv_offsets_.back();
-  }
-  return step_send_bytes_ + step_recv_bytes_;
+  return buffers_.bytes();
 }
 
 } // namespace redist

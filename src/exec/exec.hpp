@@ -10,22 +10,16 @@
 // decided when the plan is made (transport/negotiation.hpp); the copies themselves are
 // transport/pieces.hpp's.
 
-#include "array_copy.hpp"
-#include "array_read.hpp"
 #include "copy.hpp"
-#include "mapped_read.hpp"
-#include "message_read.hpp"
-#include "negotiation.hpp"
+#include "exchange_buffers.hpp"
 #include "nodes.hpp"
-#include "packed_read.hpp"
 #include "pieces.hpp"
 #include "plan.hpp"
 #include "planner.hpp"
 #include "progress.hpp"
 #include "requests.hpp"
-#include "sent.hpp"
 #include "single_copy.hpp"
-#include "single_copy_transport.hpp"
+#include "transports.hpp"
 
 #include <mpi.h>
 
@@ -106,7 +100,7 @@ public:
   void begin(const void *a, void *b, const Operation *op = nullptr);
   void end();
   /// Whether begin() was called and end() not yet.
-  [[nodiscard]] bool in_flight() const { return in_flight_; }
+  [[nodiscard]] bool in_flight() const { return flight_.in_flight; }
   /// "" when the environment variables the executor reads (REDIST_SINGLE_COPY,
   /// REDIST_PROGRESS) are unset or valid, else why not: plans refuse to be made.
   static std::string environment_error();
@@ -119,7 +113,7 @@ public:
   [[nodiscard]] bool defers() const { return defers_; }
   /// Whether the last execution failed on some rank (agreed after its exchange; a repaired
   /// execution too): the same on every rank. Its caller makes the plan anew before the next.
-  [[nodiscard]] bool failed_anywhere() const { return failed_anywhere_; }
+  [[nodiscard]] bool failed_anywhere() const { return last_.failed_anywhere; }
   /// Whether some message of this rank (of either phase) could take a single-copy way, by its
   /// size and element count (single_copy::sent_whatever_the_pieces under the plan's
   /// REDIST_SINGLE_COPY): false where every one is sent through MPI whoever its peer is.
@@ -207,8 +201,9 @@ private:
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
            Index lld_dst, ScheduleChoice &&schedule, int tag);
   void execute_two_phases(const std::byte *a, std::byte *b);
-  /// begin() without the progress thread (execute() ends at once).
-  void start(const void *a, void *b, const Operation *op);
+  /// begin() without the progress thread (execute() ends at once); `check`: the caller's
+  /// error word where the execution carries it (execute_checked()), else null.
+  void start(const void *a, void *b, const Operation *op, const long long *check = nullptr);
   /// What the last execution left to be asked (copies, marks, repairs).
   void forget_last_execution();
   /// Post every receive and send and copy the local part; the receives are requests
@@ -226,17 +221,13 @@ private:
   /// The Pieces that apply an operation (a two-phase plan's second phase's).
   Pieces &operation_pieces();
   void execute_steps(const std::byte *a, std::byte *b);
-  /// The transport of messages going `way`.
-  Transport &transport(single_copy::Way way);
   /// Post this rank's part of receive elements [lo, hi) of plan().recvs[i] (into `buffer`
-  /// where its way needs one) / of send elements [lo, hi) of plan().sends[i] (packed at byte
-  /// `offset` of send_buffer_, or of segment_ when its way maps it or there is no
-  /// send_buffer_).
+  /// where its way needs one) / of send elements [lo, hi) of plan().sends[i] (packed where
+  /// send_buffer_of() says).
   void post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer);
-  void post_send(std::size_t i, Index lo, Index hi, const std::byte *a, std::size_t offset,
-                 bool packed = false);
-  /// Where send i's way packs it, from byte `offset` (post_send).
-  std::byte *send_buffer_of(std::size_t i, std::size_t offset);
+  void post_send(std::size_t i, Index lo, Index hi, const std::byte *a, bool packed = false);
+  /// Where send i's way packs it.
+  std::byte *send_buffer_of(std::size_t i);
   /// All at once: pack every message this rank packs and copy its local part a window of
   /// each at a time, when that pays (large, and the local copy takes windows). Whether it
   /// did; then the packed messages only need posting.
@@ -253,54 +244,40 @@ private:
   ScheduleChoice schedule_;
   Pieces pieces_;
   NodeMap nodes_;
-  std::vector<std::size_t> send_offsets_; // byte offset of each send in send_buffer_
-  std::vector<std::size_t> recv_offsets_;
-  std::size_t step_send_bytes_ = 0; // stepwise: largest chunk sent / received
-  std::size_t step_recv_bytes_ = 0;
-  // All-at-once: send_buffer_ holds the packed messages, and segment_, the same layout in a
-  // memory file, those receivers unpack from their mapping (Way::mapped; shared pages cost
-  // more to fault in). Stepwise: segment_ alone holds one step's message, whatever its way.
-  // Neither is initialised: untouched pages stay free.
-  std::unique_ptr<std::byte[]> send_buffer_;
-  single_copy::SharedBuffer segment_;
-  std::unique_ptr<std::byte[]> recv_buffer_;
+  ExchangeBuffers buffers_;
   Requests requests_; // receives first, then sends; the first failure of an execution
-  ReadScratch scratch_;
-  std::vector<PieceCopy> collected_; // pack_with_local_copy's pieces of one window
+  Transports transports_;
   // pack_with_local_copy: from how many bytes (the local part and the packed messages) it
   // interleaves, and how many bytes of A a window reads (the second-level cache of this
   // project's machine; nd_bench was fastest with windows of 1 to 8 MiB, its CYCLIC case 25%
   // slower with 512 KiB, whose walks restart four times as often); REDIST_TEST_INTERLEAVING
-  // lowers both.
-  std::size_t interleaving_bytes_ = kStreamingBytes;
-  std::size_t interleaved_window_bytes_ = std::size_t{2} << 20;
-  ArrayCopy array_copy_;
-  ArrayRead direct_read_;
-  ArrayRead bounced_read_;
-  PackedRead packed_read_;
-  MappedRead mapped_read_;
-  Negotiation negotiation_;
-  Sent sent_;
-  SingleCopyTransport direct_;
-  SingleCopyTransport bounced_;
-  SingleCopyTransport read_packed_;
-  SingleCopyTransport mapped_;
-  Sent repair_;                  // messages sent again after a failure (tag + kRepairTag)
-  std::size_t repaired_ = 0;     // receives repaired in the last execution
-  bool defers_ = false;          // decided with the ways
-  bool failed_anywhere_ = false; // agreed by the last settle()
-  bool deferring_ = false;       // this execution is execute_checked()'s
-  long long check_ = 0;          // its error word, then the agreed maximum
-  bool unrepaired_ = false;      // failed transfers left unrepaired (an argument error)
-  struct Flight {                // the execution begin() started
+  // lowers both. `collected`: the pieces of one window.
+  struct Interleaving {
+    std::size_t from_bytes = kStreamingBytes;
+    std::size_t window_bytes = std::size_t{2} << 20;
+    std::vector<PieceCopy> collected;
+  };
+  Interleaving interleaving_;
+  bool defers_ = false; // decided with the ways
+  // The execution in flight, from begin() (or execute()) to its end.
+  struct Flight {
     const std::byte *a = nullptr;
     std::byte *b = nullptr;
+    bool in_flight = false;
     bool operation = false;   // begin() set an operation on operation_pieces()
     bool posted = false;      // all at once: begin() posted the exchange
     std::size_t receives = 0; // then: its receive requests
+    bool deferring = false;   // execute_checked()'s: it carries the caller's check
+    long long check = 0;      // its error word, then the agreed maximum
   };
   Flight flight_;
-  bool in_flight_ = false;
+  // What the last execution left, for its caller.
+  struct Outcome {
+    std::size_t repaired = 0;     // receives repaired
+    bool failed_anywhere = false; // agreed by settle()
+    bool unrepaired = false;      // failed transfers left unrepaired (an argument error)
+  };
+  Outcome last_;
   ProgressMode progress_mode_ = ProgressMode::none; // REDIST_PROGRESS when made
   ProgressThread progress_;
   std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
