@@ -21,6 +21,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/**
+ * @defgroup version Version
+ * The version of these headers. redist_get_version() returns the version of the library a
+ * program runs with, which may differ (a newer libredist.so.0 under an older program).
+ * @{
+ */
+#define REDIST_VERSION_MAJOR 0     /**< incremented with an incompatible ABI change */
+#define REDIST_VERSION_MINOR 1     /**< incremented when functions or constants are added */
+#define REDIST_VERSION_PATCH 0     /**< incremented with fixes that add nothing */
+#define REDIST_VERSION "0.1.0"     /**< "MAJOR.MINOR.PATCH" */
+/** One integer that grows with the version, for #if: e.g. REDIST_VERSION_NUMBER >= 100 */
+#define REDIST_VERSION_NUMBER \
+  (REDIST_VERSION_MAJOR * 10000 + REDIST_VERSION_MINOR * 100 + REDIST_VERSION_PATCH)
+/** @} */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -408,6 +423,15 @@ const char *redist_status_name(int status);
 
 /** Size in bytes of an element type, or 0 for an unknown type. */
 int redist_type_size(redist_type type);
+
+/**
+ * The version of the library this program runs with (compare REDIST_VERSION_MAJOR, ... of
+ * the headers it was compiled with). Any pointer may be NULL. Local; may be called before
+ * MPI_Init.
+ * @ingroup version
+ * @return REDIST_SUCCESS.
+ */
+int redist_get_version(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus
 }
