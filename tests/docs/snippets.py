@@ -19,6 +19,9 @@ The conventions for docs writers (docs/developers.md, "Documentation checks"):
 
   (Fortran: `<!-- declare: integer :: m, n; real(8), allocatable :: a(:, :) -->`, one
   declaration per `;`). Nothing else about the fragment changes.
+- Every relative link of those files ([text](path) and [text](path#anchor)) must name a file
+  that exists and, for a Markdown file, a heading that gives the anchor (GitHub's rule:
+  lower case, punctuation dropped, spaces to hyphens).
 - A fragment whose info string says `toplevel` (```c toplevel) is compiled at file scope (C,
   C++; type and function definitions) or in a module's specification part (Fortran).
 
@@ -85,6 +88,41 @@ def blocks(path):
     return out
 
 
+def slug(heading):
+    """GitHub's anchor of a Markdown heading."""
+    out = ""
+    for ch in heading.strip().lower():
+        if ch.isalnum() or ch in "-_ ":
+            out += ch
+    return out.replace(" ", "-")
+
+
+def anchors(path, cache={}):
+    if path not in cache:
+        text = re.sub(r"```.*?```", "", open(path, encoding="utf-8").read(), flags=re.S)
+        cache[path] = {slug(m.group(1)) for m in re.finditer(r"(?m)^#+\s+(.*)$", text)}
+    return cache[path]
+
+
+def broken_links(path, root):
+    """The relative links of a Markdown file whose file or anchor does not exist."""
+    out = []
+    text = open(path, encoding="utf-8").read()
+    for m in re.finditer(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)", text):
+        target, anchor = m.group(1), m.group(2)
+        if re.match(r"[a-z]+:", target):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        where = f"{os.path.relpath(path, root)}:{line}"
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target \
+            else path
+        if not os.path.exists(resolved):
+            out.append(f"{where}: link to {target}: no such file")
+        elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+            out.append(f"{where}: link to {target}#{anchor}: no such heading")
+    return out
+
+
 def is_program(lang, text):
     if lang == "fortran":
         return re.search(r"^\s*program\s+\w+", text, re.M | re.I) is not None
@@ -148,6 +186,8 @@ def main():
     work = tempfile.mkdtemp(prefix="redist-snippets-")
     for path in files:
         rel = os.path.relpath(path, args.root)
+        if not args.list:
+            failures += broken_links(path, args.root)
         for line, lang, words, text, declarations in blocks(path):
             where = f"{rel}:{line}"
             if args.list:
