@@ -161,7 +161,7 @@ int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type
 int redist_calibrate(MPI_Comm comm, double *alpha, double *beta);
 
 /**
- * The two-level cost model (docs/studies/cluster.md): start-up and per-byte time between two ranks of
+ * The two-level cost model (docs/across-nodes.md): start-up and per-byte time between two ranks of
  * one node and between ranks of two nodes, nodes as MPI groups them (MPI_Comm_split_type with
  * MPI_COMM_TYPE_SHARED). The inter-node beta is the time per byte of one node's network link,
  * which the node's ranks share.
