@@ -27,13 +27,13 @@
  * program runs with, which may differ (a newer libredist.so.0 under an older program).
  * @{
  */
-#define REDIST_VERSION_MAJOR 0     /**< incremented with an incompatible ABI change */
-#define REDIST_VERSION_MINOR 1     /**< incremented when functions or constants are added */
-#define REDIST_VERSION_PATCH 0     /**< incremented with fixes that add nothing */
-#define REDIST_VERSION "0.1.0"     /**< "MAJOR.MINOR.PATCH" */
+#define REDIST_VERSION_MAJOR 0 /**< incremented with an incompatible ABI change */
+#define REDIST_VERSION_MINOR 1 /**< incremented when functions or constants are added */
+#define REDIST_VERSION_PATCH 0 /**< incremented with fixes that add nothing */
+#define REDIST_VERSION "0.1.0" /**< "MAJOR.MINOR.PATCH" */
 /** One integer that grows with the version, for preprocessor tests:
  *  MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100). */
-#define REDIST_VERSION_NUMBER \
+#define REDIST_VERSION_NUMBER                                                                      \
   (REDIST_VERSION_MAJOR * 10000 + REDIST_VERSION_MINOR * 100 + REDIST_VERSION_PATCH)
 /** @} */
 
@@ -171,8 +171,8 @@ typedef struct redist_calibration {
   double intra_beta;  /**< seconds per byte inside a node; the default if !has_intra */
   double inter_alpha; /**< seconds per message between nodes; 0 if !has_inter */
   double inter_beta;  /**< seconds per byte of a node's link; 0 if !has_inter */
-  int has_intra;                  /**< non-zero: two ranks of @p comm share a node */
-  int has_inter;                  /**< non-zero: two ranks of @p comm are on different nodes */
+  int has_intra;      /**< non-zero: two ranks of @p comm share a node */
+  int has_inter;      /**< non-zero: two ranks of @p comm are on different nodes */
 } redist_calibration;
 
 /**
@@ -325,13 +325,13 @@ int redist_plan_execute_end(redist_plan plan);
  * region; A's window is n x m for REDIST_OP_T and REDIST_OP_C).
  */
 typedef struct redist_batch_op {
-  redist_op op;          /**< op(A): A, A^T or A^H */
-  int64_t m;             /**< rows of the window of b */
-  int64_t n;             /**< columns of the window of b */
-  redist_type type;      /**< the element type of A and B */
+  redist_op op;           /**< op(A): A, A^T or A^H */
+  int64_t m;              /**< rows of the window of b */
+  int64_t n;              /**< columns of the window of b */
+  redist_type type;       /**< the element type of A and B */
   const redist_layout *a; /**< A's layout and window start */
   const redist_layout *b; /**< B's layout and window start */
-  redist_region region;  /**< the whole window or a trapezoid, as redist_plan_create_op */
+  redist_region region;   /**< the whole window or a trapezoid, as redist_plan_create_op */
 } redist_batch_op;
 
 /**

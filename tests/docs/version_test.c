@@ -16,8 +16,8 @@ int main(void) {
   if (major != REDIST_VERSION_MAJOR || minor != REDIST_VERSION_MINOR ||
       patch != REDIST_VERSION_PATCH || strcmp(spelled, REDIST_VERSION) != 0 ||
       REDIST_VERSION_NUMBER != major * 10000 + minor * 100 + patch) {
-    fprintf(stderr, "library %d.%d.%d, header %s (%d.%d.%d)\n", major, minor, patch,
-            REDIST_VERSION, REDIST_VERSION_MAJOR, REDIST_VERSION_MINOR, REDIST_VERSION_PATCH);
+    fprintf(stderr, "library %d.%d.%d, header %s (%d.%d.%d)\n", major, minor, patch, REDIST_VERSION,
+            REDIST_VERSION_MAJOR, REDIST_VERSION_MINOR, REDIST_VERSION_PATCH);
     return 1;
   }
   if (redist_get_version(NULL, NULL, NULL) != REDIST_SUCCESS) return 1;
