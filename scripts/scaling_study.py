@@ -154,7 +154,8 @@ def main():
     ap.add_argument("--matching-max", type=int, default=4096,
                     help="stepwise matchings (no closed form) up to this many processes")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "studies", "scaling.md"))
-    ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "studies", "scaling", "predicted_time.svg"))
+    ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "studies", "scaling",
+                                                  "predicted_time.svg"))
     args = ap.parse_args()
     if not os.access(args.exe, os.X_OK):
         sys.exit(f"scaling_study.py: --exe {args.exe}: not an executable; build it with "

@@ -83,8 +83,8 @@ Output
                         moved between processes of one node and across the network (redist
                         uses single copy only inside a node; docs/performance.md), and the
                         time the two-level model predicts (--alpha, --beta inside a node,
-                        --inter-alpha, --inter-beta between nodes; docs/studies/cluster.md); auto and
-                        multiphase then decide with the two-level model
+                        --inter-alpha, --inter-beta between nodes; docs/across-nodes.md);
+                        auto and multiphase then decide with the two-level model
   --inter-alpha SECONDS start-up per message between nodes (default 2e-5)
   --inter-beta SECONDS  per byte on a node's network link, shared by its ranks (default 1e-9)
   --json                machine-readable output
@@ -1505,12 +1505,13 @@ int main(int argc, char **argv) {
                  : "no closed form applies, so Desprez et al.'s Stepwise matchings run on ";
     }
     if (work > kMatchingWork)
-      return refuse("--schedule " + schedule_name + ": " + what + where + ": " + thousands(work) +
-                    " messages x degree, beyond the " + thousands(kMatchingWork) +
-                    " this tool matches (about 4 s; the time grows with that product, "
-                    "docs/studies/scaling.md). Schedules with closed forms (all-at-once, caterpillar; "
-                    "stepwise when one block size divides the other or gcd(r', Q) = gcd(s', P) "
-                    "= 1) have no such limit");
+      return refuse(
+          "--schedule " + schedule_name + ": " + what + where + ": " + thousands(work) +
+          " messages x degree, beyond the " + thousands(kMatchingWork) +
+          " this tool matches (about 4 s; the time grows with that product, "
+          "docs/studies/scaling.md). Schedules with closed forms (all-at-once, caterpillar; "
+          "stepwise when one block size divides the other or gcd(r', Q) = gcd(s', P) "
+          "= 1) have no such limit");
   }
   const bool product_strategy =
       strategy == redist::Strategy::stepwise || strategy == redist::Strategy::circulant ||
