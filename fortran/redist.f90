@@ -235,6 +235,7 @@ module redist
   end interface redist_calibrate
 
   public :: redist_plan_destroy, redist_plan_get_info, redist_message, redist_status_name, &
+            redist_get_version, &
             redist_schedule_name, redist_alloc, redist_free
 
   type, bind(c) :: c_layout
@@ -427,6 +428,12 @@ module redist
       integer(c_int), value :: schedule
       type(c_ptr) :: text
     end function c_schedule_name
+
+    function c_get_version(major, minor, patch) bind(c, name='redist_get_version') result(status)
+      import :: c_int
+      integer(c_int), intent(out) :: major, minor, patch
+      integer(c_int) :: status
+    end function c_get_version
 
     function c_type_size(type) bind(c, name='redist_type_size') result(bytes)
       import :: c_int
@@ -1361,6 +1368,17 @@ contains
     character(len=:), allocatable :: text
     text = from_c_string(c_message())
   end function redist_message
+
+  !> The version of the library this program runs with (major.minor.patch).
+  subroutine redist_get_version(major, minor, patch)
+    integer, intent(out) :: major, minor, patch
+    integer(c_int) :: c_major, c_minor, c_patch, status
+
+    status = c_get_version(c_major, c_minor, c_patch)
+    major = int(c_major)
+    minor = int(c_minor)
+    patch = int(c_patch)
+  end subroutine redist_get_version
 
   !> A short name for a status code ("REDIST_ERR_ARGUMENT", ...).
   function redist_status_name(status) result(text)

@@ -21,6 +21,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/**
+ * @defgroup version Version
+ * The version of these headers. redist_get_version() returns the version of the library a
+ * program runs with, which may differ (a newer libredist.so.0 under an older program).
+ * @{
+ */
+#define REDIST_VERSION_MAJOR 0 /**< incremented with an incompatible ABI change */
+#define REDIST_VERSION_MINOR 1 /**< incremented when functions or constants are added */
+#define REDIST_VERSION_PATCH 0 /**< incremented with fixes that add nothing */
+#define REDIST_VERSION "0.1.0" /**< "MAJOR.MINOR.PATCH" */
+/** One integer that grows with the version, for preprocessor tests:
+ *  MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100). */
+#define REDIST_VERSION_NUMBER                                                                      \
+  (REDIST_VERSION_MAJOR * 10000 + REDIST_VERSION_MINOR * 100 + REDIST_VERSION_PATCH)
+/** @} */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,13 +69,18 @@ typedef enum redist_type {
  * outside the grid).
  */
 typedef struct redist_layout {
-  int64_t m, n;     /**< global rows and columns of the whole matrix (M_, N_) */
-  int64_t mb, nb;   /**< block rows and columns (MB_, NB_), >= 1 */
-  int nprow, npcol; /**< process grid shape, >= 1 */
-  int rsrc, csrc;   /**< grid row/column owning the first block, 0-based */
+  int64_t m;        /**< global rows of the whole matrix (M_) */
+  int64_t n;        /**< global columns of the whole matrix (N_) */
+  int64_t mb;       /**< block rows (MB_), >= 1 */
+  int64_t nb;       /**< block columns (NB_), >= 1 */
+  int nprow;        /**< process grid rows, >= 1 */
+  int npcol;        /**< process grid columns, >= 1 */
+  int rsrc;         /**< grid row owning the first block, 0-based (RSRC_) */
+  int csrc;         /**< grid column owning the first block, 0-based (CSRC_) */
   const int *ranks; /**< nprow*npcol ranks in the communicator; grid position (pr, pc)
                          is ranks[pr + pc*nprow] (column-major, like BLACS_GRIDMAP) */
-  int64_t i, j;     /**< 0-based global row and column where the copied window starts */
+  int64_t i;        /**< 0-based global row where the copied window starts */
+  int64_t j;        /**< 0-based global column where the copied window starts */
   int64_t lld;      /**< local leading dimension on this process, >= max(1, local rows) */
 } redist_layout;
 
@@ -70,6 +91,7 @@ typedef enum redist_region {
   REDIST_REGION_LOWER = 2  /**< lower trapezoid, UPLO='L' */
 } redist_region;
 
+/** A plan: everything about one redistribution that does not depend on the data (opaque). */
 typedef struct redist_plan_s *redist_plan;
 
 /**
@@ -104,17 +126,18 @@ void redist_options_init(redist_options *options);
 
 /**
  * Create a plan that copies the m x n window of layout @p a onto the window of layout @p b.
- * Collective over @p comm. The plan runs on its own duplicate of the communicator; the plan
- * does not keep @p a/@p b. A destroyed plan's duplicate is kept with @p comm (at most four,
- * freed with @p comm or by redist_scalapack_clear_cache()) and taken by the next plan made on
- * it, where every process offers the same one (agreed with the arguments, instead of
- * MPI_Comm_dup).
- * The first plan on @p comm asks MPI which of its ranks share a node (MPI_Comm_split_type) and
- * keeps the answer as an attribute of @p comm (a pair of ints per block of consecutive ranks
- * on one node; freed with @p comm, copied into its duplicates), so that later plans on it skip
- * the query.
+ * Collective over @p comm. The plan runs on its own duplicate of the communicator and does
+ * not keep @p a / @p b; it decides which way each message travels (sent through MPI, or,
+ * between processes of one node, read in a single copy or mapped; docs/performance.md).
+ * @param comm       the communicator; every process of it calls.
+ * @param m          rows of the window copied.
+ * @param n          columns of the window copied.
+ * @param type       the element type.
+ * @param a          the source layout and the window's start in it.
+ * @param b          the destination layout and the window's start in it.
  * @param region     which part of the window to copy (trapezoids follow PxTRMR2D).
  * @param unit_diag  for trapezoids: non-zero means the diagonal is not copied (DIAG='U').
+ * @param plan       receives the plan.
  * @pre every process passes the same m, n, type, region, unit_diag and layouts (but lld).
  * @return REDIST_SUCCESS, or an error status on every process (then *plan is NULL).
  */
@@ -138,16 +161,18 @@ int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type
 int redist_calibrate(MPI_Comm comm, double *alpha, double *beta);
 
 /**
- * The two-level cost model (docs/cluster.md): start-up and per-byte time between two ranks of
+ * The two-level cost model (docs/across-nodes.md): start-up and per-byte time between two ranks of
  * one node and between ranks of two nodes, nodes as MPI groups them (MPI_Comm_split_type with
  * MPI_COMM_TYPE_SHARED). The inter-node beta is the time per byte of one node's network link,
  * which the node's ranks share.
  */
 typedef struct redist_calibration {
-  double intra_alpha, intra_beta; /**< inside a node; the built-in defaults if !has_intra */
-  double inter_alpha, inter_beta; /**< between nodes; 0 if !has_inter */
-  int has_intra;                  /**< non-zero: two ranks of @p comm share a node */
-  int has_inter;                  /**< non-zero: two ranks of @p comm are on different nodes */
+  double intra_alpha; /**< seconds per message inside a node; the default if !has_intra */
+  double intra_beta;  /**< seconds per byte inside a node; the default if !has_intra */
+  double inter_alpha; /**< seconds per message between nodes; 0 if !has_inter */
+  double inter_beta;  /**< seconds per byte of a node's link; 0 if !has_inter */
+  int has_intra;      /**< non-zero: two ranks of @p comm share a node */
+  int has_inter;      /**< non-zero: two ranks of @p comm are on different nodes */
 } redist_calibration;
 
 /**
@@ -230,7 +255,9 @@ typedef struct redist_darray {
   const int *ranks;                 /**< rank of each grid position (row-major over the grid,
                                          as in MPI_Type_create_darray); NULL = position p is
                                          rank p */
-  const int64_t *starts, *subsizes; /**< the window; NULL = the whole array */
+  const int64_t *starts;            /**< the window's first index per dimension (0-based);
+                                         NULL = the whole array */
+  const int64_t *subsizes;          /**< the window's extents; NULL = the whole array */
   const int64_t *local_extents;     /**< this process's allocated extents (>= its local
                                          counts); NULL = dense */
 } redist_darray;
@@ -298,11 +325,13 @@ int redist_plan_execute_end(redist_plan plan);
  * region; A's window is n x m for REDIST_OP_T and REDIST_OP_C).
  */
 typedef struct redist_batch_op {
-  redist_op op;
-  int64_t m, n;
-  redist_type type;
-  const redist_layout *a, *b;
-  redist_region region;
+  redist_op op;           /**< op(A): A, A^T or A^H */
+  int64_t m;              /**< rows of the window of b */
+  int64_t n;              /**< columns of the window of b */
+  redist_type type;       /**< the element type of A and B */
+  const redist_layout *a; /**< A's layout and window start */
+  const redist_layout *b; /**< B's layout and window start */
+  redist_region region;   /**< the whole window or a trapezoid, as redist_plan_create_op */
 } redist_batch_op;
 
 /**
@@ -345,9 +374,7 @@ int redist_plan_execute_batch_begin(redist_plan plan, const void *const *alphas,
                                     const void *const *a, const void *const *betas, void *const *b);
 
 /** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. If an execution
- * is in flight, it is completed first (its failure is not reported). The plan's communicator
- * is kept for the next plan made on the same communicator (redist_plan_create), unless its
- * last execution failed or left a message unmatched on some process. */
+ * is in flight, it is completed first (its failure is not reported). */
 int redist_plan_destroy(redist_plan *plan);
 
 /**
@@ -372,8 +399,11 @@ int redist_free(void *memory);
 
 /** Statistics of this process's part of a plan. */
 typedef struct redist_plan_info {
-  int64_t send_peers, recv_peers; /**< remote processes this one sends to / receives from */
-  int64_t bytes_sent, bytes_received, bytes_local; /**< per execution */
+  int64_t send_peers;       /**< remote processes this one sends to */
+  int64_t recv_peers;       /**< remote processes this one receives from */
+  int64_t bytes_sent;       /**< bytes sent per execution */
+  int64_t bytes_received;   /**< bytes received per execution */
+  int64_t bytes_local;      /**< bytes copied within this process per execution */
   int schedule;             /**< the schedule used (never REDIST_SCHEDULE_AUTO) */
   int64_t steps;            /**< steps of the schedule (1 for all-at-once) */
   int64_t buffer_bytes;     /**< buffer memory this process holds for execution */
@@ -392,9 +422,12 @@ int redist_plan_get_info(redist_plan plan, redist_plan_info *info);
  * older, shorter struct would have its memory overwritten past the end.
  */
 typedef struct redist_plan_node_info {
-  int64_t bytes_sent_inside, bytes_sent_across;         /**< to peers on this node / others */
-  int64_t bytes_received_inside, bytes_received_across; /**< from peers on this node / others */
-  int64_t send_peers_inside, recv_peers_inside; /**< of send_peers / recv_peers, on this node */
+  int64_t bytes_sent_inside;     /**< bytes sent to peers on this node */
+  int64_t bytes_sent_across;     /**< bytes sent to peers on other nodes */
+  int64_t bytes_received_inside; /**< bytes received from peers on this node */
+  int64_t bytes_received_across; /**< bytes received from peers on other nodes */
+  int64_t send_peers_inside;     /**< of send_peers, those on this node */
+  int64_t recv_peers_inside;     /**< of recv_peers, those on this node */
 } redist_plan_node_info;
 
 /** Fill @p info with this process's bytes inside its node and across nodes. Local. */
@@ -408,6 +441,15 @@ const char *redist_status_name(int status);
 
 /** Size in bytes of an element type, or 0 for an unknown type. */
 int redist_type_size(redist_type type);
+
+/**
+ * The version of the library this program runs with (compare REDIST_VERSION_MAJOR, ... of
+ * the headers it was compiled with). Any pointer may be NULL. Local; may be called before
+ * MPI_Init.
+ * @ingroup version
+ * @return REDIST_SUCCESS.
+ */
+int redist_get_version(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus
 }

@@ -85,15 +85,18 @@ typedef struct redist_ring_info {
 
 /* ---- Pure planning (local, no communication) ------------------------------------------------ */
 
+/** A rebalance planned without MPI (opaque; redist_ring_schedule_create). */
 typedef struct redist_ring_schedule_s *redist_ring_schedule;
 
 /**
  * Plan a rebalance of @p n processes without MPI. Local.
+ * @param n         the number of processes on the ring.
  * @param direction REDIST_RING_UNIDIRECTIONAL or REDIST_RING_BIDIRECTIONAL.
  * @param loads     n items held before, each >= 1.
  * @param targets   n items held after, each >= 1, same sum as @p loads.
  * @param c_next    n costs c(k -> k+1) > 0 or +INFINITY; NULL means all 1.
  * @param c_prev    n costs c(k -> k-1) > 0 or +INFINITY (bidirectional only; NULL: all 1).
+ * @param schedule  receives the schedule (NULL after an error).
  */
 int redist_ring_schedule_create(int n, int direction, const int64_t *loads, const int64_t *targets,
                                 const double *c_next, const double *c_prev,
@@ -124,6 +127,7 @@ int redist_ring_targets_from_weights(int n, int64_t total, const double *weights
 
 /* ---- Execution over MPI -------------------------------------------------------------------- */
 
+/** A rebalance planned over a communicator, to execute (opaque; redist_ring_plan_create). */
 typedef struct redist_ring_plan_s *redist_ring_plan;
 
 /**
@@ -134,6 +138,7 @@ int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, double weight, i
 
 /**
  * Plan a rebalance over @p comm (ring order = rank order). Collective.
+ * @param comm        the ring's processes; every one of them calls.
  * @param direction   same on every process.
  * @param transport   REDIST_RING_NEIGHBOUR, _DIRECT or _AUTO; same on every process.
  * @param load        items this process holds now (>= 1).
@@ -143,6 +148,7 @@ int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, double weight, i
  * @param item_bytes  bytes per item (1 .. INT_MAX); same on every process.
  * @param chunk_items neighbour transport: items per message when forwarding (0: about 1 MiB);
  *                    same on every process.
+ * @param plan        receives the plan.
  * @return REDIST_SUCCESS, or an error on every process (then *plan is NULL).
  */
 int redist_ring_plan_create(MPI_Comm comm, int direction, int transport, int64_t load,

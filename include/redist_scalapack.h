@@ -33,7 +33,13 @@ typedef int redist_int;
 struct redist_options;
 struct redist_plan_s;
 
-/* Fortran-style entries (arguments by reference). */
+/**
+ * Declares, for the type letter @p x (s, d, c, z, i) and element type @p T, the Fortran-style
+ * entries redist_pxgemr2d_ and redist_pxtrmr2d_ (arguments by reference, as ScaLAPACK's
+ * PxGEMR2D and PxTRMR2D) and the C-style redist_Cpxgemr2d and redist_Cpxtrmr2d (as
+ * ScaLAPACK's Cpxgemr2d and Cpxtrmr2d). Declared for s (float), d (double), c and z (void:
+ * pairs of float and double) and i (redist_int).
+ */
 #define REDIST_DECLARE_GEMR(x, T)                                                                  \
   void redist_p##x##gemr2d_(const redist_int *m, const redist_int *n, const T *a,                  \
                             const redist_int *ia, const redist_int *ja, const redist_int *desca,   \
@@ -59,13 +65,15 @@ REDIST_DECLARE_GEMR(i, redist_int)
 
 #undef REDIST_DECLARE_GEMR
 
-/*
+/**
  * PBLAS's transposes and additions, sub(C) := beta sub(C) + alpha op(sub(A)), with PBLAS's
  * arguments (PxTRAN / PxTRANU / PxTRANC: op = transpose / transpose / conjugate transpose;
  * PxGEADD: TRANS 'N', 'T', 'C'; PxTRADD: UPLO 'U' or 'L' of sub(C), the diagonal through
  * its top-left corner). ALPHA and BETA have the element type (pairs for c and z). The
  * context is DESCC(CTXT_); results are bit for bit PBLAS's (docs/guide.md). Errors as for
  * the copies: reported on every process, C untouched, no abort.
+ * This macro declares, for the type letter @p x (s, d, c, z) and element type @p T,
+ * redist_pxgeadd_ and redist_pxtradd_ (Fortran-style, arguments by reference).
  */
 #define REDIST_DECLARE_OPERATIONS(x, T)                                                            \
   void redist_p##x##geadd_(const char *trans, const redist_int *m, const redist_int *n,            \
@@ -76,6 +84,8 @@ REDIST_DECLARE_GEMR(i, redist_int)
                            const redist_int *n, const T *alpha, const T *a, const redist_int *ia,  \
                            const redist_int *ja, const redist_int *desca, const T *beta, T *c,     \
                            const redist_int *ic, const redist_int *jc, const redist_int *descc);
+/** Declares redist_<name>_ for PBLAS's @p name (pstran, pdtran, pctranu, pztranu, pctranc,
+ * pztranc) with element type @p T: sub(C) := beta sub(C) + alpha op(sub(A)). */
 #define REDIST_DECLARE_TRAN(name, T)                                                               \
   void redist_##name##_(const redist_int *m, const redist_int *n, const T *alpha, const T *a,      \
                         const redist_int *ia, const redist_int *ja, const redist_int *desca,       \
@@ -123,7 +133,8 @@ int redist_plan_create_scalapack(redist_int m, redist_int n, int type, const red
                                  int unit_diag, const struct redist_options *options,
                                  struct redist_plan_s **plan);
 
-/** Free every cached plan and communicator. Local; safe to call at any time between calls. */
+/** Free every cached plan and communicator of the ScaLAPACK-style entries. Local; safe to
+ * call at any time between calls. */
 void redist_scalapack_clear_cache(void);
 
 #ifdef __cplusplus

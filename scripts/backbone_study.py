@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Backbone study for docs/backbone.md (Python standard library only).
+"""Backbone study for docs/studies/backbone.md (Python standard library only).
 
 Runs tools/backbone_study.cpp (Jeannot & Wagner's Sec. 5.1 simulations):
   - k from 1 to 20 on the same random graphs, weights 1..20 and 1..10000, beta = 1;
   - beta from 0.1 to 100 on random graphs with weights 1..20, each with its own random k;
   - processor seconds per GGP / OGGP call on complete graphs up to 100 x 100;
 checks every row (costs at least the lower bound, all-at-once at least its own bound), writes
-summary CSVs and SVG plots into docs/backbone/ and the tables into docs/backbone.md, between its
+summary CSVs and SVG plots into docs/studies/backbone/ and the tables into docs/studies/backbone.md, between its
 markers.
 
   python3 scripts/backbone_study.py [--exe PATH] [--graphs N] [--seed S] [--out DIR] [--doc FILE]
@@ -274,14 +274,14 @@ def main():
     ap.add_argument("--exe", help="a built backbone_study (default: compile one)")
     ap.add_argument("--graphs", type=int, default=5000, help="random graphs per setting")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "backbone"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "studies", "backbone"))
     ap.add_argument("--doc", help="where the tables go, between the markers (default "
-                    "docs/backbone.md; with --quick, backbone-tables.md in --out)")
+                    "docs/studies/backbone.md; with --quick, backbone-tables.md in --out)")
     ap.add_argument("--quick", action="store_true", help="tiny setting, for the ctest")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     doc_path = args.doc or (os.path.join(args.out, "backbone-tables.md") if args.quick else
-                            os.path.join(ROOT, "docs", "backbone.md"))
+                            os.path.join(ROOT, "docs", "studies", "backbone.md"))
     started = time.time()
     graphs = 30 if args.quick else args.graphs
     k_max = "4" if args.quick else "20"

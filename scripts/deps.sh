@@ -2,7 +2,7 @@
 # Install the Debian packages redist needs, if any is missing. Sourced by test.sh and demo.sh.
 # The CI jobs (scripts/ci-*.sh) add theirs through REDIST_EXTRA_PACKAGES (space-separated).
 redist_packages=(cmake make g++ gfortran pkg-config libopenmpi-dev openmpi-bin
-                 libscalapack-openmpi-dev libgtest-dev glpk-utils python3 librsvg2-bin
+                 libscalapack-openmpi-dev libgtest-dev glpk-utils python3 librsvg2-bin doxygen
                  ${REDIST_EXTRA_PACKAGES:-})
 redist_missing=()
 for pkg in "${redist_packages[@]}"; do

@@ -8,7 +8,7 @@ Builds tools/ring_study.cpp with the planner (src/model/ring.cpp), runs
               processors, 100 iterations, rebalancing every 0/50/20/10/5 iterations,
               computation-to-communication ratio 1..10), with mild speed changes and with
               changed speeds redrawn from the whole list;
-writes the CSVs and SVG plots into docs/ring/ and prints the summaries quoted in docs/ring.md.
+writes the CSVs and SVG plots into docs/studies/ring/ and prints the summaries quoted in docs/ring.md.
 
   python3 scripts/ring_study.py [--instances N] [--platforms P] [--seed S] [--out DIR]
 """
@@ -209,7 +209,7 @@ def main():
     ap.add_argument("--factor", type=float, default=1.5,
                     help="section8: a speed change multiplies the speed by a random factor in "
                          "[1/F, F]; a second run redraws changed speeds from the whole list")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "ring"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "studies", "ring"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Schedules at scale, for docs/scaling.md (Python standard library only).
+"""Schedules at scale, for docs/studies/scaling.md (Python standard library only).
 
 Runs tools/scaling_study.cpp (build it first: cmake --build BUILD --target scaling-study) on
   - Park, Prasanna & Raghavendra's examples (Evers 2025 review, Table 4.19: (P, Q, k) = (18, 76, 8),
@@ -7,8 +7,8 @@ Runs tools/scaling_study.cpp (build it first: cmake --build BUILD --target scali
     of their experiments (808,704 and 14,174,980 elements), plus (18, 76, 9);
   - P = Q = 1,024 ... 65,536 with ScaLAPACK block sizes 64 -> 128, 64 -> 100 and 48 -> 80,
     64 Ki elements (512 KiB) per process;
-writes the tables into docs/scaling.md between the markers below and the plot
-docs/scaling/predicted_time.svg.
+writes the tables into docs/studies/scaling.md between the markers below and the plot
+docs/studies/scaling/predicted_time.svg.
 
   python3 scripts/scaling_study.py --exe BUILD/tools/scaling-study [--max-procs N]
       [--matching-max N] [--doc FILE] [--svg FILE]
@@ -153,8 +153,9 @@ def main():
     ap.add_argument("--max-procs", type=int, default=MACHINE_PROCS[-1])
     ap.add_argument("--matching-max", type=int, default=4096,
                     help="stepwise matchings (no closed form) up to this many processes")
-    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "scaling.md"))
-    ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "scaling", "predicted_time.svg"))
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "studies", "scaling.md"))
+    ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "studies", "scaling",
+                                                  "predicted_time.svg"))
     args = ap.parse_args()
     if not os.access(args.exe, os.X_OK):
         sys.exit(f"scaling_study.py: --exe {args.exe}: not an executable; build it with "

@@ -1,7 +1,8 @@
-// backbone_study: Jeannot & Wagner 2004's Sec. 5.1 simulations of GGP and OGGP (docs/backbone.md),
-// printing CSV, one row per instance: the graph's size, the lower bound, the costs of GGP, OGGP
-// and all-at-once (fluid model) in the backbone model (backbone.hpp), steps and the seconds
-// each scheduler took. Run by scripts/backbone_study.py, which summarises and plots.
+// backbone_study: Jeannot & Wagner 2004's Sec. 5.1 simulations of GGP and OGGP
+// (docs/studies/backbone.md), printing CSV, one row per instance: the graph's size, the lower
+// bound, the costs of GGP, OGGP and all-at-once (fluid model) in the backbone model (backbone.hpp),
+// steps and the seconds each scheduler took. Run by scripts/backbone_study.py, which summarises and
+// plots.
 //
 //   backbone_study ratios [--graphs N] [--seed S] [--max-weight W] [--beta B] [--k-max K]
 //       The same N random graphs for every k = 1..K, setup beta (elements).

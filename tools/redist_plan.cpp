@@ -78,13 +78,13 @@ Output
   --steps               list every step's pieces (sender->receiver:elements); beyond 4,096
                         pieces the first 32 steps of up to 32 pieces each, and says so
   --materialise-max M   build schedules of up to M messages whole (default 1,048,576); larger
-                        ones are evaluated one step at a time (docs/scaling.md)
+                        ones are evaluated one step at a time (docs/studies/scaling.md)
   --ranks-per-node K    nodes of K ranks (ranks 0..K-1 on the first, ...): print the bytes
                         moved between processes of one node and across the network (redist
                         uses single copy only inside a node; docs/performance.md), and the
                         time the two-level model predicts (--alpha, --beta inside a node,
-                        --inter-alpha, --inter-beta between nodes; docs/cluster.md); auto and
-                        multiphase then decide with the two-level model
+                        --inter-alpha, --inter-beta between nodes; docs/across-nodes.md);
+                        auto and multiphase then decide with the two-level model
   --inter-alpha SECONDS start-up per message between nodes (default 2e-5)
   --inter-beta SECONDS  per byte on a node's network link, shared by its ranks (default 1e-9)
   --json                machine-readable output
@@ -574,11 +574,11 @@ int run_ring(const RingArgs &a, bool json) {
 }
 
 // --- Network topology (--topology, --routing, --link-bandwidth, --step-setup): the torus
-// link-load model (src/model/torus.hpp, docs/torus.md) and the backbone bound
+// link-load model (src/model/torus.hpp, docs/studies/torus.md) and the backbone bound
 // (schedule_matching.hpp).
 
 constexpr const char *kHelpNetwork = R"(
-Network topology (with --1d, --2d; docs/torus.md)
+Network topology (with --1d, --2d; docs/studies/torus.md)
   --topology crossbar|torus:K^D|torus:K^D:linear[:c1,...,cD,c]|backbone:K
                         crossbar (default): each process has its own port, nothing more.
                         torus:K^D: ranks on the nodes of a D-dimensional K-torus (K >= 2), rank
@@ -784,7 +784,7 @@ std::string network_report(const Network &net, const redist::Transfer &t,
         os << "this schedule: not a backbone schedule (" << schedule_error << ")\n";
       os << "all at once:  " << num(all_at_once)
          << " s (every message started at once, the backbone's k streams shared max-min fairly; "
-            "docs/backbone.md)\n";
+            "docs/studies/backbone.md)\n";
     }
     return os.str();
   }
@@ -857,7 +857,7 @@ std::string network_report(const Network &net, const redist::Transfer &t,
   return os.str();
 }
 
-// --- Scale (docs/scaling.md, "redist-plan at scale"): what the tool materialises, what it
+// --- Scale (docs/studies/scaling.md, "redist-plan at scale"): what the tool materialises, what it
 // evaluates step by step, and what it refuses.
 
 // Schedules of at most this many messages of the 2-D volume graph are built whole; beyond, a
@@ -866,7 +866,7 @@ std::string network_report(const Network &net, const redist::Transfer &t,
 constexpr Index kMaterialiseMessages = Index{1} << 20;
 // Matching schedules without a closed form cost about messages x max degree of the graph they
 // match (Stepwise: ~2 s per million on one core, Greedy and ggp/oggp less); beyond this product
-// they are refused before starting (measured in docs/scaling.md).
+// they are refused before starting (measured in docs/studies/scaling.md).
 constexpr Index kMatchingWork = Index{1} << 21;
 // auto and multiphase decide as every rank would: a rank plan per rank, O(ranks^2) lookups.
 constexpr int kDecisionRanks = 16384;
@@ -1448,7 +1448,7 @@ int main(int argc, char **argv) {
     std::cerr << "redist-plan: " << why << "\n";
     return 1;
   };
-  // Scale (docs/scaling.md): the 1-D graphs take one sweep of a period; the 2-D graph holds
+  // Scale (docs/studies/scaling.md): the 1-D graphs take one sweep of a period; the 2-D graph holds
   // the product of their messages.
   const redist::VolumeGraph row_graph = redist::volume_graph(t.rows());
   const redist::VolumeGraph col_graph = redist::volume_graph(t.cols());
@@ -1505,12 +1505,13 @@ int main(int argc, char **argv) {
                  : "no closed form applies, so Desprez et al.'s Stepwise matchings run on ";
     }
     if (work > kMatchingWork)
-      return refuse("--schedule " + schedule_name + ": " + what + where + ": " + thousands(work) +
-                    " messages x degree, beyond the " + thousands(kMatchingWork) +
-                    " this tool matches (about 4 s; the time grows with that product, "
-                    "docs/scaling.md). Schedules with closed forms (all-at-once, caterpillar; "
-                    "stepwise when one block size divides the other or gcd(r', Q) = gcd(s', P) "
-                    "= 1) have no such limit");
+      return refuse(
+          "--schedule " + schedule_name + ": " + what + where + ": " + thousands(work) +
+          " messages x degree, beyond the " + thousands(kMatchingWork) +
+          " this tool matches (about 4 s; the time grows with that product, "
+          "docs/studies/scaling.md). Schedules with closed forms (all-at-once, caterpillar; "
+          "stepwise when one block size divides the other or gcd(r', Q) = gcd(s', P) "
+          "= 1) have no such limit");
   }
   const bool product_strategy =
       strategy == redist::Strategy::stepwise || strategy == redist::Strategy::circulant ||

@@ -1,5 +1,5 @@
 // scaling-study: predicted cost of the caterpillar, stepwise, circulant and all-at-once schedules
-// of 1-D block-cyclic redistributions, on a crossbar and on a 3-D torus (docs/scaling.md,
+// of 1-D block-cyclic redistributions, on a crossbar and on a 3-D torus (docs/studies/scaling.md,
 // "Schedules at scale"; scripts/scaling_study.py runs it). Pure layers only, no MPI.
 //
 // Every schedule is built from the volume graph's messages, never from a P x Q table: the

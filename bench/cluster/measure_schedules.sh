@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The schedules measured on the virtual cluster (issue 19 item 4, docs/cluster.md): for every
+# The schedules measured on the virtual cluster (docs/studies/cluster.md): for every
 # combination of nodes (NODES), ranks per node (SLOTS) and link rate (RATES), one cluster.sh run
 # of schedule_bench (all-at-once, caterpillar, stepwise, GGP/OGGP with k = 1, 2, 4, auto with
 # k = 2, multiphase on three cases, times next to the two-level and backbone models' predictions); then

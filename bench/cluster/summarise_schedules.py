@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables and a plot from measure_schedules.sh's CSVs (docs/cluster.md).
+"""Tables and a plot from measure_schedules.sh's CSVs (docs/studies/cluster.md).
 
     bench/cluster/summarise_schedules.py OUT_DIR
 
