@@ -592,11 +592,11 @@ const char *call_name(unsigned call) {
 // Every point-to-point call of the executor, on every tag, at every position of an execution,
 // made to fail once on one process (0, the last) or on two at once: no hang (watchdog), every
 // process returns with B right (the repair), no request left, and the next execution works.
-// The first execution includes the negotiation (identities on the address tag, answers on the
-// reply tag), the second uses the later ways (mapped). Catches issue 17 items 0 (a failed
-// Irecv of data: the peer's send was never matched, hang), 1 (a failed identity or address:
-// the reply was never posted, hang) and 2 (a failed answer: the two ends disagreed on the
-// way, hang).
+// Also while the plan is made: the exchange of identities (address tag) and answers (reply
+// tag) of the ways, where a failure anywhere makes every message sent (agreed), and the plan
+// works. Catches a failed Irecv of data (the peer's send was never matched: a hang), a failed
+// identity or address (the reply was never posted: a hang) and a failed answer (the two ends
+// disagreed on the way: a hang).
 TEST(Faults, EveryCallFailingOnceAnywhereIsRepaired) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const Scenario s = large_scenario(150, 110);
@@ -625,29 +625,47 @@ TEST(Faults, EveryCallFailingOnceAnywhereIsRepaired) {
       for (const auto &[tag_name, offset] : tag_kinds) {
         for (const unsigned call : calls) {
           for (const std::vector<int> &faulty : sets) {
-            // Without single copy the second execution has the first's messages.
+            // Execution 0: the fault while the plan is made. Without single copy the second
+            // execution has the first's messages.
             const int executions = std::string(mode) == "never" ? 1 : 2;
-            for (int execution = 1; execution <= executions; ++execution) {
+            for (int execution = 0; execution <= executions; ++execution) {
               for (long long skip = 0; skip < 12; ++skip) {
+                faults::Fault f;
+                f.calls = call;
+                f.tags = tags_of(offset);
+                f.skip = skip;
+                f.count = 1;
+                const bool here =
+                    std::find(faulty.begin(), faulty.end(), world_rank()) != faulty.end();
+                const long long injected_before = faults::injected();
+                if (execution == 0 && here) faults::arm(f);
+                if (execution == 0) mpitest::watchdog_arm("a fault while the plan is made");
                 TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
+                if (execution == 0) mpitest::watchdog_disarm();
+                faults::disarm();
                 ASSERT_EQ(x.why_not(), "");
                 const std::string where =
                     std::string("[REDIST_SINGLE_COPY=") + mode + ", " +
                     (strategy == redist::Strategy::all_at_once ? "all-at-once" : "stepwise") +
                     ", " + call_name(call) + " on the " + tag_name + " tag, occurrence " +
-                    std::to_string(skip + 1) + " of execution " + std::to_string(execution) +
+                    std::to_string(skip + 1) +
+                    (execution == 0 ? std::string(" while the plan is made")
+                                    : " of execution " + std::to_string(execution)) +
                     ", on " + std::to_string(faulty.size()) + " process(es)] ";
                 std::int64_t wrong = 0;
                 std::string report;
                 if (execution == 2) {
                   EXPECT_EQ(x.run(1, 2, wrong, report), "") << where;
                 }
-                faults::Fault f;
-                f.calls = call;
-                f.tags = tags_of(offset);
-                f.skip = skip;
-                f.count = 1;
-                const bool fired = expect_repaired(x, f, faulty, 3, where);
+                bool fired = false;
+                if (execution == 0) {
+                  fired = sum_everywhere(faults::injected() - injected_before) > 0;
+                  EXPECT_EQ(faults::live_requests(), 0) << where << "requests left behind";
+                  EXPECT_EQ(x.run(3, 4, wrong, report), "") << where << "the plan made";
+                  EXPECT_EQ(wrong, 0) << where << "B:\n" << report;
+                } else {
+                  fired = expect_repaired(x, f, faulty, 3, where);
+                }
                 EXPECT_EQ(x.run(5, 6, wrong, report), "") << where << "the next execution";
                 EXPECT_EQ(wrong, 0) << where << "B of the next execution:\n" << report;
                 if (::testing::Test::HasFailure()) return;
