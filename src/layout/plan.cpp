@@ -113,13 +113,18 @@ std::vector<RowGroup> row_groups_between(const RunPattern &rows, Index lo, Index
 
 RowGroups row_groups(const RunPattern &rows) {
   RowGroups groups;
-  groups.periods = rows.window_length() / rows.period();
+  const Index head = rows.head_length();
+  if (head > 0) {
+    groups.head = row_groups_between(rows, 0, head);
+  }
+  const Index end = rows.segments_end();
+  groups.periods = (end - head) / rows.period();
   groups.src_stride = rows.src_stride();
   groups.dst_stride = rows.dst_stride();
   if (groups.periods > 0) {
-    groups.period = row_groups_between(rows, 0, rows.period());
+    groups.period = row_groups_between(rows, head, head + rows.period());
   }
-  groups.tail = row_groups_between(rows, groups.periods * rows.period(), rows.window_length());
+  groups.tail = row_groups_between(rows, head + groups.periods * rows.period(), end);
   // One group per period that the next period continues at the same steps (blocks of the
   // destination's rows at constant distances): the whole window is one group.
   if (groups.periods > 1 && groups.period.size() == 1) {

@@ -106,16 +106,21 @@ struct RowGroup {
 /// The groups of a message's rows, kept for one period of the pattern (and the window's last,
 /// partial period) so that their memory follows the pattern, not the matrix. Where each period
 /// is one group that the next continues at the same steps, `period` holds that one group for
-/// the whole window instead (periods = 1, no tail).
+/// the whole window instead (periods = 1, no tail). A pattern of several segments
+/// (RunPattern::head_length) has the groups of its segments before the last in `head`.
 struct RowGroups {
-  std::vector<RowGroup> period; ///< window indices [0, period): the first of `periods`
-  Index periods = 0;            ///< whole periods in the window
+  std::vector<RowGroup> head;   ///< window indices [0, head_length), local indices included
+  std::vector<RowGroup> period; ///< the first of `periods` periods after the head
+  Index periods = 0;            ///< whole periods in the window after the head
   Index src_stride = 0;         ///< advance of the local indices per period
   Index dst_stride = 0;
   std::vector<RowGroup> tail; ///< the rest of the window (its local indices included)
 
   /// The window's one group, if it has exactly one (then with shifts 0), else null.
   [[nodiscard]] const RowGroup *only() const {
+    if (!head.empty()) {
+      return head.size() == 1 && periods == 0 && tail.empty() ? head.data() : nullptr;
+    }
     if (periods == 1 && period.size() == 1 && tail.empty()) return period.data();
     if (periods == 0 && tail.size() == 1) return tail.data();
     return nullptr;
@@ -123,6 +128,9 @@ struct RowGroups {
   /// f(group, src_shift, dst_shift) for every group in window order, shifts to add to its
   /// local indices.
   template <class F> void for_each(F &&f) const {
+    for (const RowGroup &g : head) {
+      f(g, Index{0}, Index{0});
+    }
     for (Index t = 0; t < periods; ++t) {
       for (const RowGroup &g : period) {
         f(g, t * src_stride, t * dst_stride);

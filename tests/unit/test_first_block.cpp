@@ -1,0 +1,466 @@
+// Dimensions whose first block has its own size (PBLAS's 11-integer descriptors, IMB_ / INB_)
+// against an oracle written from PBLAS's definition, apart from src/: the blocks are dealt one
+// after the other -- the first (IMB elements) to the source process, then blocks of MB to the
+// next processes round-robin -- and every element's owner and local index are counted out by
+// a scan of the whole dimension. Checked: owner, local index, local extent (PB_Cnumroc with
+// I = 0), the 1-D runs between every pair of processes for windows at any offset, the row
+// groups the executor copies with, and 2-D rank plans (messages, their order, both ends'
+// offsets) on random first-block layouts, transposed and trapezoidal too.
+#include "index.hpp"
+#include "plan.hpp"
+#include "reference.hpp"
+#include "tiles.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace redist::test {
+namespace {
+
+// Owner and local index of every global index of a dimension, dealt block by block.
+struct DealtDimension {
+  std::vector<int> owner;
+  std::vector<Index> local;
+  std::vector<Index> count; // elements per process
+};
+
+DealtDimension deal(Index extent, Index first, Index block, int nprocs, int src) {
+  DealtDimension d;
+  d.count.assign(static_cast<std::size_t>(nprocs), 0);
+  int process = src;
+  Index left_in_block = first;
+  for (Index g = 0; g < extent; ++g) {
+    if (left_in_block == 0) {
+      process = (process + 1) % nprocs;
+      left_in_block = block;
+    }
+    d.owner.push_back(process);
+    d.local.push_back(d.count[static_cast<std::size_t>(process)]++);
+    --left_in_block;
+  }
+  return d;
+}
+
+DealtDimension deal(const BlockCyclic &d) {
+  return deal(d.extent, d.first_block > 0 ? d.first_block : d.block, d.block, d.nprocs, d.src);
+}
+
+BlockCyclic random_first_block_dimension(Random &rng, Index max_extent, Index max_block,
+                                         int max_procs) {
+  BlockCyclic d = random_dimension(rng, max_extent, max_block, max_procs);
+  const int mode = rng.uniform_int(0, 9);
+  // below, equal to and beyond the block; sometimes beyond the whole extent; sometimes 0 (the
+  // 9-integer descriptor)
+  d.first_block = mode == 0   ? 0
+                  : mode == 1 ? d.block
+                  : mode == 2 ? rng.uniform(d.extent, d.extent + 3) + 1
+                              : rng.uniform(1, 3 * d.block + 2);
+  return d;
+}
+
+std::string describe_dim(const BlockCyclic &d) {
+  return describe(d) + " first_block=" + std::to_string(d.first_block);
+}
+
+TEST(FirstBlock, OwnerLocalIndexAndExtentMatchTheDealtBlocksExhaustively) {
+  for (Index extent = 0; extent <= 23; ++extent) {
+    for (Index block = 1; block <= 4; ++block) {
+      for (int nprocs = 1; nprocs <= 4; ++nprocs) {
+        for (int src = 0; src < nprocs; ++src) {
+          for (Index first = 1; first <= 2 * block + 3; ++first) {
+            const BlockCyclic d{extent, block, nprocs, src, first};
+            const DealtDimension want = deal(extent, first, block, nprocs, src);
+            for (Index g = 0; g < extent; ++g) {
+              const auto gi = static_cast<std::size_t>(g);
+              ASSERT_EQ(d.owner(g), want.owner[gi]) << describe_dim(d) << " g=" << g;
+              ASSERT_EQ(d.local_index(g), want.local[gi]) << describe_dim(d) << " g=" << g;
+            }
+            for (int p = 0; p < nprocs; ++p) {
+              ASSERT_EQ(d.local_extent(p), want.count[static_cast<std::size_t>(p)])
+                  << describe_dim(d) << " p=" << p;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(FirstBlock, HandPickedExtents) {
+  // 10 elements, first block 4 on process 1, then blocks of 3 on 0, 1, 0: 1 holds 4 + 3.
+  EXPECT_EQ((BlockCyclic{10, 3, 2, 1, 4}.local_extent(1)), 7);
+  EXPECT_EQ((BlockCyclic{10, 3, 2, 1, 4}.local_extent(0)), 3);
+  EXPECT_EQ((BlockCyclic{10, 3, 2, 1, 4}.local_index(7)), 4); // first of the block 7..9
+  // A first block past the extent: everything on the source process.
+  EXPECT_EQ((BlockCyclic{5, 2, 3, 2, 9}.local_extent(2)), 5);
+  EXPECT_EQ((BlockCyclic{5, 2, 3, 2, 9}.owner(4)), 2);
+  // first_block == block and first_block == 0 are the 9-integer layout.
+  EXPECT_TRUE((BlockCyclic{10, 3, 2, 1, 3}.uniform()));
+  EXPECT_TRUE((BlockCyclic{10, 3, 2, 1}.uniform()));
+  EXPECT_FALSE((BlockCyclic{10, 3, 2, 1, 1}.uniform()));
+}
+
+// One window's elements between every (source, destination) pair from the dealt dimensions.
+std::vector<std::vector<Element>> dealt_pairs(const Transfer1D &t) {
+  const DealtDimension src = deal(t.src);
+  const DealtDimension dst = deal(t.dst);
+  const auto nq = static_cast<std::size_t>(t.dst.nprocs);
+  std::vector<std::vector<Element>> pairs(static_cast<std::size_t>(t.src.nprocs) * nq);
+  for (Index k = 0; k < t.length; ++k) {
+    const auto gs = static_cast<std::size_t>(t.src_start + k);
+    const auto gd = static_cast<std::size_t>(t.dst_start + k);
+    pairs[static_cast<std::size_t>(src.owner[gs]) * nq + static_cast<std::size_t>(dst.owner[gd])]
+        .push_back({k, src.local[gs], dst.local[gd]});
+  }
+  return pairs;
+}
+
+// A pattern against its pair's elements: the runs, clipped visits, counts and positions.
+std::string check_pattern(const RunPattern &pattern, const std::vector<Element> &elements,
+                          Random &rng) {
+  if (std::string err = run_diff(merge_elements(elements), visit(pattern)); !err.empty()) {
+    return "for_each: " + err;
+  }
+  if (pattern.total() != static_cast<Index>(elements.size())) {
+    return "total " + std::to_string(pattern.total());
+  }
+  const Index length = pattern.window_length();
+  for (int trial = 0; trial < 6; ++trial) {
+    const Index lo = rng.uniform(0, length);
+    const Index hi = rng.uniform(lo, length);
+    std::vector<Element> inside;
+    for (const Element &e : elements) {
+      if (lo <= e.k && e.k < hi) inside.push_back(e);
+    }
+    if (std::string err = run_diff(merge_elements(inside), visit(pattern, lo, hi)); !err.empty()) {
+      return "for_each(" + std::to_string(lo) + ", " + std::to_string(hi) + "): " + err;
+    }
+    if (pattern.count_below(hi) - pattern.count_below(lo) != static_cast<Index>(inside.size())) {
+      return "count_below(" + std::to_string(hi) + ") - count_below(" + std::to_string(lo) + ")";
+    }
+  }
+  for (std::size_t c = 0; c < elements.size(); c += 1 + elements.size() / 16) {
+    if (pattern.index_of(static_cast<Index>(c)) != elements[c].k) {
+      return "index_of(" + std::to_string(c) + ")";
+    }
+  }
+  // The row groups the executor copies a message's rows with hold the same elements in order.
+  std::vector<Element> grouped;
+  row_groups(pattern).for_each([&](const RowGroup &g, Index src_shift, Index dst_shift) {
+    for (Index i = 0; i < g.count; ++i) {
+      for (Index e = 0; e < g.length; ++e) {
+        grouped.push_back(
+            {0, g.src + src_shift + i * g.src_step + e, g.dst + dst_shift + i * g.dst_step + e});
+      }
+    }
+  });
+  if (grouped.size() != elements.size()) {
+    return "row groups hold " + std::to_string(grouped.size()) + " elements";
+  }
+  for (std::size_t e = 0; e < grouped.size(); ++e) {
+    if (grouped[e].src_local != elements[e].src_local ||
+        grouped[e].dst_local != elements[e].dst_local) {
+      return "row group element " + std::to_string(e) + " differs";
+    }
+  }
+  return {};
+}
+
+std::string check_transfer(const Transfer1D &t, Random &rng) {
+  const std::vector<std::vector<Element>> pairs = dealt_pairs(t);
+  const auto nq = static_cast<std::size_t>(t.dst.nprocs);
+  for (int p = 0; p < t.src.nprocs; ++p) {
+    std::vector<PeerRuns> runs = peer_runs_from_source(t, p);
+    std::size_t next = 0;
+    for (int q = 0; q < t.dst.nprocs; ++q) {
+      const auto &want = pairs[static_cast<std::size_t>(p) * nq + static_cast<std::size_t>(q)];
+      const bool listed = next < runs.size() && runs[next].peer == q;
+      if (listed == want.empty()) {
+        return "source " + std::to_string(p) + ": peer " + std::to_string(q) +
+               (listed ? " listed without data" : " missing");
+      }
+      if (listed) {
+        if (std::string err = check_pattern(runs[next++].runs, want, rng); !err.empty()) {
+          return "source " + std::to_string(p) + " to " + std::to_string(q) + ": " + err;
+        }
+      }
+    }
+  }
+  for (int q = 0; q < t.dst.nprocs; ++q) {
+    for (const PeerRuns &r : peer_runs_to_destination(t, q)) {
+      const auto &want = pairs[static_cast<std::size_t>(r.peer) * nq + static_cast<std::size_t>(q)];
+      if (std::string err = check_pattern(r.runs, want, rng); !err.empty()) {
+        return "destination " + std::to_string(q) + " from " + std::to_string(r.peer) + ": " + err;
+      }
+    }
+  }
+  return {};
+}
+
+TEST(FirstBlock, RunsBetweenEveryPairMatchTheDealtElementsOnRandomWindows) {
+  Random rng(test_seed(0x11b10c));
+  for (int trial = 0; trial < 3000; ++trial) {
+    Transfer1D t;
+    const bool large = trial % 10 == 0;
+    t.src = random_first_block_dimension(rng, large ? 3000 : 80, large ? 40 : 7, 6);
+    t.dst = random_first_block_dimension(rng, large ? 3000 : 80, large ? 40 : 7, 6);
+    const Index fit = std::min(t.src.extent, t.dst.extent);
+    t.length = rng.chance(15) ? fit : rng.uniform(0, fit);
+    t.src_start = rng.uniform(0, t.src.extent - t.length);
+    t.dst_start = rng.uniform(0, t.dst.extent - t.length);
+    const std::string err = check_transfer(t, rng);
+    ASSERT_EQ(err, "") << describe(t) << " src.first_block=" << t.src.first_block
+                       << " dst.first_block=" << t.dst.first_block;
+  }
+}
+
+TEST(FirstBlock, EverySourceProcessAndFirstBlockSizeOfASmallCase) {
+  Random rng(7);
+  for (Index first = 1; first <= 12; ++first) {
+    for (int src = 0; src < 3; ++src) {
+      for (Index start = 0; start <= 13; ++start) {
+        Transfer1D t{BlockCyclic{40, 4, 3, src, first}, BlockCyclic{40, 3, 2, 1, 5}, start, 2, 25};
+        ASSERT_EQ(check_transfer(t, rng), "") << "first=" << first << " src=" << src;
+        std::swap(t.src, t.dst);
+        std::swap(t.src_start, t.dst_start);
+        ASSERT_EQ(check_transfer(t, rng), "") << "swapped first=" << first << " src=" << src;
+      }
+    }
+  }
+}
+
+TEST(FirstBlock, AFirstBlockOfTheBlockSizeGivesTheNineIntegerPatternsExactly) {
+  Random rng(test_seed(0x9));
+  for (int trial = 0; trial < 500; ++trial) {
+    Transfer1D uniform = random_transfer(rng, 200, 9, 5);
+    Transfer1D same = uniform;
+    same.src.first_block = same.src.block;
+    same.dst.first_block = same.dst.block;
+    for (int p = 0; p < uniform.src.nprocs; ++p) {
+      const std::vector<PeerRuns> a = peer_runs_from_source(uniform, p);
+      const std::vector<PeerRuns> b = peer_runs_from_source(same, p);
+      ASSERT_EQ(a.size(), b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].runs.head_length(), 0);
+        EXPECT_EQ(b[i].runs.head_length(), 0);
+        EXPECT_EQ(a[i].runs.period(), b[i].runs.period());
+        EXPECT_EQ(run_diff(a[i].runs.period_runs(), b[i].runs.period_runs()), "");
+      }
+    }
+  }
+}
+
+TEST(FirstBlock, AHugeFirstBlockKeepsThePatternSmall) {
+  // A window of 2^30 elements inside a first block of 1.5 * 10^9 on process 1, against an
+  // element-cyclic side over 5 processes: one (stretched) period per segment, not one run per
+  // element.
+  const Index length = Index{1} << 30;
+  const Transfer1D t{BlockCyclic{Index{1} << 31, 8, 4, 1, Index{1500000000}},
+                     BlockCyclic{Index{1} << 31, 1, 5, 0}, 3, 7, length};
+  const std::vector<PeerRuns> runs = peer_runs_from_source(t, 1);
+  ASSERT_EQ(runs.size(), 5U);
+  for (const PeerRuns &r : runs) {
+    EXPECT_LT(r.runs.memory_bytes(), std::size_t{16} << 10);
+    const Index residue = floor_mod(r.peer - 7, 5); // window indices k = residue mod 5
+    EXPECT_EQ(r.runs.total(), length / 5 + (length % 5 > residue ? 1 : 0));
+  }
+  EXPECT_TRUE(peer_runs_from_source(t, 0).empty());
+}
+
+TEST(FirstBlock, UniformOwnersKeepEveryOwnerWhereTheyExist) {
+  Random rng(test_seed(0x0e));
+  int equivalent = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    Transfer1D t;
+    t.src = random_first_block_dimension(rng, 60, 6, 5);
+    t.dst = random_first_block_dimension(rng, 60, 6, 5);
+    const Index fit = std::min(t.src.extent, t.dst.extent);
+    t.length = rng.uniform(0, fit);
+    t.src_start = rng.uniform(0, t.src.extent - t.length);
+    t.dst_start = rng.uniform(0, t.dst.extent - t.length);
+    Transfer1D u;
+    // a window holding more than a block of a first block has no uniform equivalent
+    const auto fits = [&](const BlockCyclic &d, Index start) {
+      const Index first = d.first_block > 0 ? d.first_block : d.block;
+      return d.nprocs == 1 || std::min(first - start, t.length) <= d.block;
+    };
+    const bool expected = fits(t.src, t.src_start) && fits(t.dst, t.dst_start);
+    ASSERT_EQ(uniform_owners(t, u), expected) << describe(t);
+    if (!expected) continue;
+    ++equivalent;
+    ASSERT_TRUE(u.src.uniform() && u.dst.uniform());
+    ASSERT_EQ(u.length, t.length);
+    for (Index k = 0; k < t.length; ++k) {
+      ASSERT_EQ(u.src.owner(u.src_start + k), t.src.owner(t.src_start + k)) << describe(t);
+      ASSERT_EQ(u.dst.owner(u.dst_start + k), t.dst.owner(t.dst_start + k)) << describe(t);
+    }
+  }
+  EXPECT_GT(equivalent, 1000);
+}
+
+// ---- 2-D rank plans -------------------------------------------------------------------------
+
+struct Moved {
+  Index src_offset;
+  Index dst_offset;
+  bool operator==(const Moved &) const = default;
+};
+using Messages = std::map<std::pair<int, int>, std::vector<Moved>>; // (sender, receiver)
+
+Grid random_grid(Random &rng, int comm_size) {
+  Grid g;
+  g.nprow = rng.uniform_int(1, std::min(3, comm_size));
+  g.npcol = rng.uniform_int(1, comm_size / g.nprow);
+  std::vector<int> ranks(static_cast<std::size_t>(comm_size));
+  for (int r = 0; r < comm_size; ++r)
+    ranks[static_cast<std::size_t>(r)] = r;
+  for (int r = comm_size - 1; r > 0; --r) {
+    std::swap(ranks[static_cast<std::size_t>(r)],
+              ranks[static_cast<std::size_t>(rng.uniform_int(0, r))]);
+  }
+  ranks.resize(static_cast<std::size_t>(g.nprow) * static_cast<std::size_t>(g.npcol));
+  g.ranks = ranks;
+  return g;
+}
+
+// Every message from the dealt dimensions: B's window element (i, j) in the region, from A's
+// (i, j), or (j, i) when transposed, column by column with rows increasing. Local offsets
+// column-major with leading dimension lld(rank).
+template <class Lld>
+Messages dealt_messages(const Transfer &t, const Lld &lld_src, const Lld &lld_dst) {
+  const bool transposed = t.perm[0] == 1;
+  const DealtDimension ar = deal(t.src.rows);
+  const DealtDimension ac = deal(t.src.cols);
+  const DealtDimension br = deal(t.dst.rows);
+  const DealtDimension bc = deal(t.dst.cols);
+  Messages out;
+  const auto move = [&](Index i, Index j) {
+    if (!reference_copied(t.region.kind, t.region.unit_diag, i, j, t.m, t.n,
+                          t.region.diagonal == Region::Diagonal::top_left)) {
+      return;
+    }
+    const auto ai = static_cast<std::size_t>(t.src.i + (transposed ? j : i));
+    const auto aj = static_cast<std::size_t>(t.src.j + (transposed ? i : j));
+    const auto bi = static_cast<std::size_t>(t.dst.i + i);
+    const auto bj = static_cast<std::size_t>(t.dst.j + j);
+    const int from = t.src.grid.rank_at(ar.owner[ai], ac.owner[aj]);
+    const int to = t.dst.grid.rank_at(br.owner[bi], bc.owner[bj]);
+    out[{from, to}].push_back(
+        {ar.local[ai] + ac.local[aj] * lld_src(from), br.local[bi] + bc.local[bj] * lld_dst(to)});
+  };
+  for (Index j = 0; j < t.n; ++j) {
+    for (Index i = 0; i < t.m; ++i) {
+      move(i, j);
+    }
+  }
+  return out;
+}
+
+std::vector<Moved> walk(const RankPlan &plan, const Peer &peer, bool sending, Index lld_src,
+                        Index lld_dst) {
+  std::vector<Moved> out;
+  const auto &rows = sending ? plan.send_rows : plan.recv_rows;
+  const auto &cols = sending ? plan.send_cols : plan.recv_cols;
+  for_each_strided_piece(rows[static_cast<std::size_t>(peer.row_slot)],
+                         cols[static_cast<std::size_t>(peer.col_slot)], plan.region, plan.m, plan.n,
+                         plan.transposed(), lld_src, lld_dst, [&](const StridedPiece &p) {
+                           for (Index e = 0; e < p.count; ++e) {
+                             out.push_back({p.src + e * p.src_step, p.dst + e});
+                           }
+                         });
+  return out;
+}
+
+// Random 2-D transfers between first-block layouts, some transposed, some trapezoidal; every
+// rank's plan walked with the leading dimensions against the dealt messages.
+void check_random_rank_plans(std::uint64_t seed) {
+  Random rng(test_seed(seed));
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int comm_size = rng.uniform_int(1, 7);
+    Transfer t;
+    t.src.grid = random_grid(rng, comm_size);
+    t.dst.grid = random_grid(rng, comm_size);
+    t.src.rows = random_first_block_dimension(rng, 30, 5, t.src.grid.nprow);
+    t.src.cols = random_first_block_dimension(rng, 30, 5, t.src.grid.npcol);
+    t.dst.rows = random_first_block_dimension(rng, 30, 5, t.dst.grid.nprow);
+    t.dst.cols = random_first_block_dimension(rng, 30, 5, t.dst.grid.npcol);
+    // random_dimension draws its own process count: take the grid's
+    t.src.rows.nprocs = t.src.grid.nprow;
+    t.src.cols.nprocs = t.src.grid.npcol;
+    t.dst.rows.nprocs = t.dst.grid.nprow;
+    t.dst.cols.nprocs = t.dst.grid.npcol;
+    for (BlockCyclic *d : {&t.src.rows, &t.src.cols, &t.dst.rows, &t.dst.cols}) {
+      d->src = rng.uniform_int(0, d->nprocs - 1);
+    }
+    if (rng.chance(30)) t.perm = {1, 0};
+    const BlockCyclic &a_rows = t.transposed() ? t.src.cols : t.src.rows;
+    const BlockCyclic &a_cols = t.transposed() ? t.src.rows : t.src.cols;
+    t.m = rng.uniform(0, std::min(a_rows.extent, t.dst.rows.extent));
+    t.n = rng.uniform(0, std::min(a_cols.extent, t.dst.cols.extent));
+    (t.transposed() ? t.src.j : t.src.i) = rng.uniform(0, a_rows.extent - t.m);
+    (t.transposed() ? t.src.i : t.src.j) = rng.uniform(0, a_cols.extent - t.n);
+    t.dst.i = rng.uniform(0, t.dst.rows.extent - t.m);
+    t.dst.j = rng.uniform(0, t.dst.cols.extent - t.n);
+    const int region = rng.uniform_int(0, 3);
+    if (region > 0) {
+      t.region.kind = region == 1 ? Region::Kind::upper : Region::Kind::lower;
+      t.region.unit_diag = rng.chance(50);
+      if (rng.chance(50)) t.region.diagonal = Region::Diagonal::top_left;
+    }
+    // Leading dimensions per rank, at or above the local rows.
+    std::vector<Index> lld_src(static_cast<std::size_t>(comm_size), 1);
+    std::vector<Index> lld_dst(static_cast<std::size_t>(comm_size), 1);
+    for (int r = 0; r < comm_size; ++r) {
+      int pr = 0;
+      int pc = 0;
+      for (auto [l, lld] : {std::pair{&t.src, &lld_src}, std::pair{&t.dst, &lld_dst}}) {
+        if (l->grid.find(r, pr, pc)) {
+          const Index along = l->rows.local_extent(pr);
+          (*lld)[static_cast<std::size_t>(r)] = std::max<Index>(1, along) + rng.uniform(0, 2);
+        }
+      }
+    }
+    const auto lld_of = [](const std::vector<Index> &v) {
+      return [&v](int r) { return v[static_cast<std::size_t>(r)]; };
+    };
+    const Messages want = dealt_messages(t, lld_of(lld_src), lld_of(lld_dst));
+    Messages sent;
+    Messages received;
+    for (int r = 0; r < comm_size; ++r) {
+      const RankPlan plan = make_rank_plan(t, r, comm_size);
+      const Index ls = lld_src[static_cast<std::size_t>(r)];
+      const Index ld = lld_dst[static_cast<std::size_t>(r)];
+      std::vector<Peer> sends = plan.sends;
+      if (plan.self.elements > 0) sends.push_back(plan.self);
+      for (const Peer &p : sends) {
+        // the receiver's leading dimension addresses B's side of a sent message
+        sent[{r, p.rank}] = walk(plan, p, true, ls, lld_dst[static_cast<std::size_t>(p.rank)]);
+        ASSERT_EQ(static_cast<Index>(sent[{r, p.rank}].size()), p.elements);
+      }
+      for (const Peer &p : plan.recvs) {
+        received[{p.rank, r}] = walk(plan, p, false, lld_src[static_cast<std::size_t>(p.rank)], ld);
+        ASSERT_EQ(static_cast<Index>(received[{p.rank, r}].size()), p.elements);
+      }
+    }
+    ASSERT_TRUE(sent == want) << "trial " << trial;
+    std::size_t remote = 0;
+    for (const auto &[pair, moved] : want) {
+      if (pair.first != pair.second) {
+        ASSERT_TRUE(received[pair] == moved) << "trial " << trial;
+        ++remote;
+      }
+    }
+    ASSERT_EQ(received.size(), remote) << "trial " << trial;
+  }
+}
+
+TEST(FirstBlock, RankPlansCarryTheDealtElementsInMessageOrder) {
+  check_random_rank_plans(0x2d1b);
+}
+
+} // namespace
+} // namespace redist::test
