@@ -118,8 +118,9 @@ struct Layout {
   BlockCyclic rows;
   BlockCyclic cols;
   Grid grid;
-  Index i = 0; ///< window's first global row
-  Index j = 0; ///< window's first global column
+  Index i = 0;            ///< window's first global row
+  Index j = 0;            ///< window's first global column
+  bool row_major = false; ///< local element (r, c) at r * lld + c instead of r + c * lld
 
   /// Dimension `axis` (0: rows, 1: columns), its window start, and the grid position of a
   /// process along it.

@@ -35,9 +35,60 @@ Peer peer_2d(const NdPeer &p) {
 
 } // namespace
 
+namespace {
+
+Layout transposed_layout(const Layout &l) {
+  Layout out;
+  out.rows = l.cols;
+  out.cols = l.rows;
+  out.i = l.j;
+  out.j = l.i;
+  out.grid.nprow = l.grid.npcol;
+  out.grid.npcol = l.grid.nprow;
+  out.grid.ranks.resize(l.grid.ranks.size());
+  for (int pr = 0; pr < l.grid.nprow; ++pr) {
+    for (int pc = 0; pc < l.grid.npcol; ++pc) {
+      out.grid.ranks[static_cast<std::size_t>(pc) +
+                     static_cast<std::size_t>(pr) * static_cast<std::size_t>(out.grid.nprow)] =
+          l.grid.rank_at(pr, pc);
+    }
+  }
+  out.row_major = !l.row_major;
+  return out;
+}
+
+} // namespace
+
+Transfer column_major_equivalent(const Transfer &t) {
+  if (!t.src.row_major && !t.dst.row_major) {
+    return t;
+  }
+  Transfer out = t;
+  bool transposes = t.transposed();
+  if (t.src.row_major) {
+    out.src = transposed_layout(t.src);
+    transposes = !transposes;
+  }
+  if (t.dst.row_major) {
+    // B's transpose receives op(A)'s transpose: its window is n x m and its region the
+    // mirror image (B(i, j) is B^T(j, i); diagonal offsets change sign).
+    out.dst = transposed_layout(t.dst);
+    out.m = t.n;
+    out.n = t.m;
+    if (t.region.kind != Region::Kind::full) {
+      out.region.kind =
+          t.region.kind == Region::Kind::upper ? Region::Kind::lower : Region::Kind::upper;
+    }
+    transposes = !transposes;
+  }
+  out.perm = transposes ? std::array<int, 2>{1, 0} : std::array<int, 2>{0, 1};
+  return out;
+}
+
 // The 2-D plan is the N-d plan with m = 2 (nd_plan.hpp's plan_rank): BLACS' column-major grids,
 // and for trapezoids a message count clipped to the region.
-RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
+RankPlan make_rank_plan(const Transfer &given, int rank, int comm_size) {
+  const Transfer t = column_major_equivalent(given);
   RankPlan plan;
   plan.rank = rank;
   plan.m = t.m;

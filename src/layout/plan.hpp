@@ -83,8 +83,19 @@ struct RankPlan {
   [[nodiscard]] std::size_t memory_bytes() const;
 };
 
+/// The same element moves with both layouts column-major: a row-major local array is the
+/// column-major array of its transpose with the same leading dimension, so a row-major layout
+/// becomes its transpose (rows and columns, window corner and grid swapped), the operation
+/// transposes once more for each side that was row-major, and a row-major B's window and region
+/// are stated on B's transpose (an upper trapezoid of B is a lower one of its transpose, the
+/// diagonal rule kept). Identity when neither layout is row-major.
+[[nodiscard]] Transfer column_major_equivalent(const Transfer &t);
+
 /// Build `rank`'s plan. Sends are ordered by (destination - rank) mod comm_size so that in
 /// each round of the all-at-once exchange every receiver is targeted by one sender.
+/// Row-major layouts are planned as column_major_equivalent(t): the plan's m, n, region and
+/// perm are then that transfer's, its messages run along B's rows, and the copy loops address
+/// both local arrays with their leading dimensions as for column-major ones.
 RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size);
 
 /// Number of elements a message carries: product of row and column counts for a full

@@ -5,7 +5,8 @@
 // a scan of the whole dimension. Checked: owner, local index, local extent (PB_Cnumroc with
 // I = 0), the 1-D runs between every pair of processes for windows at any offset, the row
 // groups the executor copies with, and 2-D rank plans (messages, their order, both ends'
-// offsets) on random first-block layouts, transposed and trapezoidal too.
+// offsets) on random first-block layouts, transposed and trapezoidal too, with column-major
+// and row-major local arrays (element (r, c) at r + c * lld or r * lld + c).
 #include "index.hpp"
 #include "plan.hpp"
 #include "reference.hpp"
@@ -327,9 +328,15 @@ Grid random_grid(Random &rng, int comm_size) {
   return g;
 }
 
+// Local offset of the element at local row r, local column c.
+Index offset(Index r, Index c, Index lld, bool row_major) {
+  return row_major ? r * lld + c : r + c * lld;
+}
+
 // Every message from the dealt dimensions: B's window element (i, j) in the region, from A's
-// (i, j), or (j, i) when transposed, column by column with rows increasing. Local offsets
-// column-major with leading dimension lld(rank).
+// (i, j), or (j, i) when transposed. Messages run along B's storage: column by column with rows
+// increasing for a column-major B, row by row for a row-major one. Local offsets with leading
+// dimension lld(rank), in each layout's order.
 template <class Lld>
 Messages dealt_messages(const Transfer &t, const Lld &lld_src, const Lld &lld_dst) {
   const bool transposed = t.perm[0] == 1;
@@ -349,12 +356,14 @@ Messages dealt_messages(const Transfer &t, const Lld &lld_src, const Lld &lld_ds
     const auto bj = static_cast<std::size_t>(t.dst.j + j);
     const int from = t.src.grid.rank_at(ar.owner[ai], ac.owner[aj]);
     const int to = t.dst.grid.rank_at(br.owner[bi], bc.owner[bj]);
-    out[{from, to}].push_back(
-        {ar.local[ai] + ac.local[aj] * lld_src(from), br.local[bi] + bc.local[bj] * lld_dst(to)});
+    out[{from, to}].push_back({offset(ar.local[ai], ac.local[aj], lld_src(from), t.src.row_major),
+                               offset(br.local[bi], bc.local[bj], lld_dst(to), t.dst.row_major)});
   };
-  for (Index j = 0; j < t.n; ++j) {
-    for (Index i = 0; i < t.m; ++i) {
-      move(i, j);
+  const Index outer = t.dst.row_major ? t.m : t.n;
+  const Index inner = t.dst.row_major ? t.n : t.m;
+  for (Index o = 0; o < outer; ++o) {
+    for (Index e = 0; e < inner; ++e) {
+      t.dst.row_major ? move(o, e) : move(e, o);
     }
   }
   return out;
@@ -375,9 +384,10 @@ std::vector<Moved> walk(const RankPlan &plan, const Peer &peer, bool sending, In
   return out;
 }
 
-// Random 2-D transfers between first-block layouts, some transposed, some trapezoidal; every
-// rank's plan walked with the leading dimensions against the dealt messages.
-void check_random_rank_plans(std::uint64_t seed) {
+// Random 2-D transfers between first-block layouts, some transposed, some trapezoidal, and
+// with row-major local arrays on either side when `row_major`; every rank's plan walked with
+// the leading dimensions against the dealt messages.
+void check_random_rank_plans(std::uint64_t seed, bool row_major) {
   Random rng(test_seed(seed));
   for (int trial = 0; trial < 2000; ++trial) {
     const int comm_size = rng.uniform_int(1, 7);
@@ -396,6 +406,10 @@ void check_random_rank_plans(std::uint64_t seed) {
     for (BlockCyclic *d : {&t.src.rows, &t.src.cols, &t.dst.rows, &t.dst.cols}) {
       d->src = rng.uniform_int(0, d->nprocs - 1);
     }
+    if (row_major) {
+      t.src.row_major = rng.chance(50);
+      t.dst.row_major = rng.chance(50);
+    }
     if (rng.chance(30)) t.perm = {1, 0};
     const BlockCyclic &a_rows = t.transposed() ? t.src.cols : t.src.rows;
     const BlockCyclic &a_cols = t.transposed() ? t.src.rows : t.src.cols;
@@ -411,7 +425,7 @@ void check_random_rank_plans(std::uint64_t seed) {
       t.region.unit_diag = rng.chance(50);
       if (rng.chance(50)) t.region.diagonal = Region::Diagonal::top_left;
     }
-    // Leading dimensions per rank, at or above the local rows.
+    // Leading dimensions per rank, at or above the local extent along the contiguous axis.
     std::vector<Index> lld_src(static_cast<std::size_t>(comm_size), 1);
     std::vector<Index> lld_dst(static_cast<std::size_t>(comm_size), 1);
     for (int r = 0; r < comm_size; ++r) {
@@ -419,7 +433,7 @@ void check_random_rank_plans(std::uint64_t seed) {
       int pc = 0;
       for (auto [l, lld] : {std::pair{&t.src, &lld_src}, std::pair{&t.dst, &lld_dst}}) {
         if (l->grid.find(r, pr, pc)) {
-          const Index along = l->rows.local_extent(pr);
+          const Index along = l->row_major ? l->cols.local_extent(pc) : l->rows.local_extent(pr);
           (*lld)[static_cast<std::size_t>(r)] = std::max<Index>(1, along) + rng.uniform(0, 2);
         }
       }
@@ -459,7 +473,35 @@ void check_random_rank_plans(std::uint64_t seed) {
 }
 
 TEST(FirstBlock, RankPlansCarryTheDealtElementsInMessageOrder) {
-  check_random_rank_plans(0x2d1b);
+  check_random_rank_plans(0x2d1b, false);
+}
+
+TEST(RowMajor, RankPlansCarryTheElementsAlongBsRowsWithRowMajorOffsets) {
+  check_random_rank_plans(0x20a, true);
+}
+
+TEST(RowMajor, ColumnMajorEquivalentOfAHandPickedTrapezoid) {
+  // B row-major 3 x 5 upper trapezoid (PxTRMR2D's diagonal): its transpose is a 5 x 3 lower
+  // trapezoid of a column-major B^T, which receives A's transpose.
+  Transfer t;
+  t.src = Layout{{4, 2, 1, 0}, {6, 2, 2, 1}, Grid{1, 2, {1, 0}}, 1, 0};
+  t.dst = Layout{{3, 1, 3, 2}, {5, 2, 1, 0}, Grid{3, 1, {0, 1, 2}}, 0, 0, true};
+  t.m = 3;
+  t.n = 5;
+  t.region.kind = Region::Kind::upper;
+  const Transfer c = column_major_equivalent(t);
+  EXPECT_EQ(c.m, 5);
+  EXPECT_EQ(c.n, 3);
+  EXPECT_EQ(c.region.kind, Region::Kind::lower);
+  EXPECT_TRUE(c.transposed());
+  EXPECT_EQ(c.dst.grid.nprow, 1);
+  EXPECT_EQ(c.dst.grid.npcol, 3);
+  EXPECT_EQ(c.dst.grid.ranks, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(c.dst.rows.block, 2);
+  EXPECT_EQ(c.src.i, 1); // A stays column-major
+  const Transfer same = column_major_equivalent(c);
+  EXPECT_EQ(same.m, c.m);
+  EXPECT_EQ(same.perm, c.perm);
 }
 
 } // namespace
