@@ -155,6 +155,9 @@ Index RunPattern::count_below(Index x) const {
   if (total_ == 0 || x <= 0) {
     return 0;
   }
+  if (segments_.size() == 1) {
+    return count_in(segments_.front(), x);
+  }
   Index count = 0;
   for (const Segment &s : segments_) {
     if (x >= s.end) {
