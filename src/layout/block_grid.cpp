@@ -187,7 +187,7 @@ std::vector<GridMessage> messages(std::vector<Piece> pieces) {
   std::vector<GridMessage> out;
   for (Piece &p : pieces) {
     if (out.empty() || out.back().rank != p.peer) {
-      out.push_back({p.peer, 0, {}});
+      out.push_back({p.peer, 0, {}, {}});
     }
     GridMessage &m = out.back();
     p.tile.height = p.rect.i1 - p.rect.i0;
@@ -201,6 +201,201 @@ std::vector<GridMessage> messages(std::vector<Piece> pieces) {
     m.tiles.shrink_to_fit();
   }
   return out;
+}
+
+} // namespace
+
+namespace {
+
+// A part before its position is known, with the rectangle's corner for the message order.
+struct PartPiece {
+  int peer = -1;
+  Index i0 = 0;
+  Index j0 = 0;
+  GridPart part;
+};
+
+// The cyclic side of a grid / block-cyclic transfer along B's window dimension d: its
+// dimension, the global index of B's window index 0, and its local element strides along B's
+// window rows (step[0]) and columns (step[1]).
+struct CyclicSide {
+  const Layout *layout = nullptr;
+  bool is_source = false;
+  bool transposed = false; ///< A of a transposition: B's window rows are its columns
+  Index lld = 1;
+
+  [[nodiscard]] int axis(int d) const { return transposed ? 1 - d : d; }
+  [[nodiscard]] const BlockCyclic &dim(int d) const { return layout->dim(axis(d)); }
+  [[nodiscard]] Index start(int d) const { return layout->start(axis(d)); }
+  [[nodiscard]] Index step(int d) const {
+    const bool along_rows = axis(d) == 0;
+    return along_rows == layout->row_major ? lld : 1;
+  }
+};
+
+// The 1-D transfer between B's window indices [lo, lo + length) of a grid block (one process,
+// local index = offset from lo) and the cyclic side along B's window dimension d.
+Transfer1D block_against_cyclic(const CyclicSide &c, int d, Index lo, Index length) {
+  const BlockCyclic block{length, std::max<Index>(1, length), 1, 0};
+  return c.is_source ? Transfer1D{c.dim(d), block, c.start(d) + lo, 0, length}
+                     : Transfer1D{block, c.dim(d), 0, c.start(d) + lo, length};
+}
+
+// Runs of the grid block over [lo, lo + length) of dimension d with the cyclic side's
+// processes (`from_grid`: this rank holds the block), or with cyclic process `proc` only.
+std::vector<PeerRuns> block_runs(const CyclicSide &c, int d, Index lo, Index length, bool from_grid,
+                                 int proc) {
+  const Transfer1D t = block_against_cyclic(c, d, lo, length);
+  if (from_grid) {
+    return c.is_source ? peer_runs_to_destination(t, 0) : peer_runs_from_source(t, 0);
+  }
+  return c.is_source ? peer_runs_from_source(t, proc) : peer_runs_to_destination(t, proc);
+}
+
+// This rank's blocks of the grid side met with every process of the cyclic side: one part per
+// block and cyclic process with data (sent when the grid is A, received when it is B).
+void parts_of_own_blocks(const GridTransfer &t, const CyclicSide &c, int rank,
+                         std::vector<PartPiece> &out) {
+  const bool grid_is_source = !c.is_source;
+  const BlockGrid &g = grid_is_source ? *t.src : *t.dst;
+  const bool swapped = grid_is_source && t.transposed;
+  for (const LocalBlock &lb : g.local) {
+    const Rect own = window_part(g, lb, swapped ? t.n : t.m, swapped ? t.m : t.n);
+    if (own.i0 >= own.i1 || own.j0 >= own.j1) {
+      continue;
+    }
+    const Rect r = swapped ? Rect{own.j0, own.j1, own.i0, own.i1} : own;
+    const std::vector<PeerRuns> rows = block_runs(c, 0, r.i0, r.i1 - r.i0, true, 0);
+    const std::vector<PeerRuns> cols = block_runs(c, 1, r.j0, r.j1 - r.j0, true, 0);
+    const Placement at =
+        place(g, lb, g.i + (swapped ? r.j0 : r.i0), g.j + (swapped ? r.i0 : r.j0), swapped);
+    for (const PeerRuns &pc : cols) {
+      for (const PeerRuns &pr : rows) {
+        // the cyclic process at (pr, pc) along B's window rows and columns
+        const int row_proc = c.axis(0) == 0 ? pr.peer : pc.peer;
+        const int col_proc = c.axis(0) == 0 ? pc.peer : pr.peer;
+        PartPiece p{c.layout->grid.rank_at(row_proc, col_proc), r.i0, r.j0, {}};
+        if (!grid_is_source && p.peer == rank) {
+          continue; // the local copy is planned from the sending side
+        }
+        p.part.rows = pr.runs;
+        p.part.cols = pc.runs;
+        (grid_is_source ? p.part.src : p.part.dst) = at.offset;
+        (grid_is_source ? p.part.src_row_step : p.part.dst_row_step) = at.e_step;
+        (grid_is_source ? p.part.src_col_step : p.part.dst_col_step) = at.w_step;
+        if (grid_is_source && p.peer == rank) {
+          p.part.dst_row_step = c.step(0);
+          p.part.dst_col_step = c.step(1);
+        }
+        out.push_back(std::move(p));
+      }
+    }
+  }
+}
+
+// The grid side's blocks in the window along B's window dimension d that hold some of this
+// rank's cyclic indices: (block, first window index, runs).
+struct BlockLine {
+  Index block = 0;
+  Index lo = 0;
+  RunPattern runs;
+};
+std::vector<BlockLine> lines_meeting(const GridTransfer &t, const CyclicSide &c, int d, int proc) {
+  const bool grid_is_source = !c.is_source;
+  const BlockGrid &g = grid_is_source ? *t.src : *t.dst;
+  const bool swapped = grid_is_source && t.transposed;
+  const bool along_rows = (d == 0) != swapped; // the grid's rows carry B's dimension d
+  const std::vector<Index> &splits = along_rows ? g.row_splits : g.col_splits;
+  const Index origin = along_rows ? g.i : g.j;
+  std::vector<BlockLine> out;
+  for_each_block_meeting(
+      splits, origin, origin + (d == 0 ? t.m : t.n), [&](Index block, Index from, Index to) {
+        for (PeerRuns &r : block_runs(c, d, from - origin, to - from, false, proc)) {
+          out.push_back({block, from - origin, std::move(r.runs)});
+        }
+      });
+  return out;
+}
+
+// This rank's part of the cyclic side met with the grid side's blocks: one part per block
+// holding some of its elements (sent when the cyclic side is A, received when it is B).
+void parts_of_cyclic_rank(const GridTransfer &t, const CyclicSide &c, int rank,
+                          const LocalBlocks &own_grid_blocks, std::vector<PartPiece> &out) {
+  int pr = 0;
+  int pc = 0;
+  if (!c.layout->grid.find(rank, pr, pc)) {
+    return;
+  }
+  const bool grid_is_source = !c.is_source;
+  const BlockGrid &g = grid_is_source ? *t.src : *t.dst;
+  const bool swapped = grid_is_source && t.transposed;
+  const std::vector<BlockLine> rows = lines_meeting(t, c, 0, c.axis(0) == 0 ? pr : pc);
+  const std::vector<BlockLine> cols = lines_meeting(t, c, 1, c.axis(0) == 0 ? pc : pr);
+  for (const BlockLine &col : cols) {
+    for (const BlockLine &row : rows) {
+      const Index block_row = swapped ? col.block : row.block;
+      const Index block_col = swapped ? row.block : col.block;
+      PartPiece p{g.owner(block_row, block_col), row.lo, col.lo, {}};
+      if (grid_is_source && p.peer == rank) {
+        continue; // the local copy is planned from the sending side
+      }
+      p.part.rows = row.runs;
+      p.part.cols = col.runs;
+      (c.is_source ? p.part.src_row_step : p.part.dst_row_step) = c.step(0);
+      (c.is_source ? p.part.src_col_step : p.part.dst_col_step) = c.step(1);
+      if (c.is_source && p.peer == rank) {
+        const LocalBlock *lb = own_grid_blocks.find(block_row, block_col);
+        if (lb != nullptr) {
+          const Placement at = place(g, *lb, g.i + row.lo, g.j + col.lo, false);
+          p.part.dst = at.offset;
+          p.part.dst_row_step = at.e_step;
+          p.part.dst_col_step = at.w_step;
+        }
+      }
+      out.push_back(std::move(p));
+    }
+  }
+}
+
+// The messages of `pieces` by peer, parts in message order with their positions.
+std::vector<GridMessage> part_messages(std::vector<PartPiece> pieces) {
+  std::sort(pieces.begin(), pieces.end(), [](const PartPiece &x, const PartPiece &y) {
+    return std::tie(x.peer, x.j0, x.i0) < std::tie(y.peer, y.j0, y.i0);
+  });
+  std::vector<GridMessage> out;
+  for (PartPiece &p : pieces) {
+    if (out.empty() || out.back().rank != p.peer) {
+      out.push_back({p.peer, 0, {}, {}});
+    }
+    GridMessage &m = out.back();
+    p.part.position = m.elements;
+    m.elements += p.part.elements();
+    m.parts.push_back(std::move(p.part));
+  }
+  return out;
+}
+
+// make_grid_rank_plan with one side block-cyclic.
+GridRankPlan plan_with_cyclic_side(const GridTransfer &t, int rank) {
+  GridRankPlan plan;
+  plan.rank = rank;
+  const bool cyclic_source = t.src == nullptr;
+  const CyclicSide c{cyclic_source ? t.src_cyclic : t.dst_cyclic, cyclic_source,
+                     cyclic_source && t.transposed, cyclic_source ? t.src_lld : t.dst_lld};
+  std::vector<PartPiece> sent;
+  std::vector<PartPiece> received;
+  if (cyclic_source) {
+    parts_of_cyclic_rank(t, c, rank, LocalBlocks(*t.dst), sent);
+    parts_of_own_blocks(t, c, rank, received);
+  } else {
+    parts_of_own_blocks(t, c, rank, sent);
+    parts_of_cyclic_rank(t, c, rank, LocalBlocks(*t.src), received);
+  }
+  for (GridMessage &m : part_messages(std::move(sent))) {
+    (m.rank == rank ? plan.self : plan.sends.emplace_back()) = std::move(m);
+  }
+  plan.recvs = part_messages(std::move(received));
+  return plan;
 }
 
 } // namespace
@@ -279,15 +474,73 @@ std::string check_grid(const BlockGrid &g, const std::string &side, Index rows, 
 
 } // namespace
 
+namespace {
+
+// A block-cyclic side: the window inside, this rank's leading dimension large enough.
+std::string check_cyclic(const Layout &l, const std::string &side, Index rows, Index cols,
+                         Index lld, int rank, int comm_size) {
+  if (l.rows.nprocs != l.grid.nprow || l.cols.nprocs != l.grid.npcol ||
+      l.grid.ranks.size() !=
+          static_cast<std::size_t>(l.grid.nprow) * static_cast<std::size_t>(l.grid.npcol)) {
+    return side + "grid: the process counts differ from the grid's";
+  }
+  for (const int r : l.grid.ranks) {
+    if (r < 0 || r >= comm_size) {
+      return side + "grid: rank " + std::to_string(r) + " is not in [0, " +
+             std::to_string(comm_size) + ")";
+    }
+  }
+  if (l.i < 0 || l.i > l.rows.extent - rows || l.j < 0 || l.j > l.cols.extent - cols) {
+    return side + "i, j: the window is not inside the matrix";
+  }
+  int pr = 0;
+  int pc = 0;
+  if (l.grid.find(rank, pr, pc)) {
+    const Index along = l.row_major ? l.cols.local_extent(pc) : l.rows.local_extent(pr);
+    if (lld < std::max<Index>(1, along)) {
+      return side + "lld: " + std::to_string(lld) + " is below max(1, " + std::to_string(along) +
+             "), this rank's local " + (l.row_major ? "columns" : "rows");
+    }
+  }
+  return {};
+}
+
+} // namespace
+
 std::string check_grid_transfer(const GridTransfer &t, int rank, int comm_size) {
-  if (t.src == nullptr || t.dst == nullptr) return "a, b: missing";
+  if ((t.src == nullptr) == (t.src_cyclic == nullptr)) return "a: one layout, grid or cyclic";
+  if ((t.dst == nullptr) == (t.dst_cyclic == nullptr)) return "b: one layout, grid or cyclic";
+  if (t.src == nullptr && t.dst == nullptr) return "a, b: one of them must be a block grid";
   if (t.m < 0) return "m: must be >= 0";
   if (t.n < 0) return "n: must be >= 0";
   const Index a_rows = t.transposed ? t.n : t.m;
   const Index a_cols = t.transposed ? t.m : t.n;
-  if (std::string why = check_grid(*t.src, "a->", a_rows, a_cols, rank); !why.empty()) return why;
-  if (std::string why = check_grid(*t.dst, "b->", t.m, t.n, rank); !why.empty()) return why;
+  if (std::string why = t.src != nullptr ? check_grid(*t.src, "a->", a_rows, a_cols, rank)
+                                         : check_cyclic(*t.src_cyclic, "a->", a_rows, a_cols,
+                                                        t.src_lld, rank, comm_size);
+      !why.empty()) {
+    return why;
+  }
+  if (std::string why = t.dst != nullptr ? check_grid(*t.dst, "b->", t.m, t.n, rank)
+                                         : check_cyclic(*t.dst_cyclic, "b->", t.m, t.n, t.dst_lld,
+                                                        rank, comm_size);
+      !why.empty()) {
+    return why;
+  }
   if (t.m == 0 || t.n == 0) return {};
+  if (t.src == nullptr || t.dst == nullptr) {
+    // The owners of the grid blocks met, as the plan asks them.
+    const GridRankPlan plan = plan_with_cyclic_side(t, rank);
+    for (const auto *side : {&plan.sends, &plan.recvs}) {
+      for (const GridMessage &m : *side) {
+        if (m.rank < 0 || m.rank >= comm_size) {
+          return std::string(t.src == nullptr ? "b->" : "a->") + "owner: rank " +
+                 std::to_string(m.rank) + " is not in [0, " + std::to_string(comm_size) + ")";
+        }
+      }
+    }
+    return {};
+  }
   // The owners of the blocks met by this rank's, as the plan will ask them; the blocks this
   // rank owns there must be among its local ones.
   const auto met = [&](const std::vector<Piece> &pieces, const BlockGrid &other,
@@ -318,6 +571,9 @@ std::string check_grid_transfer(const GridTransfer &t, int rank, int comm_size) 
 }
 
 GridRankPlan make_grid_rank_plan(const GridTransfer &t, int rank) {
+  if (t.m > 0 && t.n > 0 && (t.src == nullptr || t.dst == nullptr)) {
+    return plan_with_cyclic_side(t, rank);
+  }
   GridRankPlan plan;
   plan.rank = rank;
   if (t.m <= 0 || t.n <= 0) {

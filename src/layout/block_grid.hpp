@@ -19,7 +19,15 @@
 // in B's window; each rectangle column by column (e fastest). Sender and receiver find the same
 // rectangles (a block of A met with a block of B) and sort them alike, so position p is the
 // same element at both ends without either knowing the other's local placement.
+//
+// Against a 2-D block-cyclic layout (GridTransfer's *_cyclic), a grid block's rectangle meets
+// one process row and column of the cyclic side in index.hpp's runs (one period stored, the
+// block being a one-process dimension): a message is then a list of GridParts, one per grid
+// block, ordered the same way. The grid side sweeps its own blocks; a cyclic rank sweeps the
+// grid's row and column splits inside the window (its indices are spread over all of them) and
+// meets the blocks holding some of its elements.
 
+#include "index.hpp"
 #include "layout.hpp"
 #include "tiles.hpp"
 
@@ -56,25 +64,84 @@ struct BlockGrid {
 };
 
 /// B's m x n window := A's window (m x n, or n x m when transposed: B(i, j) <- A(j, i)).
+/// One side may be a 2-D block-cyclic layout instead (its grid pointer null): `*_cyclic`, with
+/// first blocks and row-major storage as Layout has them, and this rank's leading dimension.
 struct GridTransfer {
   const BlockGrid *src = nullptr;
   const BlockGrid *dst = nullptr;
   Index m = 0;
   Index n = 0;
   bool transposed = false;
+  const Layout *src_cyclic = nullptr;
+  Index src_lld = 1;
+  const Layout *dst_cyclic = nullptr;
+  Index dst_lld = 1;
 };
 
 /// Empty when the transfer is valid for `rank` of comm_size ranks, else its first problem
 /// ("a->row_splits[3]: ..."). Owners are checked for this rank's blocks and those they meet.
 [[nodiscard]] std::string check_grid_transfer(const GridTransfer &t, int rank, int comm_size);
 
-/// One message: its rectangles in message order. A sent message's tiles have no destination
-/// offsets (the receiver's placement is its own), a received one's no source offsets; the
-/// rank's message to itself has both.
+/// The part of a message one block of the grid side gives when the other side is block-cyclic:
+/// that block's rectangle of B's window met with the cyclic side's rows and columns of one
+/// process, as index.hpp's runs (one period stored, so an element-cyclic side costs no more
+/// than a blocked one). A run's src_local / dst_local index, along B's window rows (`rows`) or
+/// columns (`cols`), the rectangle from its corner on the grid side and the local array on the
+/// cyclic side. Element (r, c) of the runs is at
+///   A:        src + r.src_local * src_row_step + c.src_local * src_col_step
+///   B:        dst + r.dst_local * dst_row_step + c.dst_local * dst_col_step
+///   message:  position + (columns before c) * rows.total() + (rows before r)
+/// (columns outer, rows inner).
+struct GridPart {
+  RunPattern rows;
+  RunPattern cols;
+  Index position = 0;
+  Index src = 0;
+  Index src_row_step = 0;
+  Index src_col_step = 0;
+  Index dst = 0;
+  Index dst_row_step = 0;
+  Index dst_col_step = 0;
+
+  [[nodiscard]] Index elements() const { return rows.total() * cols.total(); }
+};
+
+/// The tiles of a part in message order, f(const Tile&) (tiles.hpp's strips: runs of single
+/// elements at constant steps join).
+template <class F> void for_each_part_tile(const GridPart &part, F &&f) {
+  const Index per_column = part.rows.total();
+  Index columns_before = 0;
+  for_each_strip(part.cols, 0, part.cols.window_length(), [&](const Strip &c) {
+    Index rows_before = 0;
+    for_each_strip(part.rows, 0, part.rows.window_length(), [&](const Strip &r) {
+      f(Tile{part.src + r.src_local * part.src_row_step + c.src_local * part.src_col_step,
+             part.dst + r.dst_local * part.dst_row_step + c.dst_local * part.dst_col_step,
+             part.position + columns_before * per_column + rows_before, r.count, c.count,
+             r.src_step * part.src_row_step, c.src_step * part.src_col_step,
+             r.dst_step * part.dst_row_step, c.dst_step * part.dst_col_step, per_column});
+      rows_before += r.count;
+    });
+    columns_before += c.count;
+  });
+}
+
+/// One message: its rectangles in message order, as tiles (two block grids) or parts (a block
+/// grid and a block-cyclic layout; for_each_part_tile gives their tiles). A sent message has
+/// no destination offsets (the receiver's placement is its own), a received one no source
+/// offsets; the rank's message to itself has both.
 struct GridMessage {
   int rank = -1; ///< the peer
   Index elements = 0;
   std::vector<Tile> tiles;
+  std::vector<GridPart> parts;
+
+  /// f(const Tile&) for every tile of the message, in message order.
+  template <class F> void for_each_tile(F &&f) const {
+    for (const Tile &t : tiles)
+      f(t);
+    for (const GridPart &p : parts)
+      for_each_part_tile(p, f);
+  }
 };
 
 /// One rank's part of a GridTransfer: messages by increasing peer rank; the self copy apart.

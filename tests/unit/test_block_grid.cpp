@@ -1,9 +1,11 @@
-// Block grids (make_grid_rank_plan) against an oracle written apart from src/: every element of
-// B's window is looked up by a linear scan of the splits, its owners in the owner tables and
-// its offsets in the placement tables, for random grids (empty blocks, one rank owning all,
-// several blocks per rank, blocks outside the window, both storage orders, transposed). Every
-// rank's plan must move exactly those elements, and sender and receiver must put the same
-// element at each message position.
+// Block grids (make_grid_rank_plan), with each other and with 2-D block-cyclic layouts, against
+// an oracle written apart from src/: every element of B's window is looked up by a linear scan
+// of the splits (grids) or by dealing the blocks one by one (block-cyclic, first blocks
+// included), its owners in the owner tables and its offsets in the placement tables or from
+// the leading dimensions, for random layouts (empty blocks, one rank owning all, several blocks
+// per rank, blocks outside the window, both storage orders, transposed). Every rank's plan must
+// move exactly those elements, and sender and receiver must put the same element at each
+// message position.
 #include "block_grid.hpp"
 #include "reference.hpp"
 
@@ -117,16 +119,98 @@ FullGrid random_grid(Random &rng, Index rows, Index cols, int comm_size) {
   return f;
 }
 
+// A 2-D block-cyclic side: its layout and every rank's leading dimension. Owners and local
+// indices are dealt block by block: the first block to the source process, then blocks of
+// `block` round-robin (PBLAS's IMB_ / MB_).
+struct CyclicSide {
+  Layout layout;
+  std::vector<Index> lld;
+};
+
+std::pair<int, Index> dealt(const BlockCyclic &d, Index g) {
+  int process = d.src;
+  Index left = d.first_block > 0 ? d.first_block : d.block;
+  std::vector<Index> count(static_cast<std::size_t>(d.nprocs), 0);
+  for (Index x = 0; x < g; ++x) {
+    ++count[static_cast<std::size_t>(process)];
+    if (--left == 0) {
+      process = (process + 1) % d.nprocs;
+      left = d.block;
+    }
+  }
+  return {process, count[static_cast<std::size_t>(process)]};
+}
+
+std::pair<int, Index> locate(const CyclicSide &c, Index gi, Index gj) {
+  const auto [pr, lr] = dealt(c.layout.rows, gi);
+  const auto [pc, lc] = dealt(c.layout.cols, gj);
+  const int rank = c.layout.grid.rank_at(pr, pc);
+  const Index lld = c.lld[static_cast<std::size_t>(rank)];
+  return {rank, c.layout.row_major ? lr * lld + lc : lr + lc * lld};
+}
+
+CyclicSide random_cyclic(Random &rng, Index rows, Index cols, int comm_size) {
+  CyclicSide c;
+  Grid &g = c.layout.grid;
+  g.nprow = rng.uniform_int(1, std::min(3, comm_size));
+  g.npcol = rng.uniform_int(1, comm_size / g.nprow);
+  std::vector<int> ranks(static_cast<std::size_t>(comm_size));
+  for (int r = 0; r < comm_size; ++r)
+    ranks[static_cast<std::size_t>(r)] = r;
+  for (int r = comm_size - 1; r > 0; --r) {
+    std::swap(ranks[static_cast<std::size_t>(r)],
+              ranks[static_cast<std::size_t>(rng.uniform_int(0, r))]);
+  }
+  ranks.resize(static_cast<std::size_t>(g.nprow) * static_cast<std::size_t>(g.npcol));
+  g.ranks = ranks;
+  const auto dim = [&](Index extent, int nprocs) {
+    BlockCyclic d{extent, rng.uniform(1, 5), nprocs, rng.uniform_int(0, nprocs - 1)};
+    d.first_block = rng.chance(50) ? 0 : rng.uniform(1, 2 * d.block + 3);
+    return d;
+  };
+  c.layout.rows = dim(rows, g.nprow);
+  c.layout.cols = dim(cols, g.npcol);
+  c.layout.row_major = rng.chance(50);
+  c.lld.assign(static_cast<std::size_t>(comm_size), 1);
+  for (int r = 0; r < comm_size; ++r) {
+    int pr = 0;
+    int pc = 0;
+    if (g.find(r, pr, pc)) {
+      const Index along =
+          c.layout.row_major ? c.layout.cols.local_extent(pc) : c.layout.rows.local_extent(pr);
+      c.lld[static_cast<std::size_t>(r)] = std::max<Index>(1, along) + rng.uniform(0, 2);
+    }
+  }
+  return c;
+}
+
+// A and B: block grids, or one of them block-cyclic (a_cyclic / b_cyclic).
 struct Case {
   FullGrid a;
   FullGrid b;
+  bool a_cyclic = false;
+  bool b_cyclic = false;
+  CyclicSide ca;
+  CyclicSide cb;
   Index m = 0;
   Index n = 0;
   bool transposed = false;
   int comm_size = 1;
+
+  [[nodiscard]] std::pair<int, Index> locate_a(Index gi, Index gj) const {
+    return a_cyclic ? locate(ca, gi, gj) : locate(a, gi, gj);
+  }
+  [[nodiscard]] std::pair<int, Index> locate_b(Index gi, Index gj) const {
+    return b_cyclic ? locate(cb, gi, gj) : locate(b, gi, gj);
+  }
+  [[nodiscard]] Index a_i() const { return a_cyclic ? ca.layout.i : a.i; }
+  [[nodiscard]] Index a_j() const { return a_cyclic ? ca.layout.j : a.j; }
+  [[nodiscard]] Index b_i() const { return b_cyclic ? cb.layout.i : b.i; }
+  [[nodiscard]] Index b_j() const { return b_cyclic ? cb.layout.j : b.j; }
 };
 
-Case random_case(Random &rng) {
+// `kind`: 0 two grids, 1 A block-cyclic, 2 B block-cyclic.
+Case random_case(Random &rng, int kind = 0) {
   Case c;
   c.comm_size = rng.uniform_int(1, 6);
   c.transposed = rng.chance(30);
@@ -136,6 +220,10 @@ Case random_case(Random &rng) {
   const Index a_cols = rng.uniform(1, 24);
   c.a = random_grid(rng, a_rows, a_cols, c.comm_size);
   c.b = random_grid(rng, b_rows, b_cols, c.comm_size);
+  c.a_cyclic = kind == 1;
+  c.b_cyclic = kind == 2;
+  if (c.a_cyclic) c.ca = random_cyclic(rng, a_rows, a_cols, c.comm_size);
+  if (c.b_cyclic) c.cb = random_cyclic(rng, b_rows, b_cols, c.comm_size);
   // B's window fits in both (A's is n x m when transposed)
   const Index max_m = std::min(b_rows, c.transposed ? a_cols : a_rows);
   const Index max_n = std::min(b_cols, c.transposed ? a_rows : a_cols);
@@ -143,10 +231,10 @@ Case random_case(Random &rng) {
   c.n = rng.uniform(0, max_n);
   const Index am = c.transposed ? c.n : c.m;
   const Index an = c.transposed ? c.m : c.n;
-  c.a.i = rng.uniform(0, a_rows - am);
-  c.a.j = rng.uniform(0, a_cols - an);
-  c.b.i = rng.uniform(0, b_rows - c.m);
-  c.b.j = rng.uniform(0, b_cols - c.n);
+  c.a.i = c.ca.layout.i = rng.uniform(0, a_rows - am);
+  c.a.j = c.ca.layout.j = rng.uniform(0, a_cols - an);
+  c.b.i = c.cb.layout.i = rng.uniform(0, b_rows - c.m);
+  c.b.j = c.cb.layout.j = rng.uniform(0, b_cols - c.n);
   return c;
 }
 
@@ -156,9 +244,9 @@ Moves oracle(const Case &c) {
   Moves out;
   for (Index j = 0; j < c.n; ++j) {
     for (Index i = 0; i < c.m; ++i) {
-      const auto [from, src] =
-          c.transposed ? locate(c.a, c.a.i + j, c.a.j + i) : locate(c.a, c.a.i + i, c.a.j + j);
-      const auto [to, dst] = locate(c.b, c.b.i + i, c.b.j + j);
+      const auto [from, src] = c.transposed ? c.locate_a(c.a_i() + j, c.a_j() + i)
+                                            : c.locate_a(c.a_i() + i, c.a_j() + j);
+      const auto [to, dst] = c.locate_b(c.b_i() + i, c.b_j() + j);
       out[{from, to}].emplace_back(src, dst);
     }
   }
@@ -171,20 +259,35 @@ Moves oracle(const Case &c) {
 // side; empty with a failure when the positions are not 0 .. elements-1 once each.
 std::vector<Index> by_position(const GridMessage &m, bool source) {
   std::vector<Index> out(static_cast<std::size_t>(m.elements), -1);
-  for (const Tile &t : m.tiles) {
-    for (Index w = 0; w < t.width; ++w) {
-      for (Index e = 0; e < t.height; ++e) {
+  bool ok = true;
+  m.for_each_tile([&](const Tile &t) {
+    for (Index w = 0; w < t.width && ok; ++w) {
+      for (Index e = 0; e < t.height && ok; ++e) {
         const Index p = t.position + e + w * t.position_width_step;
         if (p < 0 || p >= m.elements || out[static_cast<std::size_t>(p)] != -1) {
           ADD_FAILURE() << "position " << p << " of " << m.elements << " given twice or outside";
-          return {};
+          ok = false;
+          return;
         }
         out[static_cast<std::size_t>(p)] = source ? t.src + e * t.src_step + w * t.src_width_step
                                                   : t.dst + e * t.dst_step + w * t.dst_width_step;
       }
     }
+  });
+  return ok ? out : std::vector<Index>{};
+}
+
+GridTransfer transfer_of(const Case &c, const BlockGrid &a, const BlockGrid &b, int r) {
+  GridTransfer t{c.a_cyclic ? nullptr : &a, c.b_cyclic ? nullptr : &b, c.m, c.n, c.transposed};
+  if (c.a_cyclic) {
+    t.src_cyclic = &c.ca.layout;
+    t.src_lld = c.ca.lld[static_cast<std::size_t>(r)];
   }
-  return out;
+  if (c.b_cyclic) {
+    t.dst_cyclic = &c.cb.layout;
+    t.dst_lld = c.cb.lld[static_cast<std::size_t>(r)];
+  }
+  return t;
 }
 
 std::string run_case(const Case &c) {
@@ -198,8 +301,8 @@ std::string run_case(const Case &c) {
   std::map<std::pair<int, int>, std::vector<Index>> received;
   Moves planned;
   for (int r = 0; r < c.comm_size; ++r) {
-    const GridTransfer t{&a_views[static_cast<std::size_t>(r)],
-                         &b_views[static_cast<std::size_t>(r)], c.m, c.n, c.transposed};
+    const GridTransfer t = transfer_of(c, a_views[static_cast<std::size_t>(r)],
+                                       b_views[static_cast<std::size_t>(r)], r);
     if (std::string why = check_grid_transfer(t, r, c.comm_size); !why.empty()) {
       return "rank " + std::to_string(r) + " rejected a valid transfer: " + why;
     }
@@ -247,6 +350,36 @@ TEST(BlockGrid, RandomGridsMoveEveryElementOnceWithBothEndsAgreeing) {
     ASSERT_EQ(run_case(c), "") << "trial " << trial << " m=" << c.m << " n=" << c.n
                                << " transposed=" << c.transposed << " ranks=" << c.comm_size;
   }
+}
+
+TEST(BlockGrid, GridsAgainstBlockCyclicLayoutsEitherWay) {
+  Random rng(test_seed(0xc7c1));
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int kind = 1 + trial % 2;
+    const Case c = random_case(rng, kind);
+    ASSERT_EQ(run_case(c), "") << "trial " << trial << (kind == 1 ? " A" : " B")
+                               << " block-cyclic m=" << c.m << " n=" << c.n
+                               << " transposed=" << c.transposed << " ranks=" << c.comm_size;
+  }
+}
+
+TEST(BlockGrid, AnElementCyclicSideCostsOnePeriodPerBlock) {
+  // One 600 x 600 block of A on rank 0 into an element-cyclic B over 2 x 2 ranks: four parts
+  // of one short period each, not a tile per element.
+  BlockGrid a;
+  a.row_splits = {0, 600};
+  a.col_splits = {0, 600};
+  a.owner = [](Index, Index) { return 0; };
+  a.local = {{0, 0, 0, 600}};
+  Layout b{{600, 1, 2, 0}, {600, 1, 2, 1}, Grid{2, 2, {0, 1, 2, 3}}, 0, 0};
+  GridTransfer t{&a, nullptr, 600, 600, false};
+  t.dst_cyclic = &b;
+  t.dst_lld = 300;
+  ASSERT_EQ(check_grid_transfer(t, 0, 4), "");
+  const GridRankPlan plan = make_grid_rank_plan(t, 0);
+  EXPECT_EQ(plan.sends.size(), 3U);
+  EXPECT_EQ(plan.self.elements, 300 * 300);
+  EXPECT_LT(plan.memory_bytes(), std::size_t{256} << 10);
 }
 
 TEST(BlockGrid, OneBlockPerRankAgainstManySmallBlocks) {
