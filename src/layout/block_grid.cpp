@@ -319,8 +319,10 @@ std::vector<BlockLine> lines_meeting(const GridTransfer &t, const CyclicSide &c,
 
 // This rank's part of the cyclic side met with the grid side's blocks: one part per block
 // holding some of its elements (sent when the cyclic side is A, received when it is B).
+// Blocks of the grid side this rank owns but does not list go to `unplaced` when given.
 void parts_of_cyclic_rank(const GridTransfer &t, const CyclicSide &c, int rank,
-                          const LocalBlocks &own_grid_blocks, std::vector<PartPiece> &out) {
+                          const LocalBlocks &own_grid_blocks, std::vector<PartPiece> &out,
+                          std::vector<std::pair<Index, Index>> *unplaced = nullptr) {
   int pr = 0;
   int pc = 0;
   if (!c.layout->grid.find(rank, pr, pc)) {
@@ -350,6 +352,8 @@ void parts_of_cyclic_rank(const GridTransfer &t, const CyclicSide &c, int rank,
           p.part.dst = at.offset;
           p.part.dst_row_step = at.e_step;
           p.part.dst_col_step = at.w_step;
+        } else if (unplaced != nullptr) {
+          unplaced->emplace_back(block_row, block_col);
         }
       }
       out.push_back(std::move(p));
@@ -375,13 +379,18 @@ std::vector<GridMessage> part_messages(std::vector<PartPiece> pieces) {
   return out;
 }
 
+CyclicSide cyclic_side(const GridTransfer &t) {
+  const bool cyclic_source = t.src == nullptr;
+  return {cyclic_source ? t.src_cyclic : t.dst_cyclic, cyclic_source, cyclic_source && t.transposed,
+          cyclic_source ? t.src_lld : t.dst_lld};
+}
+
 // make_grid_rank_plan with one side block-cyclic.
 GridRankPlan plan_with_cyclic_side(const GridTransfer &t, int rank) {
   GridRankPlan plan;
   plan.rank = rank;
   const bool cyclic_source = t.src == nullptr;
-  const CyclicSide c{cyclic_source ? t.src_cyclic : t.dst_cyclic, cyclic_source,
-                     cyclic_source && t.transposed, cyclic_source ? t.src_lld : t.dst_lld};
+  const CyclicSide c = cyclic_side(t);
   std::vector<PartPiece> sent;
   std::vector<PartPiece> received;
   if (cyclic_source) {
@@ -529,15 +538,23 @@ std::string check_grid_transfer(const GridTransfer &t, int rank, int comm_size) 
   }
   if (t.m == 0 || t.n == 0) return {};
   if (t.src == nullptr || t.dst == nullptr) {
-    // The owners of the grid blocks met, as the plan asks them.
-    const GridRankPlan plan = plan_with_cyclic_side(t, rank);
-    for (const auto *side : {&plan.sends, &plan.recvs}) {
-      for (const GridMessage &m : *side) {
-        if (m.rank < 0 || m.rank >= comm_size) {
-          return std::string(t.src == nullptr ? "b->" : "a->") + "owner: rank " +
-                 std::to_string(m.rank) + " is not in [0, " + std::to_string(comm_size) + ")";
-        }
+    // The owners of the grid blocks met, as the plan asks them, and this rank's among them
+    // listed.
+    const CyclicSide c = cyclic_side(t);
+    const std::string grid_side = c.is_source ? "b->" : "a->";
+    std::vector<PartPiece> pieces;
+    std::vector<std::pair<Index, Index>> unplaced;
+    parts_of_cyclic_rank(t, c, rank, LocalBlocks(c.is_source ? *t.dst : *t.src), pieces, &unplaced);
+    parts_of_own_blocks(t, c, rank, pieces);
+    for (const PartPiece &p : pieces) {
+      if (p.peer < 0 || p.peer >= comm_size) {
+        return grid_side + "owner: rank " + std::to_string(p.peer) + " is not in [0, " +
+               std::to_string(comm_size) + ")";
       }
+    }
+    if (!unplaced.empty()) {
+      return grid_side + "local: block (" + std::to_string(unplaced[0].first) + ", " +
+             std::to_string(unplaced[0].second) + ") is this rank's but not among its local blocks";
     }
     return {};
   }

@@ -380,6 +380,28 @@ TEST(BlockGrid, AnElementCyclicSideCostsOnePeriodPerBlock) {
   EXPECT_EQ(plan.sends.size(), 3U);
   EXPECT_EQ(plan.self.elements, 300 * 300);
   EXPECT_LT(plan.memory_bytes(), std::size_t{256} << 10);
+  // The grid's owners must be ranks; B's window inside; this rank's leading dimension large
+  // enough.
+  a.owner = [](Index, Index) { return 4; };
+  a.local.clear();
+  EXPECT_NE(check_grid_transfer(t, 0, 4).find("a->owner: rank 4"), std::string::npos);
+  t.dst_lld = 299;
+  EXPECT_NE(check_grid_transfer(t, 0, 4).find("b->lld: 299"), std::string::npos);
+}
+
+TEST(BlockGrid, ACyclicSourceNeedsTheGridBlocksThisRankOwns) {
+  Layout a{{4, 2, 1, 0}, {4, 2, 1, 0}, Grid{1, 1, {0}}, 0, 0};
+  BlockGrid b;
+  b.row_splits = {0, 4};
+  b.col_splits = {0, 2, 4};
+  b.owner = [](Index, Index c) { return static_cast<int>(c); };
+  b.local = {{0, 0, 0, 4}};
+  GridTransfer t{nullptr, &b, 4, 4, false};
+  t.src_cyclic = &a;
+  t.src_lld = 4;
+  EXPECT_EQ(check_grid_transfer(t, 0, 2), "");
+  b.owner = [](Index, Index) { return 0; }; // block (0, 1) is rank 0's too, but not listed
+  EXPECT_NE(check_grid_transfer(t, 0, 2).find("b->local: block (0, 1)"), std::string::npos);
 }
 
 TEST(BlockGrid, OneBlockPerRankAgainstManySmallBlocks) {
