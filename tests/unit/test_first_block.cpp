@@ -8,6 +8,7 @@
 // offsets) on random first-block layouts, transposed and trapezoidal too, with column-major
 // and row-major local arrays (element (r, c) at r + c * lld or r * lld + c).
 #include "index.hpp"
+#include "kinds_support.hpp"
 #include "plan.hpp"
 #include "reference.hpp"
 #include "tiles.hpp"
@@ -21,47 +22,6 @@
 
 namespace redist::test {
 namespace {
-
-// Owner and local index of every global index of a dimension, dealt block by block.
-struct DealtDimension {
-  std::vector<int> owner;
-  std::vector<Index> local;
-  std::vector<Index> count; // elements per process
-};
-
-DealtDimension deal(Index extent, Index first, Index block, int nprocs, int src) {
-  DealtDimension d;
-  d.count.assign(static_cast<std::size_t>(nprocs), 0);
-  int process = src;
-  Index left_in_block = first;
-  for (Index g = 0; g < extent; ++g) {
-    if (left_in_block == 0) {
-      process = (process + 1) % nprocs;
-      left_in_block = block;
-    }
-    d.owner.push_back(process);
-    d.local.push_back(d.count[static_cast<std::size_t>(process)]++);
-    --left_in_block;
-  }
-  return d;
-}
-
-DealtDimension deal(const BlockCyclic &d) {
-  return deal(d.extent, d.first_block > 0 ? d.first_block : d.block, d.block, d.nprocs, d.src);
-}
-
-BlockCyclic random_first_block_dimension(Random &rng, Index max_extent, Index max_block,
-                                         int max_procs) {
-  BlockCyclic d = random_dimension(rng, max_extent, max_block, max_procs);
-  const int mode = rng.uniform_int(0, 9);
-  // below, equal to and beyond the block; sometimes beyond the whole extent; sometimes 0 (the
-  // 9-integer descriptor)
-  d.first_block = mode == 0   ? 0
-                  : mode == 1 ? d.block
-                  : mode == 2 ? rng.uniform(d.extent, d.extent + 3) + 1
-                              : rng.uniform(1, 3 * d.block + 2);
-  return d;
-}
 
 std::string describe_dim(const BlockCyclic &d) {
   return describe(d) + " first_block=" + std::to_string(d.first_block);
@@ -312,22 +272,6 @@ struct Moved {
 };
 using Messages = std::map<std::pair<int, int>, std::vector<Moved>>; // (sender, receiver)
 
-Grid random_grid(Random &rng, int comm_size) {
-  Grid g;
-  g.nprow = rng.uniform_int(1, std::min(3, comm_size));
-  g.npcol = rng.uniform_int(1, comm_size / g.nprow);
-  std::vector<int> ranks(static_cast<std::size_t>(comm_size));
-  for (int r = 0; r < comm_size; ++r)
-    ranks[static_cast<std::size_t>(r)] = r;
-  for (int r = comm_size - 1; r > 0; --r) {
-    std::swap(ranks[static_cast<std::size_t>(r)],
-              ranks[static_cast<std::size_t>(rng.uniform_int(0, r))]);
-  }
-  ranks.resize(static_cast<std::size_t>(g.nprow) * static_cast<std::size_t>(g.npcol));
-  g.ranks = ranks;
-  return g;
-}
-
 // Local offset of the element at local row r, local column c.
 Index offset(Index r, Index c, Index lld, bool row_major) {
   return row_major ? r * lld + c : r + c * lld;
@@ -390,54 +334,11 @@ std::vector<Moved> walk(const RankPlan &plan, const Peer &peer, bool sending, In
 void check_random_rank_plans(std::uint64_t seed, bool row_major) {
   Random rng(test_seed(seed));
   for (int trial = 0; trial < 2000; ++trial) {
-    const int comm_size = rng.uniform_int(1, 7);
-    Transfer t;
-    t.src.grid = random_grid(rng, comm_size);
-    t.dst.grid = random_grid(rng, comm_size);
-    t.src.rows = random_first_block_dimension(rng, 30, 5, t.src.grid.nprow);
-    t.src.cols = random_first_block_dimension(rng, 30, 5, t.src.grid.npcol);
-    t.dst.rows = random_first_block_dimension(rng, 30, 5, t.dst.grid.nprow);
-    t.dst.cols = random_first_block_dimension(rng, 30, 5, t.dst.grid.npcol);
-    // random_dimension draws its own process count: take the grid's
-    t.src.rows.nprocs = t.src.grid.nprow;
-    t.src.cols.nprocs = t.src.grid.npcol;
-    t.dst.rows.nprocs = t.dst.grid.nprow;
-    t.dst.cols.nprocs = t.dst.grid.npcol;
-    for (BlockCyclic *d : {&t.src.rows, &t.src.cols, &t.dst.rows, &t.dst.cols}) {
-      d->src = rng.uniform_int(0, d->nprocs - 1);
-    }
-    if (row_major) {
-      t.src.row_major = rng.chance(50);
-      t.dst.row_major = rng.chance(50);
-    }
-    if (rng.chance(30)) t.perm = {1, 0};
-    const BlockCyclic &a_rows = t.transposed() ? t.src.cols : t.src.rows;
-    const BlockCyclic &a_cols = t.transposed() ? t.src.rows : t.src.cols;
-    t.m = rng.uniform(0, std::min(a_rows.extent, t.dst.rows.extent));
-    t.n = rng.uniform(0, std::min(a_cols.extent, t.dst.cols.extent));
-    (t.transposed() ? t.src.j : t.src.i) = rng.uniform(0, a_rows.extent - t.m);
-    (t.transposed() ? t.src.i : t.src.j) = rng.uniform(0, a_cols.extent - t.n);
-    t.dst.i = rng.uniform(0, t.dst.rows.extent - t.m);
-    t.dst.j = rng.uniform(0, t.dst.cols.extent - t.n);
-    const int region = rng.uniform_int(0, 3);
-    if (region > 0) {
-      t.region.kind = region == 1 ? Region::Kind::upper : Region::Kind::lower;
-      t.region.unit_diag = rng.chance(50);
-      if (rng.chance(50)) t.region.diagonal = Region::Diagonal::top_left;
-    }
-    // Leading dimensions per rank, at or above the local extent along the contiguous axis.
-    std::vector<Index> lld_src(static_cast<std::size_t>(comm_size), 1);
-    std::vector<Index> lld_dst(static_cast<std::size_t>(comm_size), 1);
-    for (int r = 0; r < comm_size; ++r) {
-      int pr = 0;
-      int pc = 0;
-      for (auto [l, lld] : {std::pair{&t.src, &lld_src}, std::pair{&t.dst, &lld_dst}}) {
-        if (l->grid.find(r, pr, pc)) {
-          const Index along = l->row_major ? l->cols.local_extent(pc) : l->rows.local_extent(pr);
-          (*lld)[static_cast<std::size_t>(r)] = std::max<Index>(1, along) + rng.uniform(0, 2);
-        }
-      }
-    }
+    const KindsCase c = random_kinds_case(rng, row_major);
+    const Transfer &t = c.t;
+    const int comm_size = c.comm_size;
+    const std::vector<Index> &lld_src = c.lld_src;
+    const std::vector<Index> &lld_dst = c.lld_dst;
     const auto lld_of = [](const std::vector<Index> &v) {
       return [&v](int r) { return v[static_cast<std::size_t>(r)]; };
     };
