@@ -85,6 +85,22 @@ Transfer column_major_equivalent(const Transfer &t) {
   return out;
 }
 
+bool uniform_owners(const Transfer &t, Transfer &uniform) {
+  uniform = column_major_equivalent(t);
+  for (int d = 0; d < 2; ++d) {
+    Transfer1D same;
+    if (!uniform_owners(uniform.dim(d), same)) {
+      return false;
+    }
+    const int a = uniform.perm[static_cast<std::size_t>(d)];
+    (a == 0 ? uniform.src.rows : uniform.src.cols) = same.src;
+    (a == 0 ? uniform.src.i : uniform.src.j) = same.src_start;
+    (d == 0 ? uniform.dst.rows : uniform.dst.cols) = same.dst;
+    (d == 0 ? uniform.dst.i : uniform.dst.j) = same.dst_start;
+  }
+  return true;
+}
+
 // The 2-D plan is the N-d plan with m = 2 (nd_plan.hpp's plan_rank): BLACS' column-major grids,
 // and for trapezoids a message count clipped to the region.
 RankPlan make_rank_plan(const Transfer &given, int rank, int comm_size) {

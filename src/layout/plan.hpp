@@ -91,6 +91,14 @@ struct RankPlan {
 /// diagonal rule kept). Identity when neither layout is row-major.
 [[nodiscard]] Transfer column_major_equivalent(const Transfer &t);
 
+/// A transfer between uniform block-cyclic layouts (no first blocks, column-major) that moves
+/// every element of the window between the same two ranks as t, when there is one (index.hpp's
+/// uniform_owners along both dimensions of column_major_equivalent(t)): the rank plans of both
+/// have the same peers and message sizes, so schedules computed from block sizes and source
+/// processes (closed forms, product schedules) hold for t. Local indices differ: plans for
+/// execution are t's.
+[[nodiscard]] bool uniform_owners(const Transfer &t, Transfer &uniform);
+
 /// Build `rank`'s plan. Sends are ordered by (destination - rank) mod comm_size so that in
 /// each round of the all-at-once exchange every receiver is targeted by one sender.
 /// Row-major layouts are planned as column_major_equivalent(t): the plan's m, n, region and

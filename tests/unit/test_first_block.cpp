@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -379,6 +380,36 @@ TEST(FirstBlock, RankPlansCarryTheDealtElementsInMessageOrder) {
 
 TEST(RowMajor, RankPlansCarryTheElementsAlongBsRowsWithRowMajorOffsets) {
   check_random_rank_plans(0x20a, true);
+}
+
+TEST(FirstBlock, UniformOwnersOfA2DTransferGiveTheSamePeersAndMessageSizes) {
+  Random rng(test_seed(0x5c));
+  int equivalent = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    const KindsCase c = random_kinds_case(rng, true);
+    Transfer u;
+    if (!uniform_owners(c.t, u)) continue;
+    ++equivalent;
+    for (const BlockCyclic *d : {&u.src.rows, &u.src.cols, &u.dst.rows, &u.dst.cols}) {
+      ASSERT_TRUE(d->uniform());
+    }
+    ASSERT_FALSE(u.src.row_major || u.dst.row_major);
+    for (int r = 0; r < c.comm_size; ++r) {
+      const RankPlan want = make_rank_plan(c.t, r, c.comm_size);
+      const RankPlan got = make_rank_plan(u, r, c.comm_size);
+      const auto peers = [](const RankPlan &p, bool sends) {
+        std::vector<std::pair<int, Index>> out;
+        for (const Peer &q : sends ? p.sends : p.recvs)
+          out.emplace_back(q.rank, q.elements);
+        std::sort(out.begin(), out.end());
+        return out;
+      };
+      ASSERT_EQ(peers(got, true), peers(want, true)) << "trial " << trial << " rank " << r;
+      ASSERT_EQ(peers(got, false), peers(want, false)) << "trial " << trial << " rank " << r;
+      ASSERT_EQ(got.self.elements, want.self.elements) << "trial " << trial << " rank " << r;
+    }
+  }
+  EXPECT_GT(equivalent, 300);
 }
 
 TEST(RowMajor, ColumnMajorEquivalentOfAHandPickedTrapezoid) {
