@@ -7,6 +7,12 @@
 // pair plus the per-period strides of the local indices, so memory and time do not grow with
 // the extent. A run is a maximal interval of window indices that is contiguous in both local
 // arrays.
+//
+// A first block of its own size (PBLAS's IMB_ / INB_) is made uniform for the period engine:
+// (block - first) virtual elements in front of it on its owner give a uniform dimension whose
+// local indices on that process are shifted; where the window holds more than one block's worth
+// of the first block, that part of the window is one process. A pattern is then up to three
+// segments of window indices, each with its own period (index.cpp's UniformView).
 
 #include "layout.hpp"
 
