@@ -84,7 +84,7 @@ struct KindsCase {
 
 inline KindsCase random_kinds_case(Random &rng, bool row_major) {
   KindsCase c;
-  c.comm_size = rng.uniform_int(1, 7);
+  c.comm_size = rng.uniform_int(1, 8);
   const int comm_size = c.comm_size;
   Transfer &t = c.t;
   t.src.grid = random_grid(rng, comm_size);

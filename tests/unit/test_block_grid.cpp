@@ -212,7 +212,7 @@ struct Case {
 // `kind`: 0 two grids, 1 A block-cyclic, 2 B block-cyclic.
 Case random_case(Random &rng, int kind = 0) {
   Case c;
-  c.comm_size = rng.uniform_int(1, 6);
+  c.comm_size = rng.uniform_int(1, 8);
   c.transposed = rng.chance(30);
   const Index b_rows = rng.uniform(1, 24);
   const Index b_cols = rng.uniform(1, 24);
