@@ -66,7 +66,7 @@ void enumerate_pieces(const BlockCyclic &fixed, Index fixed_start, const BlockCy
 
 RunPattern::RunPattern(Index window_length, Index period, Index src_stride, Index dst_stride)
     : length_(window_length) {
-  Segment &s = segments_.front();
+  Segment &s = first_;
   s.end = window_length;
   s.period = period;
   s.src_stride = src_stride;
@@ -75,25 +75,28 @@ RunPattern::RunPattern(Index window_length, Index period, Index src_stride, Inde
 
 void RunPattern::begin_segment(Index begin, Index end, Index period, Index src_stride,
                                Index dst_stride) {
-  if (segments_.back().runs.empty()) {
-    segments_.pop_back();
-  }
   Segment next;
   next.begin = begin;
   next.end = end;
   next.period = period;
   next.src_stride = src_stride;
   next.dst_stride = dst_stride;
-  segments_.push_back(std::move(next));
+  Segment &current = last();
+  if (current.runs.empty()) {
+    current = std::move(next); // no piece in the segment before: it was never entered
+  } else {
+    later_.push_back(std::move(next));
+  }
 }
 
 void RunPattern::append(const Run &piece) {
-  std::vector<Run> &runs = segments_.back().runs;
+  std::vector<Run> &runs = last().runs;
   if (!runs.empty()) {
-    Run &last = runs.back();
-    if (last.k + last.length == piece.k && last.src_local + last.length == piece.src_local &&
-        last.dst_local + last.length == piece.dst_local) {
-      last.length += piece.length;
+    Run &before = runs.back();
+    if (before.k + before.length == piece.k &&
+        before.src_local + before.length == piece.src_local &&
+        before.dst_local + before.length == piece.dst_local) {
+      before.length += piece.length;
       return;
     }
   }
@@ -101,9 +104,9 @@ void RunPattern::append(const Run &piece) {
 }
 
 void RunPattern::finish() {
-  segments_.shrink_to_fit();
+  later_.shrink_to_fit();
   total_ = 0;
-  for (Segment &s : segments_) {
+  const auto finish_segment = [&](Segment &s) {
     s.runs.shrink_to_fit();
     s.prefix.assign(s.runs.size() + 1, 0);
     for (std::size_t idx = 0; idx < s.runs.size(); ++idx) {
@@ -112,13 +115,21 @@ void RunPattern::finish() {
     s.per_period = s.prefix.back();
     s.total = count_in(s, s.end);
     total_ += s.total;
+  };
+  finish_segment(first_);
+  for (Segment &s : later_) {
+    finish_segment(s);
   }
 }
 
 std::size_t RunPattern::memory_bytes() const {
-  std::size_t bytes = segments_.capacity() * sizeof(Segment);
-  for (const Segment &s : segments_) {
-    bytes += s.runs.capacity() * sizeof(Run) + s.prefix.capacity() * sizeof(Index);
+  std::size_t bytes = later_.capacity() * sizeof(Segment);
+  const auto held = [](const Segment &s) {
+    return s.runs.capacity() * sizeof(Run) + s.prefix.capacity() * sizeof(Index);
+  };
+  bytes += held(first_);
+  for (const Segment &s : later_) {
+    bytes += held(s);
   }
   return bytes;
 }
@@ -155,11 +166,11 @@ Index RunPattern::count_below(Index x) const {
   if (total_ == 0 || x <= 0) {
     return 0;
   }
-  if (segments_.size() == 1) {
-    return count_in(segments_.front(), x);
+  if (later_.empty() || x < first_.end) {
+    return count_in(first_, x);
   }
-  Index count = 0;
-  for (const Segment &s : segments_) {
+  Index count = first_.total;
+  for (const Segment &s : later_) {
     if (x >= s.end) {
       count += s.total;
     } else {

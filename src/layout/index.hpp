@@ -97,14 +97,16 @@ private:
     std::vector<Run> runs;
     std::vector<Index> prefix; // prefix[i] = elements in runs[0..i)
   };
-  [[nodiscard]] const Segment &last() const { return segments_.back(); }
+  [[nodiscard]] const Segment &last() const { return later_.empty() ? first_ : later_.back(); }
+  [[nodiscard]] Segment &last() { return later_.empty() ? first_ : later_.back(); }
   [[nodiscard]] static Index count_in(const Segment &s, Index x);
   template <class F>
   static void visit_segment(const Segment &s, Index lo, Index hi, Run &pending, F &f);
 
   Index length_ = 0;
   Index total_ = 0;
-  std::vector<Segment> segments_{1};
+  Segment first_;              // kept inline: uniform layouts have this one segment only
+  std::vector<Segment> later_; // after a first block's single-process part
 };
 
 /// The period (in window indices) over which runs are stored for this transfer, and the
@@ -189,7 +191,8 @@ template <class F> void RunPattern::for_each(Index lo, Index hi, F &&f) const {
     return;
   }
   Run pending;
-  for (const Segment &s : segments_) {
+  visit_segment(first_, lo, hi, pending, f);
+  for (const Segment &s : later_) {
     visit_segment(s, lo, hi, pending, f);
   }
   if (pending.length > 0) {
