@@ -7,7 +7,7 @@
 namespace redist {
 namespace {
 
-// Rows [i0, i1) x columns [j0, j1) of B's window.
+// Rows [i0, i1) x columns [j0, j1): of the matrix (block_extent) or of a window.
 struct Rect {
   Index i0 = 0;
   Index i1 = 0;
