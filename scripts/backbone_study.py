@@ -54,9 +54,9 @@ def build(tmp):
     files = sorted(os.path.join(d, f) for d in layers for f in os.listdir(d) if f.endswith(".cpp"))
     exe = os.path.join(tmp, "backbone_study")
     cxx = os.environ.get("CXX", "c++")
-    subprocess.run([cxx, "-std=c++20", "-O2", *("-I" + d for d in layers),
-                    os.path.join(ROOT, "research", "tools", "backbone_study.cpp"), *files, "-o", exe],
-                   check=True)
+    study = os.path.join(ROOT, "research", "tools", "backbone_study.cpp")
+    subprocess.run([cxx, "-std=c++20", "-O2", *("-I" + d for d in layers), study, *files,
+                    "-o", exe], check=True)
     return exe
 
 

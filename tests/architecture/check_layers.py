@@ -40,7 +40,7 @@ def layer_of(relative_dir):
 
 
 def folders(src, research):
-    """(folder, its layer) for every folder under src/ and research/."""
+    """(folder, its files, its layer) for every folder under src/ and research/."""
     for root, _, files in os.walk(src):
         yield root, files, layer_of(os.path.relpath(root, src).replace(os.sep, "/"))
     for root, _, files in os.walk(research):
@@ -56,7 +56,8 @@ def main(src, research):
                 continue
             path = os.path.join(root, name)
             if layer is None:
-                print(f"{path}: not in a layer folder ({', '.join(sorted(set(ALLOWED) - {'research'}))})")
+                layers = sorted(set(ALLOWED) - {"research"})
+                print(f"{path}: not in a layer folder ({', '.join(layers)})")
                 return 1
             if name.endswith((".hpp", ".h")):
                 if name in headers:
