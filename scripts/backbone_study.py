@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Backbone study for docs/studies/backbone.md (Python standard library only).
 
-Runs tools/backbone_study.cpp (Jeannot & Wagner's Sec. 5.1 simulations):
+Runs research/tools/backbone_study.cpp (Jeannot & Wagner's Sec. 5.1 simulations):
   - k from 1 to 20 on the same random graphs, weights 1..20 and 1..10000, beta = 1;
   - beta from 0.1 to 100 on random graphs with weights 1..20, each with its own random k;
   - processor seconds per GGP / OGGP call on complete graphs up to 100 x 100;
@@ -12,9 +12,9 @@ markers.
   python3 scripts/backbone_study.py [--exe PATH] [--graphs N] [--seed S] [--out DIR] [--doc FILE]
                                      [--quick]
 
-Without --exe the program is compiled with $CXX (default c++) from tools/backbone_study.cpp and
-the sources of the pure layers (src/layout, src/schedule, src/model). --quick runs a tiny setting (seconds)
-and writes only into --out: the ctest backbone_study_quick.
+Without --exe the program is compiled with $CXX (default c++) from research/tools/backbone_study.cpp
+and the sources of the pure layers and the models (src/layout, src/schedule, research/model).
+--quick runs a tiny setting (seconds) and writes only into --out: the ctest backbone_study_quick.
 """
 import argparse
 import collections
@@ -49,13 +49,14 @@ COLOURS = {"GGP": "#d62728", "OGGP": "#1f77b4", "all-at-once": "#2ca02c"}
 
 
 def build(tmp):
-    layers = [os.path.join(ROOT, "src", layer) for layer in ("layout", "schedule", "model")]
+    layers = [os.path.join(ROOT, *layer) for layer in
+              (("src", "layout"), ("src", "schedule"), ("research", "model"))]
     files = sorted(os.path.join(d, f) for d in layers for f in os.listdir(d) if f.endswith(".cpp"))
     exe = os.path.join(tmp, "backbone_study")
     cxx = os.environ.get("CXX", "c++")
-    subprocess.run([cxx, "-std=c++20", "-O2", *("-I" + d for d in layers),
-                    os.path.join(ROOT, "tools", "backbone_study.cpp"), *files, "-o", exe],
-                   check=True)
+    study = os.path.join(ROOT, "research", "tools", "backbone_study.cpp")
+    subprocess.run([cxx, "-std=c++20", "-O2", *("-I" + d for d in layers), study, *files,
+                    "-o", exe], check=True)
     return exe
 
 

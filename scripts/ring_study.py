@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ring planner studies for docs/ring.md (Python standard library only).
 
-Builds tools/ring_study.cpp with the planner (src/model/ring.cpp), runs
+Builds research/tools/ring_study.cpp with the planner (src/schedule/ring*.cpp), runs
   - gap:      the heuristic (non-light heterogeneous bidirectional rings) against Lemma 12 and
               System 6's integer optimum, on random instances;
   - section8: Renard, Robert & Vivien's Section 8 experiment as a simulation (rings of 8 and 32
@@ -31,10 +31,13 @@ COLOURS = ["#000000", "#1f77b4", "#2ca02c", "#ff7f0e", "#d62728"]
 def build(tmp):
     exe = os.path.join(tmp, "ring_study")
     cxx = os.environ.get("CXX", "c++")
-    subprocess.run([cxx, "-std=c++20", "-O2", "-I" + os.path.join(ROOT, "src", "model"),
+    schedule = os.path.join(ROOT, "src", "schedule")
+    planner = sorted(os.path.join(schedule, f) for f in os.listdir(schedule)
+                     if f.startswith("ring") and f.endswith(".cpp"))
+    subprocess.run([cxx, "-std=c++20", "-O2", "-I" + schedule,
                     "-I" + os.path.join(ROOT, "src", "layout"),
-                    os.path.join(ROOT, "tools", "ring_study.cpp"),
-                    os.path.join(ROOT, "src", "model", "ring.cpp"), "-o", exe], check=True)
+                    os.path.join(ROOT, "research", "tools", "ring_study.cpp"), *planner, "-o", exe],
+                   check=True)
     return exe
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Schedules at scale, for docs/studies/scaling.md (Python standard library only).
 
-Runs tools/scaling_study.cpp (build it first: cmake --build BUILD --target scaling-study) on
+Runs research/tools/scaling_study.cpp (build it first: cmake --build BUILD --target scaling-study)
+on
   - Park, Prasanna & Raghavendra's examples (Evers 2025 review, Table 4.19: (P, Q, k) = (18, 76, 8),
     (30, 66, 15), (46, 50, 25)), CYCLIC(1) -> CYCLIC(k), at the smallest and the largest array
     of their experiments (808,704 and 14,174,980 elements), plus (18, 76, 9);
@@ -10,7 +11,7 @@ Runs tools/scaling_study.cpp (build it first: cmake --build BUILD --target scali
 writes the tables into docs/studies/scaling.md between the markers below and the plot
 docs/studies/scaling/predicted_time.svg.
 
-  python3 scripts/scaling_study.py --exe BUILD/tools/scaling-study [--max-procs N]
+  python3 scripts/scaling_study.py --exe BUILD/research/scaling-study [--max-procs N]
       [--matching-max N] [--doc FILE] [--svg FILE]
 """
 import argparse
@@ -149,7 +150,7 @@ def plot(table, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--exe", default=os.path.join(ROOT, "build", "tools", "scaling-study"))
+    ap.add_argument("--exe", default=os.path.join(ROOT, "build", "research", "scaling-study"))
     ap.add_argument("--max-procs", type=int, default=MACHINE_PROCS[-1])
     ap.add_argument("--matching-max", type=int, default=4096,
                     help="stepwise matchings (no closed form) up to this many processes")

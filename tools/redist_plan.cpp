@@ -574,7 +574,7 @@ int run_ring(const RingArgs &a, bool json) {
 }
 
 // --- Network topology (--topology, --routing, --link-bandwidth, --step-setup): the torus
-// link-load model (src/model/torus.hpp, docs/studies/torus.md) and the backbone bound
+// link-load model (research/model/torus.hpp, docs/studies/torus.md) and the backbone bound
 // (schedule_matching.hpp).
 
 constexpr const char *kHelpNetwork = R"(

@@ -1,7 +1,7 @@
 // schedule_bench: every schedule measured on the same run, next to what the two-level cost model
 // (calibrated on this run with redist_calibrate_nodes) and the backbone model (Jeannot & Wagner
-// 2004, src/model/backbone.hpp) predict (issue 19 item 4, docs/studies/cluster.md). Meant for the
-// virtual cluster (bench/cluster/measure_schedules.sh) but runs anywhere.
+// 2004, research/model/backbone.hpp) predict (docs/studies/cluster.md). Meant for the virtual
+// cluster (bench/cluster/measure_schedules.sh) but runs anywhere.
 //
 //   mpirun -np P schedule_bench [--size N] [--reps R] [--label TEXT]
 //

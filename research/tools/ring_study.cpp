@@ -1,7 +1,7 @@
-// Studies of the ring planner (docs/ring.md), printing CSV. Built and run by
-// scripts/ring_study.py (which also draws the plots); standalone:
-//   c++ -std=c++20 -O2 -Isrc/model -Isrc/layout tools/ring_study.cpp src/model/ring.cpp -o
-//   ring_study
+// Studies of the ring planner (docs/studies/ring.md), printing CSV. Built as the target
+// ring_study and by scripts/ring_study.py (which also draws the plots); standalone:
+//   c++ -std=c++20 -O2 -Isrc/schedule -Isrc/layout research/tools/ring_study.cpp
+//   src/schedule/ring*.cpp -o ring_study
 //   ./ring_study gap [instances] [seed]        heuristic vs Lemma 12 on non-light instances
 //   ./ring_study section8 [platforms] [seed] [noise] [factor]   the paper's Section 8, simulated
 //        (factor 0: a changing speed is drawn anew from the list; > 1: multiplied by a random

@@ -304,7 +304,7 @@ void timing(Options &options) {
 }
 
 constexpr const char *kUsage = "usage: backbone_study ratios|beta|timing [--OPTION VALUE ...] (see "
-                               "tools/backbone_study.cpp)\n";
+                               "research/tools/backbone_study.cpp)\n";
 
 } // namespace
 
