@@ -1,5 +1,5 @@
 // redist_calibrate and redist_calibrate_nodes: the cost model measured by ping-pong, on one
-// level or on both (inside a node, between nodes; docs/cluster.md).
+// level or on both (inside a node, between nodes; docs/studies/cluster.md).
 
 #include "api_internal.hpp"
 #include "nodes.hpp"

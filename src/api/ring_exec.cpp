@@ -852,6 +852,43 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
   });
 }
 
+namespace {
+
+/// redist_ring_plan_create's local checks of its arguments (every but `plan`).
+void check_ring_arguments(int direction, int transport, int64_t load, int64_t target,
+                          double cost_next, double cost_prev, int64_t item_bytes,
+                          int64_t chunk_items) {
+  static const char *call = "redist_ring_plan_create";
+  const bool bi = direction == REDIST_RING_BIDIRECTIONAL;
+  if (direction != REDIST_RING_UNIDIRECTIONAL && !bi)
+    throw_argument(call, "direction", direction,
+                   "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
+  if (transport != REDIST_RING_NEIGHBOUR && transport != REDIST_RING_DIRECT &&
+      transport != REDIST_RING_AUTO)
+    throw_argument(call, "transport", transport,
+                   "must be REDIST_RING_NEIGHBOUR (0), REDIST_RING_DIRECT (1) or "
+                   "REDIST_RING_AUTO (2)");
+  if (load < 1)
+    throw_argument(call, "load", load,
+                   "every process must hold at least one item before the rebalance (the ring "
+                   "algorithms assume L_k >= 1); leave empty processes out of the "
+                   "communicator");
+  if (target < 1)
+    throw_argument(call, "target", target,
+                   "every process must keep at least one item after the rebalance (the ring "
+                   "algorithms assume L_k - delta_k >= 1); leave empty processes out of the "
+                   "communicator");
+  if (!(cost_next > 0.0))
+    throw_value(call, "cost_next", show(cost_next), "must be > 0 (or +INFINITY)");
+  if (bi && !(cost_prev > 0.0))
+    throw_value(call, "cost_prev", show(cost_prev), "must be > 0 (or +INFINITY)");
+  if (item_bytes < 1 || item_bytes > INT_MAX)
+    throw_argument(call, "item_bytes", item_bytes, "must be in [1, INT_MAX]");
+  if (chunk_items < 0) throw_argument(call, "chunk_items", chunk_items, "must be >= 0");
+}
+
+} // namespace
+
 extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transport, int64_t load,
                                        int64_t target, double cost_next, double cost_prev,
                                        int64_t item_bytes, int64_t chunk_items,
@@ -869,35 +906,8 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
                "direction, transport, item_bytes or chunk_items (must be equal on every process)",
                [&] {
                  if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-                 if (direction != REDIST_RING_UNIDIRECTIONAL && !bi)
-                   throw_argument(
-                       call, "direction", direction,
-                       "must be REDIST_RING_UNIDIRECTIONAL (0) or REDIST_RING_BIDIRECTIONAL (1)");
-                 if (transport != REDIST_RING_NEIGHBOUR && transport != REDIST_RING_DIRECT &&
-                     transport != REDIST_RING_AUTO)
-                   throw_argument(call, "transport", transport,
-                                  "must be REDIST_RING_NEIGHBOUR (0), REDIST_RING_DIRECT (1) or "
-                                  "REDIST_RING_AUTO (2)");
-                 if (load < 1)
-                   throw_argument(
-                       call, "load", load,
-                       "every process must hold at least one item before the rebalance (the ring "
-                       "algorithms assume L_k >= 1); leave empty processes out of the "
-                       "communicator");
-                 if (target < 1)
-                   throw_argument(
-                       call, "target", target,
-                       "every process must keep at least one item after the rebalance (the ring "
-                       "algorithms assume L_k - delta_k >= 1); leave empty processes out of the "
-                       "communicator");
-                 if (!(cost_next > 0.0))
-                   throw_value(call, "cost_next", show(cost_next), "must be > 0 (or +INFINITY)");
-                 if (bi && !(cost_prev > 0.0))
-                   throw_value(call, "cost_prev", show(cost_prev), "must be > 0 (or +INFINITY)");
-                 if (item_bytes < 1 || item_bytes > INT_MAX)
-                   throw_argument(call, "item_bytes", item_bytes, "must be in [1, INT_MAX]");
-                 if (chunk_items < 0)
-                   throw_argument(call, "chunk_items", chunk_items, "must be >= 0");
+                 check_ring_arguments(direction, transport, load, target, cost_next, cost_prev,
+                                      item_bytes, chunk_items);
                });
     const auto un = static_cast<std::size_t>(size);
     std::vector<int64_t> lt(2 * un);

@@ -372,6 +372,102 @@ int execute(const Call &c, const front_end::CacheLookup &cache) {
   return REDIST_SUCCESS;
 }
 
+/// The agreed verdict of a call that is not a hit everywhere: an error of some process's
+/// arguments, options or fields that differ between processes; REDIST_SUCCESS if none, else
+/// reported (the same status on every process).
+int refuse(const Call &c, const std::optional<ArgumentError> &local_error,
+           const front_end::Agreement &agreed) {
+  if (agreed.error != 0) {
+    if (local_error) {
+      report(local_error->message + "; nothing was copied");
+      return REDIST_ERR_ARGUMENT;
+    }
+    const long long position = 1000 - agreed.error_priority();
+    report(std::string(c.routine) + ": " +
+           (position == 0 ? std::string("the REDIST_* environment")
+                          : "argument " + std::to_string(position)) +
+           " is invalid on another process (process " + std::to_string(agreed.error_rank()) +
+           " of ICTXT); nothing was copied");
+    return REDIST_ERR_REMOTE;
+  }
+  const auto &f = agreed.fields;
+  for (const front_end::Range *r : {&f.strategy, &f.max_concurrent, &f.max_memory}) {
+    if (r->differs()) {
+      report(std::string(c.routine) +
+             ": REDIST_SCHEDULE, REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY differ between "
+             "processes; nothing was copied");
+      return REDIST_ERR_MISMATCH;
+    }
+  }
+  std::optional<std::pair<int, front_end::Range>> mismatch;
+  front_end::CallFields<front_end::Range> ranges = f;
+  front_end::each_field(
+      [&](front_end::Arg arg, const char *, const front_end::Range &r) {
+        const int position = position_of(c, arg);
+        if (!mismatch && position > 0 && r.differs()) mismatch.emplace(position, r);
+      },
+      ranges);
+  if (mismatch) {
+    report(std::string(c.routine) + ": argument " + std::to_string(mismatch->first) +
+           " differs between processes (values from " + std::to_string(mismatch->second.min) +
+           " to " + std::to_string(mismatch->second.max) + "); nothing was copied");
+    return REDIST_ERR_MISMATCH;
+  }
+  return REDIST_SUCCESS;
+}
+
+/// REDIST_ERR_ARGUMENT, reported, where no process of ICTXT is in the grid of a side (agreed).
+int missing_grid(const Call &c, const front_end::Agreement &agreed) {
+  const auto &f = agreed.fields;
+  for (const auto &[side, range] : {std::pair{&c.a, &f.a.m}, std::pair{&c.b, &f.b.m}}) {
+    if (!range->present) {
+      report(std::string(c.routine) + ": argument " + std::to_string(side->pos_desc) + " (DESC" +
+             side->name + "(CTXT_)): no process of ICTXT is in the grid of DESC" + side->name +
+             "; nothing was copied");
+      return REDIST_ERR_ARGUMENT;
+    }
+  }
+  return REDIST_SUCCESS;
+}
+
+/// The call's plan built on every process of ICTXT and cached (`cache` then holds it); the
+/// failures agreed and reported.
+int plan_call(const Call &c, MPI_Comm comm, int slot, const front_end::CallArgs &args,
+              const front_end::Agreement &agreed, front_end::CacheLookup &cache) {
+  Transfer t;
+  const front_end::Gathered missing = front_end::gather_transfer(comm, args, agreed, t);
+  if (missing.status == REDIST_ERR_NO_MEMORY) {
+    report(std::string(c.routine) + ": out of memory while planning" +
+           (missing.here ? "" : " on another process") + "; nothing was copied");
+    return REDIST_ERR_NO_MEMORY;
+  }
+  if (missing.status != REDIST_SUCCESS) {
+    report(std::string(c.routine) + ": argument " + std::to_string(c.pos.ictxt) +
+           " (ICTXT): the process at (" + std::to_string(missing.row) + ", " +
+           std::to_string(missing.col) + ") of the grid of DESC" + missing.side +
+           " is not in ICTXT (or passed DESC" + missing.side + "(CTXT_) = -1); nothing was copied");
+    return REDIST_ERR_ARGUMENT;
+  }
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  const front_end::Built built = front_end::build_plan(comm, slot, size, args, t, agreed, cache);
+  if (built.status == REDIST_ERR_MPI) {
+    report(std::string(c.routine) + ": MPI_Comm_dup of ICTXT's communicator failed");
+    return REDIST_ERR_MPI;
+  }
+  if (built.status == REDIST_ERR_NO_MEMORY) {
+    report(std::string(c.routine) + ": out of memory while planning" +
+           (built.here ? "" : " on another process") + "; nothing was copied");
+    return REDIST_ERR_NO_MEMORY;
+  }
+  if (built.status != REDIST_SUCCESS) {
+    report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured" +
+           (built.here ? ": " + built.why : " on another process") + "; nothing was copied");
+    return REDIST_ERR_ARGUMENT;
+  }
+  return REDIST_SUCCESS;
+}
+
 int run_call(Call &c) {
   ++call_count;
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
@@ -427,88 +523,13 @@ int run_call(Call &c) {
   if (hit) return execute(c, cache);
   const front_end::Agreement agreed = front_end::agree(comm, args, error, cache);
 
-  if (agreed.error != 0) {
-    if (local_error) {
-      report(local_error->message + "; nothing was copied");
-      return REDIST_ERR_ARGUMENT;
-    }
-    const long long position = 1000 - agreed.error_priority();
-    report(std::string(c.routine) + ": " +
-           (position == 0 ? std::string("the REDIST_* environment")
-                          : "argument " + std::to_string(position)) +
-           " is invalid on another process (process " + std::to_string(agreed.error_rank()) +
-           " of ICTXT); nothing was copied");
-    return REDIST_ERR_REMOTE;
-  }
-  const auto &f = agreed.fields;
-  for (const front_end::Range *r : {&f.strategy, &f.max_concurrent, &f.max_memory}) {
-    if (r->differs()) {
-      report(std::string(c.routine) +
-             ": REDIST_SCHEDULE, REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY differ between "
-             "processes; nothing was copied");
-      return REDIST_ERR_MISMATCH;
-    }
-  }
-  std::optional<std::pair<int, front_end::Range>> mismatch;
-  front_end::CallFields<front_end::Range> ranges = f;
-  front_end::each_field(
-      [&](front_end::Arg arg, const char *, const front_end::Range &r) {
-        const int position = position_of(c, arg);
-        if (!mismatch && position > 0 && r.differs()) mismatch.emplace(position, r);
-      },
-      ranges);
-  if (mismatch) {
-    report(std::string(c.routine) + ": argument " + std::to_string(mismatch->first) +
-           " differs between processes (values from " + std::to_string(mismatch->second.min) +
-           " to " + std::to_string(mismatch->second.max) + "); nothing was copied");
-    return REDIST_ERR_MISMATCH;
-  }
-  if (c.m == 0 || c.n == 0) {
-    return REDIST_SUCCESS;
-  }
-  for (const auto &[side, range] : {std::pair{&c.a, &f.a.m}, std::pair{&c.b, &f.b.m}}) {
-    if (!range->present) {
-      report(std::string(c.routine) + ": argument " + std::to_string(side->pos_desc) + " (DESC" +
-             side->name + "(CTXT_)): no process of ICTXT is in the grid of DESC" + side->name +
-             "; nothing was copied");
-      return REDIST_ERR_ARGUMENT;
-    }
-  }
-
+  if (const int refused = refuse(c, local_error, agreed); refused != REDIST_SUCCESS) return refused;
+  if (c.m == 0 || c.n == 0) return REDIST_SUCCESS;
+  if (const int missing = missing_grid(c, agreed); missing != REDIST_SUCCESS) return missing;
   if (!agreed.plan_hit) {
-    Transfer t;
-    const front_end::Gathered missing = front_end::gather_transfer(comm, args, agreed, t);
-    if (missing.status == REDIST_ERR_NO_MEMORY) {
-      report(std::string(c.routine) + ": out of memory while planning" +
-             (missing.here ? "" : " on another process") + "; nothing was copied");
-      return REDIST_ERR_NO_MEMORY;
-    }
-    if (missing.status != REDIST_SUCCESS) {
-      report(std::string(c.routine) + ": argument " + std::to_string(c.pos.ictxt) +
-             " (ICTXT): the process at (" + std::to_string(missing.row) + ", " +
-             std::to_string(missing.col) + ") of the grid of DESC" + missing.side +
-             " is not in ICTXT (or passed DESC" + missing.side +
-             "(CTXT_) = -1); nothing was copied");
-      return REDIST_ERR_ARGUMENT;
-    }
-    int size = 0;
-    MPI_Comm_size(comm, &size);
-    const front_end::Built built =
-        front_end::build_plan(comm, static_cast<int>(slot), size, args, t, agreed, cache);
-    if (built.status == REDIST_ERR_MPI) {
-      report(std::string(c.routine) + ": MPI_Comm_dup of ICTXT's communicator failed");
-      return REDIST_ERR_MPI;
-    }
-    if (built.status == REDIST_ERR_NO_MEMORY) {
-      report(std::string(c.routine) + ": out of memory while planning" +
-             (built.here ? "" : " on another process") + "; nothing was copied");
-      return REDIST_ERR_NO_MEMORY;
-    }
-    if (built.status != REDIST_SUCCESS) {
-      report(std::string(c.routine) + ": the REDIST_* environment cannot be honoured" +
-             (built.here ? ": " + built.why : " on another process") + "; nothing was copied");
-      return REDIST_ERR_ARGUMENT;
-    }
+    if (const int status = plan_call(c, comm, static_cast<int>(slot), args, agreed, cache);
+        status != REDIST_SUCCESS)
+      return status;
   }
   return execute(c, cache);
 }
@@ -593,6 +614,56 @@ void operation_entry(const char *routine, Scalar type, const Positions &pos, cha
   }
 }
 
+/// The fields of a plan from descriptors (redist_plan_create_scalapack) for the sides whose
+/// grid holds this process (`rank` of ICTXT); throws the first bad argument.
+void describe_descriptors(const redist_int *desca, redist_int ia, redist_int ja,
+                          const redist_int *descb, redist_int ib, redist_int jb, int rank,
+                          front_end::CallArgs &args) {
+  static const char *call = "redist_plan_create";
+  for (const auto &[name, desc, i, j, fields, position] :
+       {std::tuple{'A', desca, ia, ja, &args.fields.a, &args.a},
+        std::tuple{'B', descb, ib, jb, &args.fields.b, &args.b}}) {
+    const std::string arg = std::string("desc") + static_cast<char>(std::tolower(name));
+    if (desc == nullptr) throw_argument(call, arg, 0, "NULL descriptor");
+    const std::string field = std::string("DESC") + name + "(";
+    if (desc[CTXT_] != -1 && !blacs::context_handle_valid(desc[CTXT_]))
+      throw_argument(call, field + "CTXT_)", desc[CTXT_],
+                     "not a BLACS context (use -1 on processes outside the grid)");
+    const blacs::GridInfo g = blacs::grid_info(desc[CTXT_]);
+    if (!g.member()) continue;
+    if (desc[DTYPE_] != 1)
+      throw Error(REDIST_ERR_ARGUMENT,
+                  std::string(call) + ": " + field + "DTYPE_) = " + std::to_string(desc[DTYPE_]) +
+                      " on rank " + std::to_string(rank) + " of ICTXT: descriptor type must be 1");
+    *fields = {desc[M_],    desc[N_], desc[MB_], desc[NB_], desc[RSRC_],
+               desc[CSRC_], i,        j,         g.nprow,   g.npcol};
+    *position = {true, g.myrow, g.mycol, desc[LLD_]};
+  }
+}
+
+/// Throws REDIST_ERR_MISMATCH naming the first field of A or B whose processes disagree.
+void throw_if_sides_differ(front_end::CallFields<front_end::Range> &ranges) {
+  static const char *call = "redist_plan_create";
+  front_end::each_field(
+      [&](front_end::Arg arg, const char *field, const front_end::Range &r) {
+        using front_end::Arg;
+        const bool on_a = arg == Arg::desca || arg == Arg::ia || arg == Arg::ja;
+        const bool on_b = arg == Arg::descb || arg == Arg::ib || arg == Arg::jb;
+        if (!(on_a || on_b) || !r.differs()) return;
+        const char name = on_a ? 'A' : 'B';
+        const bool index = arg == Arg::ia || arg == Arg::ja || arg == Arg::ib || arg == Arg::jb;
+        const std::string what = index ? std::string(field) + name
+                                 : field[std::strlen(field) - 1] == '_'
+                                     ? std::string("DESC") + name + "(" + field + ")"
+                                     : std::string(field);
+        throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes of " + name +
+                                             "'s grid disagree on " + what + " (values from " +
+                                             std::to_string(r.min) + " to " +
+                                             std::to_string(r.max) + ")");
+      },
+      ranges);
+}
+
 /// A plan of the C API (redist.h) from ScaLAPACK descriptors: the descriptor checks and the
 /// agreement of the front end, then redist_plan_create_opt on ICTXT's communicator with the
 /// layouts every process now knows (its checks name the layout fields, "b->mb").
@@ -628,26 +699,7 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
                                                                           : 'N');
     std::optional<Error> local;
     try {
-      for (const auto &[name, desc, i, j, fields, position] :
-           {std::tuple{'A', desca, ia, ja, &args.fields.a, &args.a},
-            std::tuple{'B', descb, ib, jb, &args.fields.b, &args.b}}) {
-        const std::string arg = std::string("desc") + static_cast<char>(std::tolower(name));
-        if (desc == nullptr) throw_argument(call, arg, 0, "NULL descriptor");
-        const std::string field = std::string("DESC") + name + "(";
-        if (desc[CTXT_] != -1 && !blacs::context_handle_valid(desc[CTXT_]))
-          throw_argument(call, field + "CTXT_)", desc[CTXT_],
-                         "not a BLACS context (use -1 on processes outside the grid)");
-        const blacs::GridInfo g = blacs::grid_info(desc[CTXT_]);
-        if (!g.member()) continue;
-        if (desc[DTYPE_] != 1)
-          throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + field +
-                                               "DTYPE_) = " + std::to_string(desc[DTYPE_]) +
-                                               " on rank " + std::to_string(where.rank) +
-                                               " of ICTXT: descriptor type must be 1");
-        *fields = {desc[M_],    desc[N_], desc[MB_], desc[NB_], desc[RSRC_],
-                   desc[CSRC_], i,        j,         g.nprow,   g.npcol};
-        *position = {true, g.myrow, g.mycol, desc[LLD_]};
-      }
+      describe_descriptors(desca, ia, ja, descb, ib, jb, where.rank, args);
     } catch (const Error &e) {
       local = e;
     }
@@ -665,24 +717,7 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
         throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": no process of ICTXT is in " + name +
                                              "'s grid (DESC" + name + "(CTXT_) = -1 everywhere)");
     }
-    front_end::each_field(
-        [&](front_end::Arg arg, const char *field, const front_end::Range &r) {
-          using front_end::Arg;
-          const bool on_a = arg == Arg::desca || arg == Arg::ia || arg == Arg::ja;
-          const bool on_b = arg == Arg::descb || arg == Arg::ib || arg == Arg::jb;
-          if (!(on_a || on_b) || !r.differs()) return;
-          const char name = on_a ? 'A' : 'B';
-          const bool index = arg == Arg::ia || arg == Arg::ja || arg == Arg::ib || arg == Arg::jb;
-          const std::string what = index ? std::string(field) + name
-                                   : field[std::strlen(field) - 1] == '_'
-                                       ? std::string("DESC") + name + "(" + field + ")"
-                                       : std::string(field);
-          throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes of " + name +
-                                               "'s grid disagree on " + what + " (values from " +
-                                               std::to_string(r.min) + " to " +
-                                               std::to_string(r.max) + ")");
-        },
-        ranges);
+    throw_if_sides_differ(ranges);
     Transfer t;
     const front_end::Gathered missing = front_end::gather_transfer(comm, args, agreed, t);
     if (missing.status == REDIST_ERR_NO_MEMORY)

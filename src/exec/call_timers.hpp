@@ -1,5 +1,5 @@
 #pragma once
-// Where the microseconds of one ScaLAPACK-entry call go (issue 18's per-call breakdown).
+// Where the microseconds of one ScaLAPACK-entry call go (the per-call breakdown).
 // Compiled in only with the CMake option REDIST_CALL_TIMERS (a Release build for the
 // benchmark); otherwise every function here is empty and inline, and costs nothing.
 //

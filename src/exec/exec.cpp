@@ -457,8 +457,8 @@ bool Executor::pack_with_local_copy(const std::byte *a, std::byte *b) {
   // destinations). Copied a message at a time, each pass reads A across all of its memory,
   // jumping over the others' pieces every few KiB, at a fraction of the memory's speed. Here
   // every message and the local part are walked a window of A at a time, and their long
-  // pieces copied in the order of A: A is read once, in order. On this project's machine the
-  // pencil moves of nd_bench pack and copy locally in about half the time (BENCHMARKS.md).
+  // pieces copied in the order of A: A is read once, in order. The pencil moves of nd_bench
+  // pack and copy locally in about half the time (BENCHMARKS.md).
   const RankPlan &plan = pieces_.plan();
   if (a == nullptr || plan.self.elements == 0 || !pieces_.windows_local()) {
     return false;

@@ -47,7 +47,7 @@ public:
   /// Single copy is used only between ranks of one node (and that can read each other).
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan, std::size_t element_size,
            Index lld_src, Index lld_dst, ScheduleChoice schedule = {}, int tag = kTag);
-  /// An N-d plan (issue 16), its messages sent or read in a single copy as for 2-D plans:
+  /// An N-d plan, its messages sent or read in a single copy as for 2-D plans:
   /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
   /// `schedule` as for 2-D plans (choose_nd_schedule; two phases through its nd_phases).
   /// Collective over comm, as the first constructor (the ways decided).
@@ -57,7 +57,7 @@ public:
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
            std::size_t element_size, const Strides &src_strides, const Strides &dst_strides,
            ScheduleChoice schedule, int tag = kTag);
-  /// A batch (issue 20, item 4; transport/batch_pieces.hpp): one Pieces per operation, each
+  /// A batch (transport/batch_pieces.hpp): one Pieces per operation, each
   /// with its own plan, element size and leading dimensions; all at once, every message sent
   /// through MPI, one per peer carrying the pieces of every operation. Its executions take,
   /// as `a` and `b`, arrays of one local array pointer per operation (objects of type

@@ -1,5 +1,5 @@
 #pragma once
-// Progress of split executions between begin() and end() (issue 20, item 5).
+// Progress of split executions between begin() and end().
 //
 // MPI moves a message only while some call of its process drives the library's progress
 // engine. Between begin() and end() the caller computes and calls nothing, so a message that

@@ -1,5 +1,5 @@
 #pragma once
-// Layout layer: N-dimensional distributed arrays (issue 16), rank 1 to 7, as pure index
+// Layout layer: N-dimensional distributed arrays, rank 1 to 7, as pure index
 // arithmetic (no MPI).
 //
 // The meaning is MPI_Type_create_darray's (MPI 4.0, Sec. 5.1.4 "Distributed Array Datatype

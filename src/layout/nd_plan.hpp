@@ -1,5 +1,5 @@
 #pragma once
-// Layout layer: one rank's part of an N-d redistribution (issue 16) -- its peers, message
+// Layout layer: one rank's part of an N-d redistribution -- its peers, message
 // sizes, and the contiguous pieces to pack, unpack and copy. Pure: ranks are plain integers.
 //
 // Index computation is a product of periods (Chung & Hsu 1998; review Sec. 3.2.7): along each

@@ -14,7 +14,7 @@ namespace redist {
 /// The whole redistribution, identical on every rank: B := op(A) on the region of B's m x n
 /// window, A = src, B = dst.
 ///
-/// op is an axis permutation (issue 16): B's dimension d holds A's dimension perm[d]. In 2-D,
+/// op is an axis permutation: B's dimension d holds A's dimension perm[d]. In 2-D,
 /// perm = {0, 1} copies (A's window is m x n, B(i, j) <- A(i, j)) and perm = {1, 0}
 /// transposes (A's window is n x m, B(i, j) <- A(j, i)), as PBLAS PxTRAN / PxGEADD:
 /// sub(C) := beta sub(C) + alpha sub(A)^T with sub(C) M x N and sub(A) N x M; m, n and the

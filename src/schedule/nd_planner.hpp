@@ -1,5 +1,5 @@
 #pragma once
-// Schedule layer: the schedules of an N-d transfer (issue 16), with the meaning they have for
+// Schedule layer: the schedules of an N-d transfer, with the meaning they have for
 // 2-D transfers (planner.hpp). Pure.
 //
 // The volume between a source and a destination grid position is the product over B's

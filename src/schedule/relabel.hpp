@@ -1,5 +1,5 @@
 #pragma once
-// Relabelling the destination grid (issue 19, item 3): when the caller lets redist choose which
+// Relabelling the destination grid: when the caller lets redist choose which
 // rank holds which position of a destination grid that is being created, propose the rank order
 // that keeps the most elements on their own process, so fewer bytes cross the network.
 //

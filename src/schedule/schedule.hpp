@@ -124,7 +124,7 @@ struct StepPortTime {
 [[nodiscard]] StepPortTime step_port_time(const Step &step, const CostModel &model,
                                           std::size_t element_bytes);
 
-/// The two-level form of the cost model (issue 19, docs/cluster.md): which machine node each
+/// The two-level form of the cost model (docs/studies/cluster.md): which machine node each
 /// sender and each receiver of a schedule is on, and the inter-node level. A piece between two
 /// ranks of one node costs its port the intra-node alpha and beta (the CostModel passed with
 /// it), as in the one-level model. A piece between nodes costs its rank's port the inter-node

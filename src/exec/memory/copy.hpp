@@ -2,7 +2,8 @@
 // Copying the pieces of large arrays. A redistribution writes each destination element once
 // and does not read it again, so the pieces of a large copy bypass the cache (x86-64
 // streaming stores): no read-for-ownership of the destination lines. On this project's
-// machine that copies 512-byte to 4 KiB pieces 1.6-1.8x faster (docs/performance.md). No MPI.
+// machine that copies 512-byte to 4 KiB pieces 1.6-1.8x faster (docs/studies/performance.md). No
+// MPI.
 
 #include <cstddef>
 

@@ -285,13 +285,13 @@ namespace {
 
 // Seconds beyond moving the bytes once across processes, which every way pays (cheapest_way).
 constexpr double kCopyPerByte = 0.085e-9; // a pass over memory
-// Address and reply; with redist_bench --small (docs/performance.md) messages of 16-32 KiB
+// Address and reply; with redist_bench --small (docs/studies/performance.md) messages of 16-32 KiB
 // moved faster mapped than sent, those of 2 KiB and less did not.
 constexpr double kRoundTrip = 2.5e-6;
 // Open MPI's shared-memory transport sends a message of more bytes than this in a rendezvous
 // (btl_vader_eager_limit, its header included), which costs `sent` a round trip as well:
 // redist_bench --small, 64 x 64 at 2 ranks (8 KiB messages), 7.5-9.8 us mapped against
-// 10.3-16.1 us sent (docs/performance.md, "The cost model").
+// 10.3-16.1 us sent (docs/studies/performance.md, "The cost model").
 constexpr double kEagerBytes = 4096;
 
 // What `sent` pays beyond packing and the local pieces: MPI's two passes over the bytes, and
@@ -326,7 +326,7 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   const auto remote = static_cast<double>(counts.remote_pieces);
   const auto local = static_cast<double>(counts.local_pieces);
   // A transposition costs about 2.7 passes over memory (one side is read or written across
-  // cache lines; measured on this machine, docs/performance.md).
+  // cache lines; docs/studies/performance.md).
   constexpr double kTransposePerByte = 0.23e-9;
   // A transposed message read from the sender's array: its pieces are short stretches of A's
   // columns, read cold across many pages; measured ~0.6 us each with their bytes (pdtran
@@ -349,9 +349,9 @@ Way cheapest_way(const PieceCounts &counts, Mode mode, Mapped mapped) {
   const double sent = pack + sent_transfer(bytes) + local * kPerPieceCopied;
   // With the buffer mapped, unpacking from it replaces the two reads through the bounce
   // buffer: the bench measured it faster than both wherever they were chosen (gridshape and
-  // p-to-q at 4 ranks, docs/performance.md), though the per-byte costs above would not say so.
-  // Combined, a read of the sender's unmapped array is `bounced` (read_combined): slower
-  // than `mapped` wherever measured (PDGEADD 'N', PDTRADD at 2 and 4 ranks: 22-30%).
+  // p-to-q at 4 ranks, docs/studies/performance.md), though the per-byte costs above would not say
+  // so. Combined, a read of the sender's unmapped array is `bounced` (read_combined): slower than
+  // `mapped` wherever measured (PDGEADD 'N', PDTRADD at 2 and 4 ranks: 22-30%).
   const bool reads_then_combines = counts.combines && !mapped.array;
   const std::pair<double, Way> mapped_ways[] = {
       {reads_then_combines ? std::numeric_limits<double>::infinity() : direct, Way::direct},

@@ -97,7 +97,8 @@ struct PieceCounts {
   bool packed_only = false;
   /// The receiver combines the message into B (an operation, alpha and beta): a read of the
   /// sender's array, unless mapped, goes through the bounce buffer and is combined out of it,
-  /// which unpacking from the sender's mapped buffer beats (pblas_bench, docs/performance.md).
+  /// which unpacking from the sender's mapped buffer beats (pblas_bench,
+  /// docs/studies/performance.md).
   bool combines = false;
 };
 
@@ -125,7 +126,7 @@ struct Mapped {
 /// the sender's memory (or the way `mode` forces) and what it mapped of the sender's. With the
 /// source array mapped, `direct` and `bounced` copy its pieces in user space.
 /// Costs per byte and per piece measured on this project's 2-core machine
-/// (docs/performance.md): a cross-memory read moves bytes as MPI does for a packed message,
+/// (docs/studies/performance.md): a cross-memory read moves bytes as MPI does for a packed message,
 /// but costs about 300 ns per remote piece (the kernel pins its pages) and 100 ns per local
 /// piece read directly (two processes per core); packing or unpacking costs a memory copy
 /// (0.085 ns per byte), unpacking from the cache much less; a read needs a round trip.

@@ -1,5 +1,5 @@
 #pragma once
-// Batches (issue 20, item 4): k operations moved in one exchange. This rank's messages of the
+// Batches: k operations moved in one exchange. This rank's messages of the
 // k plans to one peer travel as one message: each operation's pieces for that peer one after
 // another, in bytes (the operations' element types may differ). A batch's Pieces
 // (Pieces(std::vector<Pieces>)) has a skeleton plan of one peer per rank, element size 1, and

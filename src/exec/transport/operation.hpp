@@ -1,5 +1,5 @@
 #pragma once
-// The element-wise arithmetic of B := alpha * op(A) + beta * B (issue 20), per element as PBLAS
+// The element-wise arithmetic of B := alpha * op(A) + beta * B, per element as PBLAS
 // computes it (its PTZBLAS ?mmadd / ?mmtadd / ?mmtcadd kernels, with Debian's reference BLAS
 // for the ?axpy / ?scal cases), so that results are bit-identical. operation.cpp is compiled
 // without floating-point contraction (-ffp-contract=off) and without reassociation.

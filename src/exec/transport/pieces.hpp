@@ -38,7 +38,7 @@ public:
   /// described (a two-phase plan's whole transfer), nothing is copied.
   Pieces(RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst, bool copies = true);
 
-  /// An N-d plan (issue 16): plan() is then its skeleton (nd_skeleton: peers' ranks and
+  /// An N-d plan: plan() is then its skeleton (nd_skeleton: peers' ranks and
   /// element counts, row_slot = the peer's index in the N-d plan's sends / recvs), and every
   /// copy walks the N-d messages (for_each_nd_piece). The single-copy ways address a sender's
   /// array with its strides (set_sender_strides), not with a leading dimension: gather,
