@@ -1,6 +1,6 @@
 // batch_bench: one batch of K matrices (redist_plan_execute_batch) against the same K
 // operations as K separate redist_plan_execute_op calls and as K PBLAS calls (PDTRAN, PDGEADD
-// 'N'), in the same process on the same input (issue 20, item 9). Each case checks that the
+// 'N'), in the same process on the same input. Each case checks that the
 // three outputs are bitwise equal, then reports median times and the ratios.
 //
 //   mpirun -n 2 batch_bench [--count K] [--sizes 32,64,256] [--reps R] [--warmups W]

@@ -1,4 +1,4 @@
-// nd_bench: N-d redistributions (issue 16, item 8) -- 3-D pencil and slab transposes of an
+// nd_bench: N-d redistributions -- 3-D pencil and slab transposes of an
 // n^3 double array and CYCLIC(4, 8, 1) -> CYCLIC(16, 1, 2) -- through redist_nd_plan_create,
 // against MPI_Alltoallw with one datatype per pair (as FFT libraries and hand-written MPI
 // programs do it) and against one memcpy of the busiest rank's bytes, in the same run.

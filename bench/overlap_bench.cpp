@@ -1,5 +1,5 @@
 // overlap_bench: how much of a transfer split execution (redist_plan_execute_begin / _end)
-// hides behind computation on other data (issue 20, item 9). In the same run, per case:
+// hides behind computation on other data. In the same run, per case:
 //   t_exec   redist_plan_execute alone;
 //   t_comp   the computation alone, sized to take about t_exec;
 //   t_split  begin, the computation, end;

@@ -1,5 +1,5 @@
 // pblas_bench: PBLAS's PxTRAN / PxGEADD / PxTRANC / PxTRADD against redist's prefixed entries
-// (redist_pdtran_, ...), in the same process on the same input (issue 20). Each case checks
+// (redist_pdtran_, ...), in the same process on the same input. Each case checks
 // that both outputs are bitwise equal, then reports median times and the ratio PBLAS / redist.
 //
 //   mpirun -n 2 pblas_bench [--size N] [--reps R] [--case SUBSTRING] [--redist-only]

@@ -1,4 +1,4 @@
-// plan_life_bench: what a C API plan costs over its life (issue 18, item 3): its creation, first
+// plan_life_bench: what a C API plan costs over its life: its creation, first
 // and second execution and destruction, in a loop (each plan after the last was destroyed,
 // as a program that makes a plan per shape or per step does), and MPI_Comm_dup + MPI_Comm_free
 // of the same communicator for scale. Each time is the maximum over ranks after a barrier;
@@ -54,13 +54,15 @@ int main(int argc, char **argv) {
   const std::int64_t mb_b = n / 4;
   const auto local_count = [&](std::int64_t b) {
     std::int64_t count = 0;
-    for (std::int64_t g = 0; g < n; ++g) count += (g / b) % np == me ? 1 : 0;
+    for (std::int64_t g = 0; g < n; ++g)
+      count += (g / b) % np == me ? 1 : 0;
     return count;
   };
   const std::int64_t a_cols = local_count(nb_a);
   const std::int64_t b_rows = std::max<std::int64_t>(1, local_count(mb_b));
   std::vector<int> ranks(static_cast<std::size_t>(np));
-  for (int r = 0; r < np; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  for (int r = 0; r < np; ++r)
+    ranks[static_cast<std::size_t>(r)] = r;
   const redist_layout la = {n, n, nb_a, nb_a, 1, np, 0, 0, ranks.data(), 0, 0, n};
   const redist_layout lb = {n, n, mb_b, mb_b, np, 1, 0, 0, ranks.data(), 0, 0, b_rows};
   std::vector<double> a(static_cast<std::size_t>(n * std::max<std::int64_t>(1, a_cols)));

@@ -21,7 +21,7 @@
 // Stepwise without a closed form falls back to matchings of the whole 1-D graph; those are
 // run only up to --matching-max processes per dimension (default 1,024) and reported as
 // skipped beyond.
-// (c) One rank's N-d plan (make_nd_rank_plan, issue 16 item 8) of a 3-D array on 4,096 ranks,
+// (c) One rank's N-d plan (make_nd_rank_plan) of a 3-D array on 4,096 ranks,
 //     alone and with the `auto` schedule choice (choose_nd_schedule, which may try two phases):
 //     the pencil moves (BLOCK, BLOCK, *) -> (*, BLOCK, BLOCK) -> (BLOCK, *, BLOCK) on 64 x 64
 //     grids, CYCLIC(4, 8, 1) -> CYCLIC(16, 1, 2) and (BLOCK, BLOCK, BLOCK) -> CYCLIC(1, 1, 1)

@@ -1,4 +1,4 @@
-// Batches (redist_plan_create_batch / redist_plan_execute_batch, issue 20 item 4): random
+// Batches (redist_plan_create_batch / redist_plan_execute_batch): random
 // batches of 1 to 20 operations, each with its own element type (the four floating types and
 // both integer types), op (N, T, C), region (full, upper, lower: PxTRADD's trapezoids), window,
 // layouts on grids over some of the processes, and alpha, beta (0, 1, -1, other real values and

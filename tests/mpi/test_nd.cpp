@@ -1,4 +1,4 @@
-// N-d plans through the C API (redist_nd_plan_create, issue 16) against MPI's own darray
+// N-d plans through the C API (redist_nd_plan_create) against MPI's own darray
 // datatypes: rank 0 builds a global array, scatters it with A's MPI_Type_create_darray types,
 // redist moves it, rank 0 gathers B back with B's darray types and compares with the global
 // array (axes permuted for redist_nd_plan_create_perm). Random layouts of rank 1-4 mixing

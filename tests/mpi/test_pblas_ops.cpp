@@ -1,4 +1,4 @@
-// B := alpha op(A) + beta B (issue 20): PBLAS's PxTRAN, PxTRANU, PxTRANC, PxGEADD and PxTRADD
+// B := alpha op(A) + beta B: PBLAS's PxTRAN, PxTRANU, PxTRANC, PxGEADD and PxTRADD
 // served by redist, against Debian's PBLAS bit for bit. This program is linked with the
 // drop-in library (redist_scalapack) ahead of ScaLAPACK, so the unprefixed names (pdtran_,
 // PZGEADD, ...) are redist's (dladdr checks it); PBLAS's own routines are looked up in the

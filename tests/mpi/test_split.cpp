@@ -1,4 +1,4 @@
-// Split execution (redist_plan_execute_begin / _end, issue 20 item 5): random layouts and every
+// Split execution (redist_plan_execute_begin / _end): random layouts and every
 // schedule; between begin and end each process runs a real computation on other data whose
 // result is checked; B compared element by element with the harness's oracle and byte for byte
 // with the blocking redist_plan_execute; a second begin, an execute, and an end with nothing in

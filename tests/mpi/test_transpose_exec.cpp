@@ -1,4 +1,4 @@
-// Transposed plans (Transfer::perm = {1, 0}: B(i, j) <- A(j, i), issue 20) executed by the
+// Transposed plans (Transfer::perm = {1, 0}: B(i, j) <- A(j, i)) executed by the
 // Executor directly, planned as the C API plans: random transfers (grids over some of the
 // ranks, block sizes from 1 to a few hundred, windows at offsets, RSRC/CSRC, padded leading
 // dimensions, full and trapezoid regions, 4/8/16-byte elements; all at once, stepwise with and

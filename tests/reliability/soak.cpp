@@ -1,4 +1,4 @@
-// The soak (issue 17, docs/reliability.md "Soak"): --cases=N random calls, each drawn from a
+// The soak (docs/reliability.md "Soak"): --cases=N random calls, each drawn from a
 // seed every process shares (call k from the seed and k alone, so `--case=K` replays call K):
 //   - an entry point: the C API (redist_plan_create_opt / execute 1-3 times / destroy), the
 //     ScaLAPACK-style entries by reference (redist_pxgemr2d_, redist_pxtrmr2d_) and by value

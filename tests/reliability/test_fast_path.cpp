@@ -1,4 +1,4 @@
-// The fast path of cached calls (issue 18, docs/performance.md "Small calls"), on the error
+// The fast path of cached calls (docs/performance.md "Small calls"), on the error
 // tests' standard scenario and the MPI tests' oracle (mpitest::check_b):
 //  - a ScaLAPACK-entry call every process finds cached runs one small agreement (5 words)
 //    before its exchange and the executor's after it; a mismatch on such a call, one process

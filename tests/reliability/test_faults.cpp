@@ -408,7 +408,7 @@ TEST(Faults, OutOfMemoryWhilePlanningIsAgreed) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One failed call, anywhere (issue 17). The executor is driven directly (as the C API makes it)
+// One failed call, anywhere. The executor is driven directly (as the C API makes it)
 // so that the test sees which way each message went and what the repair did.
 
 namespace sc = redist::single_copy;
@@ -682,7 +682,7 @@ TEST(Faults, EveryCallFailingOnceAnywhereIsRepaired) {
   mpitest::print0("  " + std::to_string(fired_total) + " positions swept\n");
 }
 
-// Issue 17 item 0 as reported: under the ScaLAPACK entry, an MPI_Irecv of a data message of one
+// As first reported: under the ScaLAPACK entry, an MPI_Irecv of a data message of one
 // process returns an error and posts nothing. Before: that process reported the error and its
 // peer's send was never matched (the run never ended). Now: retried, every process succeeds.
 TEST(Faults, ScalapackEntryOneIrecvFailingOnOneProcess) {
@@ -945,7 +945,7 @@ std::vector<double> nd_local(const std::array<NdDim, 3> &l, const std::array<std
   return out;
 }
 
-// Issue 16: N-d plans (redist_nd_plan_create) read their messages in a single copy as 2-D
+// N-d plans (redist_nd_plan_create) read their messages in a single copy as 2-D
 // plans do, under each way REDIST_SINGLE_COPY forces, and a read (or mapped copy) failing on
 // one process after the negotiation is repaired as there: sent again through MPI, B right,
 // the message sent from then on at both ends.
@@ -1174,7 +1174,7 @@ TEST(Faults, RepairFailingToo) {
   EXPECT_GT(fired_total, 4) << "the repair's faults never fired";
 }
 
-// Issue 17 item 9: cross-memory reads forbidden on one process (process 0), deterministically
+// Cross-memory reads forbidden on one process (process 0), deterministically
 // on any host: its probes of the others fail (the negotiation falls back to sent for every
 // message it receives), or its mappings fail (mapped falls back to reading packed). Its peers
 // must take the other way for those messages only; B stays bit-identical to the oracle (the
@@ -1222,7 +1222,7 @@ TEST(Faults, CrossMemoryForbiddenOnOneProcess) {
   }
 }
 
-// The latent bug of issue 17: with the message limit below a control message (address 40
+// A latent bug, found by reading: with the message limit below a control message (address 40
 // bytes, identity about 100, reply 8), control messages were split and the receiver acted on
 // each piece (a read from half an address, several replies). They are never split now.
 TEST(Faults, ControlMessagesAreNeverSplit) {

@@ -1,4 +1,4 @@
-// N-d plans (issue 16) against a brute-force enumeration written from MPI_Type_create_darray's
+// N-d plans against a brute-force enumeration written from MPI_Type_create_darray's
 // definition (MPI 4.0 Sec. 5.1.4) and HPF's GEN_BLOCK, independently of src/: for every element
 // of the window, its owner and local offset on each side; then the set of (source rank,
 // destination rank, source offset, destination offset) must be what the plans' pieces give,

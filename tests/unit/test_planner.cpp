@@ -457,7 +457,7 @@ Transfer transposed_source(const Transfer &t) {
   return out;
 }
 
-// Transposed transfers (issue 20): every strategy's rank steps cover, agree and complete (two
+// Transposed transfers: every strategy's rank steps cover, agree and complete (two
 // phases: check_two_phases), and every strategy's whole schedule (each phase's) is valid for
 // its graph; multiphase takes two phases in some of them.
 TEST(Planner, TransposedSchedulesAreValid) {

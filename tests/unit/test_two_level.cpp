@@ -1,4 +1,4 @@
-// The two-level cost model (issue 19, docs/studies/cluster.md): step costs computed by hand, the
+// The two-level cost model (docs/studies/cluster.md): step costs computed by hand, the
 // one-level model unchanged when every rank is on one node, and `auto` choosing by the
 // two-level model where the ranks are on several nodes.
 #include "planner.hpp"
