@@ -395,14 +395,34 @@ void Executor::repair(const std::byte *a, std::byte *b) {
 }
 
 void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
-  // The second phase runs even if the first failed: peers wait for its messages.
-  for (int phase = 0; phase < 2; ++phase) {
-    try {
-      phases_[phase]->execute(phase == 0 ? a : mid_.data(), phase == 0 ? mid_.data() : b);
-    } catch (const Error &e) {
-      requests_.fail(e.what());
-    }
+  last_ = {};
+  std::string first;
+  try {
+    phases_[0]->execute(a, mid_.data());
+  } catch (const Error &e) {
+    first = e.what();
   }
+  // The intermediate array is right everywhere only where the first phase ended well
+  // everywhere: a process whose peer's first phase failed received stale elements from it.
+  // Agreed before the second phase, which then runs nowhere and leaves b as it was. Where this
+  // agreement itself fails (the one failure), every first phase ended well.
+  int failed = first.empty() ? 0 : 1;
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, requests_.comm());
+  last_.failed_anywhere = phases_[0]->failed_anywhere() || (rc == MPI_SUCCESS && failed != 0);
+  if (rc != MPI_SUCCESS) {
+    requests_.record(rc, "MPI_Allreduce (agreement between the phases)", -1);
+  } else if (failed != 0) {
+    requests_.fail(!first.empty() ? first
+                                  : "redist execute: the first phase failed on another process; "
+                                    "nothing was written to b");
+    return;
+  }
+  try {
+    phases_[1]->execute(mid_.data(), b);
+  } catch (const Error &e) {
+    requests_.fail(e.what());
+  }
+  last_.failed_anywhere = last_.failed_anywhere || phases_[1]->failed_anywhere();
 }
 
 void Executor::post_all_at_once(const std::byte *a, std::byte *b) {

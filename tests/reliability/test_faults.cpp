@@ -265,7 +265,9 @@ TEST(Faults, WaitFailingOnOneEndOnly) {
 
 TEST(Faults, TwoPhasePlans) {
   // Kaushik et al. 1995's two phases (block rows 2 -> 3 through CYCLIC(6) / CYCLIC(1) on a column
-  // of P processes): the second phase runs even when the first failed.
+  // of P processes), every call on one link failing: the first phase's failure is agreed
+  // before the second, which then runs nowhere, so that no process succeeds with the stale
+  // intermediate elements of a failed peer.
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const int p = world_size();
   std::vector<int> ranks(static_cast<std::size_t>(p));
@@ -287,8 +289,54 @@ TEST(Faults, TwoPhasePlans) {
   s.b.ia = 1;
   s.b.ja = 2;
   redist_options multiphase = with_schedule(REDIST_SCHEDULE_MULTIPHASE);
+  const Link l = link(true);
   for (const faults::Mode mode : {faults::Mode::post, faults::Mode::completion}) {
-    run_c_case(s, multiphase, mode, link(true), false, "multiphase");
+    const std::string where = std::string("[multiphase, ") + mode_name(mode) + "] ";
+    CArgs x(s);
+    redist_plan plan = nullptr;
+    ASSERT_EQ(redist_plan_create_opt(MPI_COMM_WORLD, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
+                                     REDIST_REGION_FULL, 0, &multiphase, &plan),
+              REDIST_SUCCESS)
+        << where << redist_last_error();
+    redist_plan_info info{};
+    ASSERT_EQ(redist_plan_get_info(plan, &info), REDIST_SUCCESS);
+    ASSERT_EQ(info.schedule, REDIST_SCHEDULE_MULTIPHASE) << where << "the plan runs in one phase";
+    Data<double> d(s, 1, 2);
+    const std::vector<double> b_before = d.b;
+    const int peer = l.failing_peer();
+    if (peer >= 0) faults::arm(link_fault(peer, mode));
+    mpitest::watchdog_arm(where + "execution with a failed link");
+    const int status = redist_plan_execute(plan, d.a.data(), d.b.data());
+    mpitest::watchdog_disarm();
+    faults::disarm();
+    const std::string message = redist_last_error();
+    if (peer >= 0) {
+      EXPECT_EQ(status, REDIST_ERR_MPI) << where << "a process of the failed link: " << message;
+    }
+    // A process that succeeds has B right; where any B is not right, every process fails.
+    std::int64_t lost = 0;
+    std::string report;
+    const std::int64_t wrong =
+        check_b_after_fault(s.a, s.b, d.lb, d.b, s.m, s.n, 1, 2, -1, lost, report);
+    const bool untouched = errtest::byte_diff(b_before, d.b).empty();
+    if (status == REDIST_SUCCESS) {
+      EXPECT_EQ(wrong, 0) << where << "success with a wrong B:\n" << report;
+    }
+    const bool any_wrong = sum_everywhere(wrong != 0 ? 1 : 0) > 0;
+    const bool any_success = sum_everywhere(status == REDIST_SUCCESS ? 1 : 0) > 0;
+    EXPECT_FALSE(any_wrong && any_success) << where << "a process succeeded while a B is wrong";
+    if (status != REDIST_SUCCESS && peer < 0) {
+      EXPECT_TRUE(untouched) << where << "B written although the first phase failed elsewhere";
+    }
+    EXPECT_EQ(faults::live_requests(), 0) << where << "requests left behind";
+
+    Data<double> again(s, 3, 4);
+    EXPECT_EQ(redist_plan_execute(plan, again.a.data(), again.b.data()), REDIST_SUCCESS)
+        << where << "the same plan without the fault: " << redist_last_error();
+    EXPECT_EQ(check_b_after_fault(s.a, s.b, again.lb, again.b, s.m, s.n, 3, 4, -1, lost, report), 0)
+        << where << "B of the execution without the fault:\n"
+        << report;
+    EXPECT_EQ(redist_plan_destroy(&plan), REDIST_SUCCESS) << where << redist_last_error();
   }
 }
 
@@ -973,8 +1021,10 @@ struct NdDarray {
 
 TEST(Faults, NdTwoPhasePlans) {
   // An N-d plan in two phases (CYCLIC(2) -> CYCLIC(3) along the first dimension, through
-  // CYCLIC(6) or CYCLIC(1)): a link failed in either phase is reported at both of its ends,
-  // the other processes finish, no request is left behind, and the plan runs right again.
+  // CYCLIC(6) or CYCLIC(1)), a link of the first phase failing: reported at both of its ends
+  // naming the peer; the failure is agreed before the second phase, so every other process
+  // fails too and no B is written (no process succeeds with a stale intermediate); no request
+  // is left behind, and the plan runs right again.
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const int p = world_size();
   const std::array<std::int64_t, 3> n{37, 4, 5};
@@ -1006,7 +1056,16 @@ TEST(Faults, NdTwoPhasePlans) {
     const int status = redist_plan_execute(plan, a.data(), b.data());
     mpitest::watchdog_disarm();
     faults::disarm();
-    expect_fault_outcome(where, status, redist_last_error(), l, "redist execute: ");
+    if (peer >= 0) {
+      expect_fault_outcome(where, status, redist_last_error(), l, "redist execute: ");
+    } else {
+      EXPECT_EQ(status, REDIST_ERR_MPI) << where << redist_last_error();
+      EXPECT_NE(std::string(redist_last_error()).find("the first phase failed on another process"),
+                std::string::npos)
+          << where << redist_last_error();
+    }
+    EXPECT_TRUE(std::all_of(b.begin(), b.end(), [](double v) { return v == -2.0; }))
+        << where << "B written although the first phase failed";
     EXPECT_EQ(faults::injected() > injected_before, peer >= 0) << where << "faults injected";
     EXPECT_EQ(faults::live_requests(), 0) << where << "requests left behind";
     std::fill(b.begin(), b.end(), -2.0);
