@@ -145,6 +145,12 @@ PlanComm::~PlanComm() {
 
 CommPosition comm_position(const char *call, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw_argument(call, "comm", 0, "MPI_COMM_NULL");
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(comm, &inter), call, "MPI_Comm_test_inter");
+  if (inter != 0)
+    throw Error(REDIST_ERR_ARGUMENT, std::string(call) +
+                                         ": argument comm: an intercommunicator (redist needs an "
+                                         "intracommunicator)");
   CommPosition p;
   check_mpi(MPI_Comm_size(comm, &p.size), call, "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(comm, &p.rank), call, "MPI_Comm_rank");
@@ -201,6 +207,9 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
   out.max_memory = o.max_memory;
   if (o.alpha > 0.0) out.model.alpha = o.alpha;
   if (o.beta > 0.0) out.model.beta = o.beta;
+  // REDIST_SINGLE_COPY and REDIST_PROGRESS, which every plan kind's executor reads.
+  if (const std::string why = Executor::environment_error(); !why.empty())
+    throw Error(REDIST_ERR_ARGUMENT, call + ": " + why);
   return out;
 }
 
@@ -369,8 +378,6 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       ScheduleOptions schedule_opts =
           schedule_options(call, options != nullptr ? *options : defaults);
       if (levels != nullptr) apply_levels(call, *levels, schedule_opts);
-      if (const std::string why = Executor::environment_error(); !why.empty())
-        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
       args = describe(call, m, n, type, region, unit_diag, *a, *b, rank, schedule_opts);
       args.fields.operation = operation_field(op);
     } catch (const Error &e) {

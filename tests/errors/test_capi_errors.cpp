@@ -23,6 +23,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -542,6 +543,79 @@ TEST(CApiErrors, ProgressEnvironment) {
        {"thread", "needs MPI initialised with MPI_THREAD_MULTIPLE (MPI_Init_thread)"},
        {"none", nullptr},
        {"", nullptr}});
+}
+
+// REDIST_SINGLE_COPY and REDIST_PROGRESS are refused by every plan kind, not only by 2-D
+// plans: N-d plans and batches give the same status and message on every rank, and no plan.
+TEST(CApiErrors, EnvironmentRefusedByEveryPlanKind) {
+  const int p = world_size();
+  const std::int64_t extent = 4 * p;
+  const int block_distrib = MPI_DISTRIBUTE_BLOCK;
+  const int cyclic_distrib = MPI_DISTRIBUTE_CYCLIC;
+  const std::int64_t default_arg = MPI_DISTRIBUTE_DFLT_DARG;
+  const std::int64_t one = 1;
+  redist_darray a{};
+  a.ndims = 1;
+  a.gsizes = &extent;
+  a.distribs = &block_distrib;
+  a.dargs = &default_arg;
+  a.psizes = &p;
+  a.order = MPI_ORDER_FORTRAN;
+  redist_darray b = a;
+  b.distribs = &cyclic_distrib;
+  b.dargs = &one;
+  const Scenario s = errtest::standard_scenario();
+  CArgs x(s);
+  const redist_batch_op op{REDIST_OP_N, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb, REDIST_REGION_FULL};
+  for (const auto &[variable, value, reason] :
+       {std::tuple{"REDIST_SINGLE_COPY", "sometimes", "unknown (known: "},
+        std::tuple{"REDIST_PROGRESS", "always", "unknown (known: none, thread)"}}) {
+    const std::string setting =
+        std::string("environment variable ") + variable + " = '" + value + "': " + reason;
+    setenv(variable, value, 1);
+    redist_plan nd = nullptr;
+    const int nd_status =
+        redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &a, &b, nullptr, &nd);
+    const std::string nd_message = redist_last_error();
+    redist_plan batch = nullptr;
+    const int batch_status = redist_plan_create_batch(MPI_COMM_WORLD, 1, &op, nullptr, &batch);
+    const std::string batch_message = redist_last_error();
+    unsetenv(variable);
+    EXPECT_EQ(nd_status, REDIST_ERR_ARGUMENT) << variable << ": " << nd_message;
+    EXPECT_EQ(nd, nullptr) << variable;
+    EXPECT_EQ(nd_message.rfind("redist_nd_plan_create: " + setting, 0), 0U) << nd_message;
+    EXPECT_EQ(batch_status, REDIST_ERR_ARGUMENT) << variable << ": " << batch_message;
+    EXPECT_EQ(batch, nullptr) << variable;
+    EXPECT_EQ(batch_message.rfind("redist_plan_create_batch: " + setting, 0), 0U) << batch_message;
+  }
+  // Unset again: both are made.
+  redist_plan nd = nullptr;
+  EXPECT_EQ(redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &a, &b, nullptr, &nd),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  EXPECT_EQ(redist_plan_destroy(&nd), REDIST_SUCCESS);
+}
+
+// An intercommunicator is refused on every rank, naming the argument.
+TEST(CApiErrors, IntercommunicatorRefused) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int rank = world_rank();
+  MPI_Comm half = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half), MPI_SUCCESS);
+  MPI_Comm inter = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 == 0 ? 1 : 0, 77, &inter),
+            MPI_SUCCESS);
+  const Scenario s = errtest::standard_scenario();
+  CArgs x(s);
+  redist_plan plan = nullptr;
+  EXPECT_EQ(
+      redist_plan_create(inter, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb, REDIST_REGION_FULL, 0, &plan),
+      REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_STREQ(redist_last_error(), "redist_plan_create: argument comm: an intercommunicator "
+                                    "(redist needs an intracommunicator)");
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
 }
 
 // redist_alloc / redist_free are local: each rank's mistakes are its own.
