@@ -76,6 +76,14 @@ void validate_layout(const std::string &call, const std::string &name, const red
           "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)) +
               " on rank " + std::to_string(rank));
     }
+    // The local array's elements, lld times local columns, are offsets: they must be an Index
+    // (of 16-byte elements, so that byte offsets are too).
+    const Index local_cols = std::max<Index>(1, layout.cols.local_extent(pc));
+    if (l.lld > INT64_MAX / 16 / local_cols) {
+      throw_argument(call, arg("lld"), l.lld,
+                     "lld times the " + std::to_string(local_cols) +
+                         " local columns must be below 2^59 on rank " + std::to_string(rank));
+    }
   }
 }
 

@@ -316,6 +316,26 @@ TEST(CApiErrors, LeadingDimensionTooSmallOnOneRank) {
   }
 }
 
+// A leading dimension whose local array (lld times local columns) would overflow 64-bit
+// offsets is refused, naming lld, on the rank that passed it.
+TEST(CApiErrors, LeadingDimensionOverflowingOnOneRank) {
+  const int bad = errtest::last_rank();
+  const Scenario s = errtest::standard_scenario();
+  for (const char side : kSides) {
+    const MatSpec &ms = side == 'a' ? s.a : s.b;
+    const std::int64_t cols = std::max<std::int64_t>(1, mpitest::local_buf(ms, bad).locc);
+    const std::int64_t huge = std::int64_t{1} << 62;
+    create_case(
+        field(side, "lld") + " = 2^62 on the last rank only",
+        [=](CArgs &x, int rank) {
+          if (rank == bad) x.side(side).lld = huge;
+        },
+        create_invalid(bad, field(side, "lld"), huge,
+                       "lld times the " + std::to_string(cols) +
+                           " local columns must be below 2^59 on rank " + std::to_string(bad)));
+  }
+}
+
 TEST(CApiErrors, ArgumentsDifferBetweenRanks) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   const int bad = errtest::last_rank();
