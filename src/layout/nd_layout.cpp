@@ -278,18 +278,23 @@ std::string check_nd_layout(const NdLayout &l, int comm_size, int rank) {
              std::to_string(l.window(d)) + " ends past gsizes = " + std::to_string(extent);
     }
   }
+  // This process's local array (local_extents, or dense: its local counts) must hold fewer
+  // than 2^63 elements, so that its offsets are indices.
   Coords c{};
-  if (!l.local_extents.empty() && rank >= 0 && grid_of(l).find(rank, c)) {
+  if (rank >= 0 && grid_of(l).find(rank, c)) {
     const std::vector<Index> counts = local_counts(l, c);
+    const bool dense = l.local_extents.empty();
     Index elements = 1;
     for (int d = 0; d < n; ++d) {
-      const Index e = l.local_extents[static_cast<std::size_t>(d)];
-      if (e < counts[static_cast<std::size_t>(d)]) {
+      const Index count = counts[static_cast<std::size_t>(d)];
+      const Index e = dense ? count : l.local_extents[static_cast<std::size_t>(d)];
+      if (e < count) {
         return field("local_extents", d) + std::to_string(e) + " is below this process's " +
-               std::to_string(counts[static_cast<std::size_t>(d)]) + " indices";
+               std::to_string(count) + " indices";
       }
       if (e > 0 && elements > kIndexMax / e) {
-        return field("local_extents", d) + "the local array has 2^63 elements or more";
+        return field(dense ? "gsizes" : "local_extents", d) +
+               "the local array has 2^63 elements or more";
       }
       elements *= std::max<Index>(1, e);
     }

@@ -909,6 +909,16 @@ TEST(NdLayout, ValidationNamesFieldAndDimension) {
        [](NdLayout &l) {
          l.dims[2] = gen({1, 1, 1, 0, 0, 2});
        }},
+      // Dense (no local_extents): rank 0's local counts, 2^40 x 2^20 x 2^4, past 2^63 elements.
+      {"gsizes[2]: the local array has 2^63",
+       [](NdLayout &l) {
+         l.dims = {dim(kNone, Index{1} << 40, 1), dim(kNone, Index{1} << 20, 1),
+                   dim(kNone, Index{1} << 4, 1)};
+       }},
+      {"local_extents[2]: the local array has 2^63",
+       [](NdLayout &l) {
+         l.local_extents = {Index{1} << 40, Index{1} << 20, Index{1} << 4};
+       }},
   };
   for (const Bad &b : bad) {
     NdLayout l = good;
