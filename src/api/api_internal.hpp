@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <new>
 #include <utility>
 
 #include <cstddef>
@@ -77,6 +78,9 @@ void agree(MPI_Comm comm, const std::string &call, const char *mismatch_what, F 
   try {
     fingerprint = local_checks();
   } catch (const Error &e) {
+    agree_impl(comm, call, 0, mismatch_what, &e);
+  } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
+    const Error e(REDIST_ERR_NO_MEMORY, call + ": out of memory while checking the arguments");
     agree_impl(comm, call, 0, mismatch_what, &e);
   }
   agree_impl(comm, call, fingerprint, mismatch_what, nullptr);

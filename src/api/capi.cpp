@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <span>
 #include <tuple>
@@ -390,6 +391,9 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       args.fields.operation = operation_field(op);
     } catch (const Error &e) {
       local = e;
+    } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
+      local = Error(REDIST_ERR_NO_MEMORY,
+                    std::string(call) + ": out of memory while checking the arguments");
     }
     const front_end::Agreement agreed = front_end::agree(
         comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {});
@@ -814,6 +818,9 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
       }
     } catch (const Error &e) {
       local = e;
+    } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
+      local = Error(REDIST_ERR_NO_MEMORY,
+                    std::string(call) + ": out of memory while checking the arguments");
     }
     const front_end::BatchAgreement agreed = front_end::agree(
         comm, args, count,

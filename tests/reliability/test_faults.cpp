@@ -31,6 +31,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -395,7 +396,8 @@ TEST(Faults, ScalapackEntry) {
   }
 }
 
-// Running out of memory while planning: the buffers of a 2^24 x 2^24 window of doubles sent
+// Running out of memory while planning, or while checking the arguments: the buffers of a
+// 2^24 x 2^24 window of doubles sent
 // from one process to another (2^51 bytes each way) cannot be allocated. The processes that
 // fail and the others learn it before any data moves; nothing hangs; the library works after.
 // The local arrays are never touched (planning fails first), so small stand-ins are passed.
@@ -452,6 +454,28 @@ TEST(Faults, OutOfMemoryWhilePlanningIsAgreed) {
     mpitest::free_context(ctxt_a);
     mpitest::free_context(ctxt_b);
     mpitest::free_context(ictxt);
+  }
+  {
+    // Running out of memory while checking the arguments, on process 0 only (a batch whose
+    // count its checks cannot allocate for; its one operation is never read): agreed like a
+    // bad argument, so the others return too instead of waiting in the agreement.
+    const Scenario s = errtest::standard_scenario();
+    CArgs x(s);
+    const redist_batch_op op{REDIST_OP_N, x.m, x.n, REDIST_DOUBLE, x.pa, x.pb, REDIST_REGION_FULL};
+    const int count = me == 0 ? std::numeric_limits<int>::max() : 1;
+    redist_plan plan = nullptr;
+    mpitest::watchdog_arm("[batch] out of memory while checking the arguments");
+    const int status = redist_plan_create_batch(MPI_COMM_WORLD, count, &op, nullptr, &plan);
+    mpitest::watchdog_disarm();
+    const std::string message = redist_last_error();
+    if (me == 0) {
+      EXPECT_EQ(status, REDIST_ERR_NO_MEMORY) << message;
+      EXPECT_EQ(message, "redist_plan_create_batch: out of memory while checking the arguments");
+    } else {
+      EXPECT_EQ(status, REDIST_ERR_REMOTE) << message;
+    }
+    EXPECT_EQ(plan, nullptr);
+    capitest::valid_plan_works("[after running out of memory while checking] ");
   }
 }
 
