@@ -604,11 +604,13 @@ private:
                       const mpitest::CopySpec &cs) {
     const std::string cap = std::to_string(d.max_memory);
     const std::string concurrent = std::to_string(d.max_concurrent);
-    const bool changed =
-        set_env("REDIST_SCHEDULE", redist_schedule_name(d.schedule)) |
-        set_env("REDIST_MAX_MEMORY", d.max_memory != 0 ? cap.c_str() : nullptr) |
+    // Each set (not short-circuited), then the entries read the environment again.
+    const bool schedule_changed = set_env("REDIST_SCHEDULE", redist_schedule_name(d.schedule));
+    const bool cap_changed =
+        set_env("REDIST_MAX_MEMORY", d.max_memory != 0 ? cap.c_str() : nullptr);
+    const bool limit_changed =
         set_env("REDIST_MAX_CONCURRENT", d.max_concurrent != 0 ? concurrent.c_str() : nullptr);
-    if (changed) redist_scalapack_clear_cache(); // read again at the next call
+    if (schedule_changed || cap_changed || limit_changed) redist_scalapack_clear_cache();
     Args c = scalapack_args(d, la, lb);
     const std::vector<T> before = b;
     const long long fired_before = faults_fired_here();
