@@ -440,6 +440,24 @@ int node_queries_of_a_plan(const Scenario &s, MPI_Comm comm, const std::string &
   return queries;
 }
 
+// Whether to ask MPI for a communicator's nodes, and under which REDIST_TEST_NODES split, is
+// agreed: set on one process only, every process asks once, under the largest split, and the
+// plan is made and right (before, that process alone ran the split's collectives: a hang).
+TEST(FastPath, NodeSplitOnOneProcessOnlyIsAgreed) {
+  if (mpitest::world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const Scenario s = errtest::standard_scenario();
+  MPI_Comm fresh = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, 0, world_rank(), &fresh), MPI_SUCCESS);
+  const SentOnly sent_only; // two nodes of one machine: no single copy between them
+  if (world_rank() == 0) setenv("REDIST_TEST_NODES", "2", 1);
+  mpitest::watchdog_arm("a plan with REDIST_TEST_NODES set on rank 0 only");
+  const int queries = node_queries_of_a_plan(s, fresh, "REDIST_TEST_NODES=2 on rank 0 only: ");
+  mpitest::watchdog_disarm();
+  unsetenv("REDIST_TEST_NODES");
+  EXPECT_EQ(queries, 1);
+  MPI_Comm_free(&fresh);
+}
+
 TEST(FastPath, NodesOfACommunicatorAreAskedOnce) {
   const Scenario s = errtest::standard_scenario();
   MPI_Comm fresh = MPI_COMM_NULL; // the ranks of MPI_COMM_WORLD, nothing known of them yet

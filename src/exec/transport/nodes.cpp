@@ -114,16 +114,23 @@ std::vector<int> ask_node_ids(MPI_Comm comm, int split) {
 }
 
 // The nodes kept with comm, asked of MPI first where none are (or under another split).
+// Whether to ask, and under which split, is agreed: asking is collective, and one process may
+// have lost its attribute (a failed MPI_Comm_set_attr) or read another REDIST_TEST_NODES.
 const KnownNodes &known_nodes(MPI_Comm comm) {
-  const int split = NodeMap::test_split();
   const int key = known_nodes_key();
   void *value = nullptr;
   int found = 0;
   check(MPI_Comm_get_attr(comm, key, &value, &found), "MPI_Comm_get_attr");
-  if (found != 0) {
-    const KnownNodes &known = **static_cast<KnownNodesRef *>(value);
-    if (known.split == split) return known;
-  }
+  const KnownNodes *known = found != 0 ? static_cast<KnownNodesRef *>(value)->get() : nullptr;
+  // The maxima of the split and of the kept split (0: none kept) and of their negations: the
+  // split is the largest asked for, and the nodes are asked again unless every process keeps
+  // them under that split.
+  const int local_split = NodeMap::test_split();
+  const int kept = known != nullptr ? known->split : 0;
+  int words[3] = {local_split, kept, -kept};
+  check(MPI_Allreduce(MPI_IN_PLACE, words, 3, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  const int split = words[0];
+  if (words[1] == split && -words[2] == split) return *known;
   auto attribute = std::make_unique<KnownNodesRef>(
       std::make_shared<KnownNodes>(split, ask_node_ids(comm, split)));
   check(MPI_Comm_set_attr(comm, key, attribute.get()), "MPI_Comm_set_attr");
