@@ -344,7 +344,9 @@ typedef struct redist_batch_op {
  * REDIST_ERR_REMOTE naming the same operation ("ops[3]: an argument is invalid on rank 1").
  * @p options may be NULL; a batch runs all at once (REDIST_SCHEDULE_AUTO or
  * REDIST_SCHEDULE_ALL_AT_ONCE, no max_concurrent, no max_memory: anything else is
- * REDIST_ERR_ARGUMENT) and sends every message through MPI (no single-copy way). Executed by
+ * REDIST_ERR_ARGUMENT). Its messages are packed by their sender: sent through MPI, or, between
+ * processes of one node where that is cheaper, unpacked by the receiver from the sender's
+ * packed buffer mapped into its memory (REDIST_SINGLE_COPY applies). Executed by
  * redist_plan_execute_batch (redist_plan_execute and _op refuse it), reported by
  * redist_plan_get_info (the combined messages: send_peers, bytes_sent, ...), destroyed by
  * redist_plan_destroy.
