@@ -1,7 +1,8 @@
-// The extern "C" API of redist.h. Every body runs inside c_barrier().
+// The extern "C" API of redist.h: the checks its entries share, plan creation, destroy, the
+// plan's information, redist_alloc and redist_free (executions in capi_execute.cpp, batches in
+// capi_batch.cpp, N-d plans in capi_nd.cpp). Every body runs inside c_barrier().
 
-#include "api_internal.hpp"
-#include "front_end.hpp"
+#include "capi_internal.hpp"
 #include "single_copy.hpp"
 
 #include <algorithm>
@@ -13,7 +14,6 @@
 #include <cstring>
 #include <new>
 #include <optional>
-#include <span>
 #include <tuple>
 #include <vector>
 
@@ -186,7 +186,6 @@ extern "C" const char *redist_schedule_name(int schedule) {
 }
 
 namespace redist {
-namespace {
 
 ScheduleOptions schedule_options(const std::string &call, const redist_options &o) {
   if (o.schedule < REDIST_SCHEDULE_AUTO || o.schedule > REDIST_SCHEDULE_MULTIPHASE) {
@@ -222,6 +221,8 @@ ScheduleOptions schedule_options(const std::string &call, const redist_options &
   return out;
 }
 
+namespace {
+
 // The two-level model of redist_plan_create_calibrated: the measured levels replace the
 // options' alpha, beta (inside a node) and the inter-node defaults.
 void apply_levels(const std::string &call, const redist_calibration &levels, ScheduleOptions &out) {
@@ -246,12 +247,7 @@ void apply_levels(const std::string &call, const redist_calibration &levels, Sch
 }
 
 } // namespace
-} // namespace redist
 
-namespace {
-
-/// The front end's description of a C API call (fields from the layouts; what has no field
-/// of its own goes into the digest).
 front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, int region,
                              int unit_diag, const redist_layout &a, const redist_layout &b,
                              int rank, const ScheduleOptions &options) {
@@ -294,12 +290,14 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
   return args;
 }
 
+namespace {
+
 bool transposes(int op) {
   return op == REDIST_OP_T || op == REDIST_OP_C;
 }
 
-// The checks of one call's m, n, type, layouts, region and op (-1: a copy), on this process;
-// `prefix` comes before each argument's name ("ops[3]." in a batch).
+} // namespace
+
 void check_call(const char *call, const std::string &prefix, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int op, int size,
                 int rank) {
@@ -318,7 +316,6 @@ void check_call(const char *call, const std::string &prefix, int64_t m, int64_t 
   validate_layout(call, prefix + "b", *b, m, n, size, rank);
 }
 
-// The transfer of a checked call (op -1: a copy).
 Transfer transfer_of(int64_t m, int64_t n, const redist_layout &a, const redist_layout &b,
                      int region, int unit_diag, int op) {
   Transfer t;
@@ -337,14 +334,12 @@ Transfer transfer_of(int64_t m, int64_t n, const redist_layout &a, const redist_
   return t;
 }
 
-// The front end's operation field of a call (op -1: a copy).
 long long operation_field(int op) {
   return op == -1         ? front_end::kCopy
          : transposes(op) ? front_end::kOperationTransposed
                           : front_end::kOperationN;
 }
 
-// Whether some agreed field is not the same on every process.
 bool differs(const front_end::CallFields<front_end::Range> &fields) {
   bool out = false;
   front_end::CallFields<front_end::Range> ranges = fields;
@@ -354,7 +349,6 @@ bool differs(const front_end::CallFields<front_end::Range> &fields) {
   return out;
 }
 
-// The agreed failure of front_end::plan_everywhere / plan_nd_everywhere as `call`'s error.
 void throw_if_failed(const char *call, const front_end::Planned &planned) {
   if (planned.status != REDIST_SUCCESS && !planned.here) {
     throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
@@ -365,6 +359,10 @@ void throw_if_failed(const char *call, const front_end::Planned &planned) {
   if (planned.status != REDIST_SUCCESS)
     throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": argument options: " + planned.why);
 }
+
+} // namespace redist
+
+namespace {
 
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
 // op: -1 for a copy, else the redist_op of redist_plan_create_op (any int the caller passed).
@@ -456,579 +454,12 @@ extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n
                      enum_value(region), unit_diag, options, levels, plan);
 }
 
-namespace {
-
-/// The executor of a batch's operations on `comm` (front_end::plan_batch_everywhere).
-front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
-                              const std::vector<redist_plan_s::BatchOp> &batch) {
-  std::vector<Transfer> transfers;
-  std::vector<std::size_t> sizes;
-  std::vector<Index> lld_a;
-  std::vector<Index> lld_b;
-  for (const redist_plan_s::BatchOp &op : batch) {
-    transfers.push_back(op.transfer);
-    sizes.push_back(static_cast<std::size_t>(type_size(op.type)));
-    lld_a.push_back(op.lld_a);
-    lld_b.push_back(op.lld_b);
-  }
-  return front_end::plan_batch_everywhere(comm, rank, size, comm, transfers, sizes, lld_a, lld_b);
-}
-
-/// After an execution failed on some process: the plan made anew on every process, on a
-/// fresh duplicate of its communicator (messages of the failed execution may still wait on
-/// the old one; its executor's state may be half-way). Collective; every process calls it
-/// (the decision was agreed). On failure the plan stays marked as failed.
-void make_anew(const char *call, redist_plan_s &plan) {
-  PlanComm fresh(call, plan.comm.handle);
-  front_end::Planned planned =
-      plan.nd ? front_end::plan_nd_everywhere(fresh.handle, plan.rank, plan.size, *plan.nd,
-                                              plan.options, plan.executor->element_size())
-      : plan.batch.empty()
-          ? front_end::plan_everywhere(fresh.handle, plan.rank, plan.size, fresh.handle,
-                                       plan.transfer, plan.options, plan.executor->element_size(),
-                                       plan.lld_a, plan.lld_b, true)
-          : plan_batch(plan.rank, plan.size, fresh.handle, plan.batch);
-  if (planned.status != REDIST_SUCCESS) {
-    throw Error(
-        planned.here ? static_cast<redist_status>(planned.status) : REDIST_ERR_REMOTE,
-        std::string(call) + ": the plan's previous execution failed and making it anew failed" +
-            (planned.here ? "" : " on rank " + std::to_string(planned.first)) +
-            (planned.status == REDIST_ERR_NO_MEMORY ? " (out of memory)" : "") + "; destroy it");
-  }
-  plan.executor = std::move(planned.executor);
-  std::swap(plan.comm, fresh); // the old communicator goes with `fresh`
-  plan.failed = false;
-}
-
-constexpr double kOne = 1.0;
-constexpr double kZero = 0.0;
-constexpr std::array<std::byte, 16> kZeros{}; // 0 of every element type
-
-/// 1 of element type `type` (a redist_type).
-const void *one_of(int type) {
-  static constexpr float kFloat[2] = {1.0F, 0.0F}; // float and complex float
-  static constexpr double kDouble[2] = {1.0, 0.0}; // double and complex double
-  static constexpr std::int32_t kInt32 = 1;
-  static constexpr std::int64_t kInt64 = 1;
-  switch (type) {
-  case REDIST_FLOAT:
-  case REDIST_COMPLEX_FLOAT:
-    return kFloat;
-  case REDIST_INT32:
-    return &kInt32;
-  case REDIST_INT64:
-    return &kInt64;
-  default:
-    return kDouble;
-  }
-}
-
-/// alpha, beta of an operation `op` (a redist_op) on `type`, checked (throws naming `call` and
-/// the argument `name("alpha")`, `name("beta")`: made only for a message).
-template <class Name>
-Operation operation_for(const char *call, int op, int type, const void *alpha, const void *beta,
-                        Name &&name) {
-  if (alpha == nullptr) throw_argument(call, name("alpha"), 0, "NULL pointer");
-  if (beta == nullptr) throw_argument(call, name("beta"), 0, "NULL pointer");
-  if (type == REDIST_INT32 || type == REDIST_INT64) {
-    const auto value = [&](const void *p) {
-      if (type == REDIST_INT32) {
-        std::int32_t v = 0;
-        std::memcpy(&v, p, sizeof v);
-        return static_cast<long long>(v);
-      }
-      std::int64_t v = 0;
-      std::memcpy(&v, p, sizeof v);
-      return static_cast<long long>(v);
-    };
-    if (value(alpha) != 1)
-      throw_argument(call, name("alpha"), value(alpha),
-                     "integer types only copy or transpose: alpha must be 1");
-    if (value(beta) != 0)
-      throw_argument(call, name("beta"), value(beta),
-                     "integer types only copy or transpose: beta must be 0");
-    return Operation::make(Scalar::f64, false, &kOne, &kZero); // a copy
-  }
-  const Scalar scalar = type == REDIST_FLOAT           ? Scalar::f32
-                        : type == REDIST_DOUBLE        ? Scalar::f64
-                        : type == REDIST_COMPLEX_FLOAT ? Scalar::c32
-                                                       : Scalar::c64;
-  return Operation::make(scalar, op == REDIST_OP_C, alpha, beta);
-}
-
-/// What an execution moves, as the executor takes it: the local arrays (a batch's: arrays of
-/// pointers) and the operation (a batch's: one per operation; null: a copy).
-struct Execution {
-  const void *a = nullptr;
-  void *b = nullptr;
-  const Operation *op = nullptr;
-};
-
-/// The one execution path of the C API's plans: this process's argument checks (`check`,
-/// which returns the Execution or throws, and sets `op_index` to the batch operation it was
-/// checking), agreed with the other processes' (before the exchange, or inside it where the
-/// executor can carry them), the plan made anew after a failure, and the execution; with
-/// `split`, only its begin (the execution is left in flight for redist_plan_execute_end).
-template <class Check>
-int run_execution(const char *call, redist_plan plan, bool split, Check &&check) {
-  return c_barrier(call, [&] {
-    if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
-    // In flight on every process alike when every process calls in the same order: an
-    // error everywhere, no collective.
-    if (plan->executor->in_flight())
-      throw_argument(call, "plan", 0,
-                     "an execution begun by redist_plan_execute_begin is in flight "
-                     "(call redist_plan_execute_end first)");
-    const bool batch = !plan->batch.empty();
-    std::optional<Error> local;
-    Execution run;
-    long long op_index = -1;
-    try {
-      run = check(op_index);
-    } catch (const Error &e) {
-      local = e;
-      plan->flight_ops.clear();
-    }
-    const int order = front_end::lowest_first(plan->rank, plan->size);
-    long long v[2] = {!local  ? 0
-                      : batch ? front_end::batch_error_word(op_index, order)
-                              : front_end::error_word(1, order),
-                      plan->failed ? 1 : 0};
-    const auto throw_if_invalid = [&](long long agreed) {
-      if (local) throw *local;
-      if (agreed == 0) return;
-      const long long k = batch ? front_end::batch_error_op(agreed) : -1;
-      throw Error(
-          REDIST_ERR_REMOTE,
-          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
-              ": an argument is invalid on rank " +
-              std::to_string(front_end::lowest_first(front_end::error_order(agreed), plan->size)) +
-              " (see its message)");
-    };
-    // No agreement of its own where the executor can carry the check (defers(): every
-    // message through its buffers; and the last execution clean everywhere, which every
-    // process learnt in its agreement): its agreement after the exchange, before anything is
-    // written to b. Otherwise one agreement first: the arguments of every process, and
-    // whether the last execution failed anywhere (then the plan is made anew everywhere
-    // before any data moves). A split execution checks first: its errors appear at the begin.
-    const bool deferred = !split && plan->executor->defers() && !plan->executor->failed_anywhere();
-    if (!deferred) {
-      if (plan->executor->agree(v, 2) != MPI_SUCCESS)
-        throw Error(REDIST_ERR_MPI,
-                    std::string(call) + ": MPI_Allreduce failed while checking arguments");
-      throw_if_invalid(v[0]);
-      if (v[1] != 0) make_anew(call, *plan);
-    }
-    long long agreed = 0;
-    try {
-      if (split) {
-        plan->executor->begin(run.a, run.b, run.op);
-        return;
-      }
-      if (deferred) {
-        agreed = plan->executor->execute_checked(run.a, run.b, v[0], run.op);
-      } else if (run.op != nullptr) {
-        plan->executor->execute(run.a, run.b, *run.op);
-      } else {
-        plan->executor->execute(run.a, run.b);
-      }
-    } catch (...) {
-      plan->failed = true;
-      plan->flight_ops.clear();
-      throw;
-    }
-    plan->flight_ops.clear();
-    // Repaired: made anew before the next execution, on a new communicator (a message may
-    // still wait on this one), with its ways decided again.
-    plan->failed = plan->executor->left_unmatched() || plan->executor->failed_anywhere();
-    throw_if_invalid(agreed);
-  });
-}
-
-/// redist_plan_execute (operation null) and redist_plan_execute_op; with `split`, their
-/// _begin forms.
-int execute_plan(const char *call, redist_plan plan, const void *alpha, const void *a,
-                 const void *beta, void *b, bool operation, bool split = false) {
-  return run_execution(call, plan, split, [&](long long &) {
-    if (!plan->batch.empty())
-      throw_argument(call, "plan", 0,
-                     "a plan of redist_plan_create_batch: execute it with "
-                     "redist_plan_execute_batch");
-    Execution run{a, b, nullptr};
-    if (operation) {
-      if (plan->op == -1)
-        throw_argument(call, "plan", 0, "not a plan of redist_plan_create_op (a copy plan)");
-      const Operation op = operation_for(call, plan->op, plan->type, alpha, beta,
-                                         [](const char *arg) { return std::string(arg); });
-      if (!op.copies()) {
-        plan->flight_ops.assign(1, op);
-        run.op = plan->flight_ops.data();
-      }
-    }
-    const RankPlan &rp = plan->executor->plan();
-    if (a == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
-      throw_argument(call, "a", 0, "NULL local array but this rank owns source elements");
-    if (b == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
-      throw_argument(call, "b", 0, "NULL local array but this rank owns destination elements");
-    return run;
-  });
-}
-
-/// redist_plan_execute_batch, and with `split` its begin.
-int execute_batch(const char *call, redist_plan plan, const void *const *alphas,
-                  const void *const *a, const void *const *betas, void *const *b, bool split) {
-  return run_execution(call, plan, split, [&](long long &op_index) {
-    if (plan->batch.empty())
-      throw_argument(call, "plan", 0, "not a plan of redist_plan_create_batch");
-    const std::span<const Pieces> ops = plan->executor->batch_operations();
-    const std::size_t count = plan->batch.size();
-    plan->flight_ops.clear();
-    plan->flight_a.assign(count, nullptr);
-    plan->flight_b.assign(count, nullptr);
-    for (std::size_t k = 0; k < count; ++k) {
-      op_index = static_cast<long long>(k);
-      // An argument's name, made only for a message: "alphas[3]", "a[3]", ...
-      const auto name = [k](const char *arg) {
-        return std::string(arg) + "[" + std::to_string(k) + "]";
-      };
-      const auto plural = [&](const char *arg) { return name((std::string(arg) + "s").c_str()); };
-      const redist_plan_s::BatchOp &batch_op = plan->batch[k];
-      // NULL alphas / betas: alpha = 1, beta = 0 for every operation.
-      plan->flight_ops.push_back(operation_for(
-          call, batch_op.op, batch_op.type, alphas != nullptr ? alphas[k] : one_of(batch_op.type),
-          betas != nullptr ? betas[k] : kZeros.data(), plural));
-      const RankPlan &rp = ops[k].plan();
-      plan->flight_a[k] = static_cast<const std::byte *>(a != nullptr ? a[k] : nullptr);
-      plan->flight_b[k] = static_cast<std::byte *>(b != nullptr ? b[k] : nullptr);
-      if (plan->flight_a[k] == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
-        throw_argument(call, name("a"), 0,
-                       std::string("NULL local array but this rank owns source elements of ") +
-                           name("ops"));
-      if (plan->flight_b[k] == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
-        throw_argument(call, name("b"), 0,
-                       std::string("NULL local array but this rank owns destination elements of ") +
-                           name("ops"));
-    }
-    return Execution{plan->flight_a.data(), plan->flight_b.data(), plan->flight_ops.data()};
-  });
-}
-
-} // namespace
-
-extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
-  return execute_plan("redist_plan_execute", plan, nullptr, a, nullptr, b, false);
-}
-
-extern "C" int redist_plan_execute_op(redist_plan plan, const void *alpha, const void *a,
-                                      const void *beta, void *b) {
-  return execute_plan("redist_plan_execute_op", plan, alpha, a, beta, b, true);
-}
-
-extern "C" int redist_plan_execute_begin(redist_plan plan, const void *a, void *b) {
-  return execute_plan("redist_plan_execute_begin", plan, nullptr, a, nullptr, b, false, true);
-}
-
-extern "C" int redist_plan_execute_op_begin(redist_plan plan, const void *alpha, const void *a,
-                                            const void *beta, void *b) {
-  return execute_plan("redist_plan_execute_op_begin", plan, alpha, a, beta, b, true, true);
-}
-
-extern "C" int redist_plan_execute_end(redist_plan plan) {
-  static const char *call = "redist_plan_execute_end";
-  return c_barrier(call, [&] {
-    if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
-    if (!plan->executor->in_flight())
-      throw_argument(call, "plan", 0,
-                     "no execution in flight (redist_plan_execute_begin was not called, or "
-                     "failed)");
-    try {
-      plan->executor->end();
-    } catch (...) {
-      plan->failed = true;
-      plan->flight_ops.clear();
-      throw;
-    }
-    plan->flight_ops.clear();
-    // Repaired: made anew before the next execution, on a new communicator (a message may
-    // still wait on this one), with its ways decided again.
-    plan->failed = plan->executor->left_unmatched() || plan->executor->failed_anywhere();
-  });
-}
-
-extern "C" int redist_plan_execute_batch(redist_plan plan, const void *const *alphas,
-                                         const void *const *a, const void *const *betas,
-                                         void *const *b) {
-  return execute_batch("redist_plan_execute_batch", plan, alphas, a, betas, b, false);
-}
-
-extern "C" int redist_plan_execute_batch_begin(redist_plan plan, const void *const *alphas,
-                                               const void *const *a, const void *const *betas,
-                                               void *const *b) {
-  return execute_batch("redist_plan_execute_batch_begin", plan, alphas, a, betas, b, true);
-}
-
-extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_batch_op *ops,
-                                        const redist_options *options, redist_plan *plan) {
-  static const char *call = "redist_plan_create_batch";
-  return c_barrier(call, [&] {
-    if (plan != nullptr) *plan = nullptr;
-    const CommPosition position = comm_position(call, comm);
-    const int rank = position.rank;
-    const int size = position.size;
-    std::optional<Error> local;
-    long long at = -1; // the operation being checked (-1: the batch's own arguments)
-    std::vector<front_end::CallArgs> args;
-    std::vector<redist_plan_s::BatchOp> batch;
-    try {
-      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-      if (count < 1) throw_argument(call, "count", count, "must be >= 1");
-      if (ops == nullptr) throw_argument(call, "ops", 0, "NULL array");
-      redist_options defaults;
-      redist_options_init(&defaults);
-      const redist_options &o = options != nullptr ? *options : defaults;
-      const ScheduleOptions schedule_opts = schedule_options(call, o);
-      // A batch runs all at once: no option is ignored silently.
-      if (o.schedule != REDIST_SCHEDULE_AUTO && o.schedule != REDIST_SCHEDULE_ALL_AT_ONCE)
-        throw_argument(call, "options->schedule", o.schedule,
-                       "a batch runs all at once (REDIST_SCHEDULE_AUTO or "
-                       "REDIST_SCHEDULE_ALL_AT_ONCE)");
-      if (o.max_concurrent != 0)
-        throw_argument(call, "options->max_concurrent", o.max_concurrent,
-                       "a batch takes no limit (0)");
-      if (o.max_memory != 0)
-        throw_argument(call, "options->max_memory", o.max_memory,
-                       "a batch takes no memory cap (0)");
-      args.reserve(static_cast<std::size_t>(count));
-      batch.reserve(static_cast<std::size_t>(count));
-      for (at = 0; at < count; ++at) {
-        const redist_batch_op &op = ops[at];
-        const int kind = enum_value(op.op);
-        const int type = enum_value(op.type);
-        const int region = enum_value(op.region);
-        check_call(call, std::string("ops[") + std::to_string(at) + "].", op.m, op.n, type, op.a,
-                   op.b, region, kind, size, rank);
-        args.push_back(
-            describe(call, op.m, op.n, type, region, 0, *op.a, *op.b, rank, schedule_opts));
-        front_end::CallFields<long long> &f = args.back().fields;
-        f.operation = operation_field(kind);
-        f.digest =
-            static_cast<long long>(Fingerprint().add(f.digest).add(kind).value() >> 2); // T or C
-        batch.push_back({transfer_of(op.m, op.n, *op.a, *op.b, region, 0, kind), kind, type,
-                         op.a->lld, op.b->lld});
-      }
-    } catch (const Error &e) {
-      local = e;
-    } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
-      local = Error(REDIST_ERR_NO_MEMORY,
-                    std::string(call) + ": out of memory while checking the arguments");
-    }
-    const front_end::BatchAgreement agreed = front_end::agree(
-        comm, args, count,
-        local ? front_end::batch_error_word(at, front_end::lowest_first(rank, size)) : 0);
-    if (local) throw *local;
-    if (agreed.error != 0) {
-      const long long k = agreed.error_op();
-      throw Error(
-          REDIST_ERR_REMOTE,
-          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
-              ": an argument is invalid on rank " +
-              std::to_string(front_end::lowest_first(static_cast<int>(agreed.error_rank()), size)) +
-              " (see its message)");
-    }
-    if (agreed.count_differs)
-      throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
-    for (std::size_t k = 0; k < agreed.fields.size(); ++k) {
-      if (differs(agreed.fields[k])) {
-        throw Error(REDIST_ERR_MISMATCH,
-                    std::string(call) + ": ops[" + std::to_string(k) +
-                        "]: processes passed different op, m, n, type, region, options or "
-                        "layouts (all but lld must agree)");
-      }
-    }
-    auto result = std::make_unique<redist_plan_s>();
-    result->comm = PlanComm(call, comm);
-    front_end::Planned planned = plan_batch(rank, size, result->comm.handle, batch);
-    if (planned.status != REDIST_SUCCESS && !planned.here) {
-      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": out of memory on rank " +
-                                         std::to_string(planned.first) + " while planning");
-    }
-    if (planned.status != REDIST_SUCCESS)
-      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
-    result->executor = std::move(planned.executor);
-    result->batch = std::move(batch);
-    result->options = args.front().options;
-    result->rank = rank;
-    result->size = size;
-    *plan = result.release();
-  });
-}
-
 extern "C" int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n,
                                      redist_type type, const redist_layout *a,
                                      const redist_layout *b, redist_region region,
                                      const redist_options *options, redist_plan *plan) {
   return create_plan("redist_plan_create_op", comm, m, n, enum_value(type), a, b,
                      enum_value(region), 0, options, nullptr, plan, enum_value(op));
-}
-
-namespace {
-
-// A redist_darray as an NdLayout; the pointers read are checked here, the values by
-// check_nd_transfer (but the grid's size, bounding what `ranks` is read for). `arg`: "a" or
-// "b".
-NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d, int comm_size) {
-  const auto field = [&](const char *name) { return std::string(arg) + "->" + name; };
-  if (d.ndims < 1 || d.ndims > kMaxDims)
-    throw_argument(call, field("ndims"), d.ndims, "must be 1..7");
-  if (d.gsizes == nullptr) throw_argument(call, field("gsizes"), 0, "NULL pointer");
-  if (d.distribs == nullptr) throw_argument(call, field("distribs"), 0, "NULL pointer");
-  if (d.psizes == nullptr) throw_argument(call, field("psizes"), 0, "NULL pointer");
-  if ((d.starts == nullptr) != (d.subsizes == nullptr))
-    throw_argument(call, field("starts"), 0,
-                   "starts and subsizes must both be given or both be NULL");
-  NdLayout l;
-  const auto n = static_cast<std::size_t>(d.ndims);
-  l.dims.resize(n);
-  std::size_t positions = 1;
-  for (std::size_t k = 0; k < n; ++k) {
-    NdDimension &dim = l.dims[k];
-    dim.extent = d.gsizes[k];
-    dim.nprocs = d.psizes[k];
-    dim.darg =
-        d.dargs == nullptr || d.dargs[k] == MPI_DISTRIBUTE_DFLT_DARG ? kDefaultDistArg : d.dargs[k];
-    const std::string name = field("distribs") + "[" + std::to_string(k) + "]";
-    switch (d.distribs[k]) {
-    case MPI_DISTRIBUTE_BLOCK:
-      dim.kind = Distribution::block;
-      break;
-    case MPI_DISTRIBUTE_CYCLIC:
-      dim.kind = Distribution::cyclic;
-      break;
-    case MPI_DISTRIBUTE_NONE:
-      dim.kind = Distribution::none;
-      break;
-    case REDIST_DISTRIBUTE_GEN_BLOCK: {
-      dim.kind = Distribution::gen_block;
-      const std::string blocks = field("gen_blocks") + "[" + std::to_string(k) + "]";
-      if (d.gen_blocks == nullptr || d.gen_blocks[k] == nullptr)
-        throw_argument(call, blocks, 0, "NULL for a GEN_BLOCK dimension");
-      if (dim.nprocs < 1)
-        throw_argument(call, field("psizes") + "[" + std::to_string(k) + "]", dim.nprocs,
-                       "must be >= 1");
-      dim.gen_block.assign(d.gen_blocks[k], d.gen_blocks[k] + dim.nprocs);
-      break;
-    }
-    default:
-      throw_argument(call, name, d.distribs[k],
-                     "not MPI_DISTRIBUTE_BLOCK, _CYCLIC, _NONE or REDIST_DISTRIBUTE_GEN_BLOCK");
-    }
-    if (dim.nprocs >= 1) positions *= static_cast<std::size_t>(dim.nprocs);
-    if (positions > static_cast<std::size_t>(comm_size))
-      throw_argument(call, field("psizes"), dim.nprocs,
-                     "the grid has more positions than the communicator's " +
-                         std::to_string(comm_size) + " ranks");
-  }
-  if (d.order == MPI_ORDER_C) {
-    l.order = StorageOrder::c;
-  } else if (d.order == MPI_ORDER_FORTRAN) {
-    l.order = StorageOrder::fortran;
-  } else {
-    throw_argument(call, field("order"), d.order, "not MPI_ORDER_C or MPI_ORDER_FORTRAN");
-  }
-  if (d.ranks != nullptr) l.ranks.assign(d.ranks, d.ranks + positions);
-  if (d.starts != nullptr) {
-    l.starts.assign(d.starts, d.starts + n);
-    l.subsizes.assign(d.subsizes, d.subsizes + n);
-  }
-  if (d.local_extents != nullptr) l.local_extents.assign(d.local_extents, d.local_extents + n);
-  return l;
-}
-
-// Everything of a layout every process must agree on (all but local_extents).
-void add_nd_layout(Fingerprint &f, const NdLayout &l) {
-  f.add(l.ndims()).add(static_cast<std::int64_t>(l.order));
-  for (const NdDimension &d : l.dims) {
-    f.add(static_cast<std::int64_t>(d.kind)).add(d.extent).add(d.darg).add(d.nprocs);
-    for (const Index g : d.gen_block)
-      f.add(g);
-  }
-  f.add(static_cast<std::int64_t>(l.ranks.size()));
-  for (const int r : l.ranks)
-    f.add(r);
-  for (const Index x : l.starts)
-    f.add(x);
-  for (const Index x : l.subsizes)
-    f.add(x);
-}
-
-int create_nd_plan(const char *call, MPI_Comm comm, int type, const redist_darray *a,
-                   const redist_darray *b, const int *perm, const redist_options *options,
-                   redist_plan *plan) {
-  return c_barrier(call, [&] {
-    if (plan != nullptr) *plan = nullptr;
-    const CommPosition position = comm_position(call, comm);
-    auto t = std::make_shared<NdTransfer>();
-    ScheduleOptions schedule_opts;
-    agree(comm, call, "type, options, perm or layouts (all but local_extents must agree)", [&] {
-      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-      if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
-      if (a == nullptr) throw_argument(call, "a", 0, "NULL layout");
-      if (b == nullptr) throw_argument(call, "b", 0, "NULL layout");
-      redist_options defaults;
-      redist_options_init(&defaults);
-      schedule_opts = schedule_options(call, options != nullptr ? *options : defaults);
-      t->src = to_nd_layout(call, "a", *a, position.size);
-      t->dst = to_nd_layout(call, "b", *b, position.size);
-      if (perm != nullptr) {
-        if (t->dst.ndims() != t->src.ndims())
-          throw_argument(call, "b->ndims", t->dst.ndims(), "differs from a->ndims");
-        t->perm.assign(perm, perm + t->dst.ndims());
-      }
-      if (const std::string why = check_nd_transfer(*t, position.size, position.rank); !why.empty())
-        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + why);
-      Fingerprint f;
-      f.add(type);
-      add_nd_layout(f, t->src);
-      add_nd_layout(f, t->dst);
-      for (const int p : t->perm)
-        f.add(p);
-      f.add(static_cast<std::int64_t>(schedule_opts.strategy))
-          .add(schedule_opts.max_concurrent)
-          .add(schedule_opts.max_memory);
-      // The cost model decides the automatic schedule: it must agree too.
-      f.add(std::bit_cast<std::int64_t>(schedule_opts.model.alpha))
-          .add(std::bit_cast<std::int64_t>(schedule_opts.model.beta));
-      return f.value();
-    });
-    auto result = std::make_unique<redist_plan_s>();
-    result->comm = PlanComm(call, comm);
-    front_end::Planned planned = front_end::plan_nd_everywhere(
-        result->comm.handle, position.rank, position.size, *t, schedule_opts, type_size(type));
-    throw_if_failed(call, planned);
-    result->executor = std::move(planned.executor);
-    result->options = schedule_opts;
-    result->type = type;
-    result->nd = std::move(t);
-    result->rank = position.rank;
-    result->size = position.size;
-    *plan = result.release();
-  });
-}
-
-} // namespace
-
-extern "C" int redist_nd_plan_create(MPI_Comm comm, redist_type type, const redist_darray *a,
-                                     const redist_darray *b, const redist_options *options,
-                                     redist_plan *plan) {
-  return create_nd_plan("redist_nd_plan_create", comm, enum_value(type), a, b, nullptr, options,
-                        plan);
-}
-
-extern "C" int redist_nd_plan_create_perm(MPI_Comm comm, redist_type type, const redist_darray *a,
-                                          const redist_darray *b, const int *perm,
-                                          const redist_options *options, redist_plan *plan) {
-  return create_nd_plan("redist_nd_plan_create_perm", comm, enum_value(type), a, b, perm, options,
-                        plan);
 }
 
 extern "C" int redist_plan_destroy(redist_plan *plan) {

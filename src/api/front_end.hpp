@@ -1,7 +1,7 @@
 #pragma once
 // The front end shared by the entry families: the description of a call, its agreement across
 // the processes of the call, the plan cache and plan creation with agreement on failures.
-// Independent of the BLACS integer width (scalapack_api.cpp, compiled LP64 and ILP64, fills in
+// Independent of the BLACS integer width (scalapack_call.cpp, compiled LP64 and ILP64, fills in
 // a description from its descriptors).
 
 #include "api_internal.hpp"

@@ -1,0 +1,128 @@
+// Batches of the C API: redist_plan_create_batch (executed by capi_execute.cpp).
+
+#include "capi_internal.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace redist {
+
+front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
+                              const std::vector<redist_plan_s::BatchOp> &batch) {
+  std::vector<Transfer> transfers;
+  std::vector<std::size_t> sizes;
+  std::vector<Index> lld_a;
+  std::vector<Index> lld_b;
+  for (const redist_plan_s::BatchOp &op : batch) {
+    transfers.push_back(op.transfer);
+    sizes.push_back(static_cast<std::size_t>(type_size(op.type)));
+    lld_a.push_back(op.lld_a);
+    lld_b.push_back(op.lld_b);
+  }
+  return front_end::plan_batch_everywhere(comm, rank, size, comm, transfers, sizes, lld_a, lld_b);
+}
+
+} // namespace redist
+
+using namespace redist;
+
+extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_batch_op *ops,
+                                        const redist_options *options, redist_plan *plan) {
+  static const char *call = "redist_plan_create_batch";
+  return c_barrier(call, [&] {
+    if (plan != nullptr) *plan = nullptr;
+    const CommPosition position = comm_position(call, comm);
+    const int rank = position.rank;
+    const int size = position.size;
+    std::optional<Error> local;
+    long long at = -1; // the operation being checked (-1: the batch's own arguments)
+    std::vector<front_end::CallArgs> args;
+    std::vector<redist_plan_s::BatchOp> batch;
+    try {
+      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+      if (count < 1) throw_argument(call, "count", count, "must be >= 1");
+      if (ops == nullptr) throw_argument(call, "ops", 0, "NULL array");
+      redist_options defaults;
+      redist_options_init(&defaults);
+      const redist_options &o = options != nullptr ? *options : defaults;
+      const ScheduleOptions schedule_opts = schedule_options(call, o);
+      // A batch runs all at once: no option is ignored silently.
+      if (o.schedule != REDIST_SCHEDULE_AUTO && o.schedule != REDIST_SCHEDULE_ALL_AT_ONCE)
+        throw_argument(call, "options->schedule", o.schedule,
+                       "a batch runs all at once (REDIST_SCHEDULE_AUTO or "
+                       "REDIST_SCHEDULE_ALL_AT_ONCE)");
+      if (o.max_concurrent != 0)
+        throw_argument(call, "options->max_concurrent", o.max_concurrent,
+                       "a batch takes no limit (0)");
+      if (o.max_memory != 0)
+        throw_argument(call, "options->max_memory", o.max_memory,
+                       "a batch takes no memory cap (0)");
+      args.reserve(static_cast<std::size_t>(count));
+      batch.reserve(static_cast<std::size_t>(count));
+      for (at = 0; at < count; ++at) {
+        const redist_batch_op &op = ops[at];
+        const int kind = enum_value(op.op);
+        const int type = enum_value(op.type);
+        const int region = enum_value(op.region);
+        check_call(call, std::string("ops[") + std::to_string(at) + "].", op.m, op.n, type, op.a,
+                   op.b, region, kind, size, rank);
+        args.push_back(
+            describe(call, op.m, op.n, type, region, 0, *op.a, *op.b, rank, schedule_opts));
+        front_end::CallFields<long long> &f = args.back().fields;
+        f.operation = operation_field(kind);
+        f.digest =
+            static_cast<long long>(Fingerprint().add(f.digest).add(kind).value() >> 2); // T or C
+        batch.push_back({transfer_of(op.m, op.n, *op.a, *op.b, region, 0, kind), kind, type,
+                         op.a->lld, op.b->lld});
+      }
+    } catch (const Error &e) {
+      local = e;
+    } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
+      local = Error(REDIST_ERR_NO_MEMORY,
+                    std::string(call) + ": out of memory while checking the arguments");
+    }
+    const front_end::BatchAgreement agreed = front_end::agree(
+        comm, args, count,
+        local ? front_end::batch_error_word(at, front_end::lowest_first(rank, size)) : 0);
+    if (local) throw *local;
+    if (agreed.error != 0) {
+      const long long k = agreed.error_op();
+      throw Error(
+          REDIST_ERR_REMOTE,
+          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
+              ": an argument is invalid on rank " +
+              std::to_string(front_end::lowest_first(static_cast<int>(agreed.error_rank()), size)) +
+              " (see its message)");
+    }
+    if (agreed.count_differs)
+      throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
+    for (std::size_t k = 0; k < agreed.fields.size(); ++k) {
+      if (differs(agreed.fields[k])) {
+        throw Error(REDIST_ERR_MISMATCH,
+                    std::string(call) + ": ops[" + std::to_string(k) +
+                        "]: processes passed different op, m, n, type, region, options or "
+                        "layouts (all but lld must agree)");
+      }
+    }
+    auto result = std::make_unique<redist_plan_s>();
+    result->comm = PlanComm(call, comm);
+    front_end::Planned planned = plan_batch(rank, size, result->comm.handle, batch);
+    if (planned.status != REDIST_SUCCESS && !planned.here) {
+      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": out of memory on rank " +
+                                         std::to_string(planned.first) + " while planning");
+    }
+    if (planned.status != REDIST_SUCCESS)
+      throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
+    result->executor = std::move(planned.executor);
+    result->batch = std::move(batch);
+    result->options = args.front().options;
+    result->rank = rank;
+    result->size = size;
+    *plan = result.release();
+  });
+}

@@ -1,0 +1,52 @@
+#pragma once
+// Shared by the files of the C API (capi.cpp, capi_execute.cpp, capi_batch.cpp, capi_nd.cpp).
+
+#include "api_internal.hpp"
+#include "front_end.hpp"
+
+#include <redist.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace redist {
+
+// Hidden: internal to the library, not among the symbols it exports.
+#pragma GCC visibility push(hidden)
+
+/// The checked schedule options of a C caller's redist_options; throws naming `call`.
+ScheduleOptions schedule_options(const std::string &call, const redist_options &o);
+
+/// The front end's description of a C API call (fields from the layouts; what has no field
+/// of its own goes into the digest).
+front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, int region,
+                             int unit_diag, const redist_layout &a, const redist_layout &b,
+                             int rank, const ScheduleOptions &options);
+
+/// The checks of one call's m, n, type, layouts, region and op (-1: a copy), on this process;
+/// `prefix` comes before each argument's name ("ops[3]." in a batch).
+void check_call(const char *call, const std::string &prefix, int64_t m, int64_t n, int type,
+                const redist_layout *a, const redist_layout *b, int region, int op, int size,
+                int rank);
+
+/// The transfer of a checked call (op -1: a copy).
+Transfer transfer_of(int64_t m, int64_t n, const redist_layout &a, const redist_layout &b,
+                     int region, int unit_diag, int op);
+
+/// The front end's operation field of a call (op -1: a copy).
+long long operation_field(int op);
+
+/// Whether some agreed field is not the same on every process.
+bool differs(const front_end::CallFields<front_end::Range> &fields);
+
+/// The agreed failure of front_end::plan_everywhere / plan_nd_everywhere as `call`'s error.
+void throw_if_failed(const char *call, const front_end::Planned &planned);
+
+/// The executor of a batch's operations on `comm` (front_end::plan_batch_everywhere).
+front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
+                              const std::vector<redist_plan_s::BatchOp> &batch);
+
+#pragma GCC visibility pop
+
+} // namespace redist
