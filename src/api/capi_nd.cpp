@@ -34,6 +34,14 @@ NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d,
     NdDimension &dim = l.dims[k];
     dim.extent = d.gsizes[k];
     dim.nprocs = d.psizes[k];
+    // Bounded by the communicator before anything it sizes is read (GEN_BLOCK's extents).
+    if (dim.nprocs >= 1) {
+      if (static_cast<std::size_t>(dim.nprocs) > static_cast<std::size_t>(comm_size) / positions)
+        throw_argument(call, field("psizes"), dim.nprocs,
+                       "the grid has more positions than the communicator's " +
+                           std::to_string(comm_size) + " ranks");
+      positions *= static_cast<std::size_t>(dim.nprocs);
+    }
     dim.darg =
         d.dargs == nullptr || d.dargs[k] == MPI_DISTRIBUTE_DFLT_DARG ? kDefaultDistArg : d.dargs[k];
     const std::string name = field("distribs") + "[" + std::to_string(k) + "]";
@@ -62,11 +70,6 @@ NdLayout to_nd_layout(const char *call, const char *arg, const redist_darray &d,
       throw_argument(call, name, d.distribs[k],
                      "not MPI_DISTRIBUTE_BLOCK, _CYCLIC, _NONE or REDIST_DISTRIBUTE_GEN_BLOCK");
     }
-    if (dim.nprocs >= 1) positions *= static_cast<std::size_t>(dim.nprocs);
-    if (positions > static_cast<std::size_t>(comm_size))
-      throw_argument(call, field("psizes"), dim.nprocs,
-                     "the grid has more positions than the communicator's " +
-                         std::to_string(comm_size) + " ranks");
   }
   if (d.order == MPI_ORDER_C) {
     l.order = StorageOrder::c;

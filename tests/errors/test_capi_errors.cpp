@@ -616,6 +616,34 @@ TEST(CApiErrors, EnvironmentRefusedByEveryPlanKind) {
   EXPECT_EQ(redist_plan_destroy(&nd), REDIST_SUCCESS);
 }
 
+// A GEN_BLOCK dimension's psizes is bounded by the communicator before its extents are read:
+// psizes 2^28 with an array of one extent is refused naming psizes (before, 2^28 extents were
+// read from it).
+TEST(CApiErrors, GenBlockPsizesBoundedBeforeItsExtentsAreRead) {
+  const std::int64_t extent = 8;
+  const int gen_block = REDIST_DISTRIBUTE_GEN_BLOCK;
+  const int too_many = 1 << 28;
+  const std::int64_t one_extent[1] = {8};
+  const std::int64_t *const gen_blocks[1] = {one_extent};
+  redist_darray a{};
+  a.ndims = 1;
+  a.gsizes = &extent;
+  a.distribs = &gen_block;
+  a.gen_blocks = gen_blocks;
+  a.psizes = &too_many;
+  a.order = MPI_ORDER_FORTRAN;
+  redist_plan plan = nullptr;
+  EXPECT_EQ(redist_nd_plan_create(MPI_COMM_WORLD, REDIST_DOUBLE, &a, &a, nullptr, &plan),
+            REDIST_ERR_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_EQ(std::string(redist_last_error())
+                .rfind("redist_nd_plan_create: argument a->psizes = 268435456: the grid has more "
+                       "positions than the communicator's",
+                       0),
+            0U)
+      << redist_last_error();
+}
+
 // An intercommunicator is refused on every rank, naming the argument.
 TEST(CApiErrors, IntercommunicatorRefused) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
