@@ -72,6 +72,12 @@ void agree(MPI_Comm comm, const std::string &call, const char *mismatch_what, F 
 void agree_impl(MPI_Comm comm, const std::string &call, std::uint64_t fingerprint,
                 const char *mismatch_what, const Error *local_error);
 
+/// The error of running out of memory while checking `call`'s arguments: agreed like a bad
+/// argument, never returned by one process alone.
+inline Error out_of_memory_checking(const std::string &call) {
+  return Error(REDIST_ERR_NO_MEMORY, call + ": out of memory while checking the arguments");
+}
+
 template <class F>
 void agree(MPI_Comm comm, const std::string &call, const char *mismatch_what, F &&local_checks) {
   std::uint64_t fingerprint = 0;
@@ -79,8 +85,8 @@ void agree(MPI_Comm comm, const std::string &call, const char *mismatch_what, F 
     fingerprint = local_checks();
   } catch (const Error &e) {
     agree_impl(comm, call, 0, mismatch_what, &e);
-  } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
-    const Error e(REDIST_ERR_NO_MEMORY, call + ": out of memory while checking the arguments");
+  } catch (const std::bad_alloc &) {
+    const Error e = out_of_memory_checking(call);
     agree_impl(comm, call, 0, mismatch_what, &e);
   }
   agree_impl(comm, call, fingerprint, mismatch_what, nullptr);

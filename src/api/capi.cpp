@@ -389,9 +389,8 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       args.fields.operation = operation_field(op);
     } catch (const Error &e) {
       local = e;
-    } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
-      local = Error(REDIST_ERR_NO_MEMORY,
-                    std::string(call) + ": out of memory while checking the arguments");
+    } catch (const std::bad_alloc &) {
+      local = out_of_memory_checking(call);
     }
     const front_end::Agreement agreed = front_end::agree(
         comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {});

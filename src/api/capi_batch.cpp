@@ -82,9 +82,8 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
       }
     } catch (const Error &e) {
       local = e;
-    } catch (const std::bad_alloc &) { // agreed like a bad argument, not returned alone
-      local = Error(REDIST_ERR_NO_MEMORY,
-                    std::string(call) + ": out of memory while checking the arguments");
+    } catch (const std::bad_alloc &) {
+      local = out_of_memory_checking(call);
     }
     const front_end::BatchAgreement agreed = front_end::agree(
         comm, args, count,
