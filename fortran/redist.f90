@@ -417,6 +417,12 @@ module redist
       character(kind=c_char), intent(in) :: text(*)
     end subroutine c_set_message
 
+    subroutine c_refuse_next_execution(text) &
+        bind(c, name='redist_internal_refuse_next_execution')
+      import :: c_char
+      character(kind=c_char), intent(in) :: text(*)
+    end subroutine c_refuse_next_execution
+
     function c_status_name(status) bind(c, name='redist_status_name') result(text)
       import :: c_int, c_ptr
       integer(c_int), value :: status
@@ -921,10 +927,9 @@ contains
 
   !> Runs redist_plan_execute_op (which = CALL_OP), _begin or _op_begin on the addresses of
   !> alpha, a, beta, b of type `type`. Arrays of another type than the plan's, or not
-  !> contiguous (for a begin), are never touched: this process passes none (and no alpha), so
-  !> that the C call fails on every process — for a begin without alpha only if this process
-  !> owns elements; otherwise its execution, with nothing of this process's, is ended at once —
-  !> and this process's message says why.
+  !> contiguous (for a begin), are never touched: this process passes none and refuses the
+  !> call (c_refuse_next_execution), which then fails on every process as for an invalid
+  !> argument of this process, with this process's message saying why.
   subroutine execute_split(plan, which, type, alpha, a, beta, b, contiguous_arrays, status)
     type(redist_plan), intent(in) :: plan
     integer, intent(in) :: which, type
@@ -956,13 +961,10 @@ contains
       status = start(alpha, a, beta, b)
       return
     end if
+    ! The C call takes the problem as this process's invalid argument: an error on every
+    ! process (a begin posts nothing anywhere), whether or not this process owns elements.
+    call c_refuse_next_execution(problem//c_null_char)
     status = start(c_null_ptr, c_null_ptr, c_null_ptr, c_null_ptr)
-    if (status == REDIST_SUCCESS .and. which == CALL_BEGIN) &
-      status = c_plan_execute_end(plan%handle)
-    if (status == REDIST_SUCCESS .or. status == REDIST_ERR_ARGUMENT) then
-      call c_set_message(problem//c_null_char)
-      status = REDIST_ERR_ARGUMENT
-    end if
 
   contains
 

@@ -8,6 +8,9 @@
 #include <mpi.h>
 
 void redist_f_set_message(const char *text);
+/* In libredist (src/api/capi_execute.cpp): this thread's next execution call fails with
+ * `message` as for an invalid argument of this process, agreed with the others. */
+void redist_internal_refuse_next_execution(const char *message);
 const char *redist_f_message(void);
 int redist_f_plan_create(MPI_Fint comm, int64_t m, int64_t n, int type, const redist_layout *a,
                          const redist_layout *b, int region, int unit_diag,

@@ -3,6 +3,7 @@
 // capi_batch.cpp, N-d plans in capi_nd.cpp). Every body runs inside c_barrier().
 
 #include "capi_internal.hpp"
+#include "collective.hpp"
 #include "single_copy.hpp"
 
 #include <algorithm>
@@ -135,11 +136,7 @@ void check_mpi(int code, const char *call, const char *what) {
 
 MPI_Comm duplicate_comm(const char *call, MPI_Comm comm) {
   MPI_Comm own = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &own), call, "MPI_Comm_dup");
-  if (const int rc = MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN); rc != MPI_SUCCESS) {
-    MPI_Comm_free(&own);
-    check_mpi(rc, call, "MPI_Comm_set_errhandler");
-  }
+  check_mpi(collective::duplicate(comm, &own), call, "MPI_Comm_idup");
   return own;
 }
 

@@ -111,8 +111,18 @@ struct Execution {
 /// checking), agreed with the other processes' (before the exchange, or inside it where the
 /// executor can carry them), the plan made anew after a failure, and the execution; with
 /// `split`, only its begin (the execution is left in flight for redist_plan_execute_end).
+namespace {
+
+/// A refusal of this thread's next execution call by a language module
+/// (redist_internal_refuse_next_execution()).
+thread_local std::string module_refusal;
+
+} // namespace
+
 template <class Check>
 int run_execution(const char *call, redist_plan plan, bool split, Check &&check) {
+  std::string refused;
+  refused.swap(module_refusal);
   return c_barrier(call, [&] {
     if (plan == nullptr || !plan->executor) throw_argument(call, "plan", 0, "NULL plan");
     // In flight on every process alike when every process calls in the same order: an
@@ -126,6 +136,7 @@ int run_execution(const char *call, redist_plan plan, bool split, Check &&check)
     Execution run;
     long long op_index = -1;
     try {
+      if (!refused.empty()) throw Error(REDIST_ERR_ARGUMENT, refused);
       run = check(op_index);
     } catch (const Error &e) {
       local = e;
@@ -264,6 +275,14 @@ extern "C" int redist_plan_execute(redist_plan plan, const void *a, void *b) {
 extern "C" int redist_plan_execute_op(redist_plan plan, const void *alpha, const void *a,
                                       const void *beta, void *b) {
   return execute_plan("redist_plan_execute_op", plan, alpha, a, beta, b, true);
+}
+
+// Not in the public headers: the Fortran module's (fortran/redist_fortran_support.h). The next
+// execution call of this thread fails with `message` as an invalid argument of this process
+// would, agreed with the other processes as any argument error (so a begin fails on every
+// process, nothing posted).
+extern "C" void redist_internal_refuse_next_execution(const char *message) {
+  module_refusal = message != nullptr && message[0] != '\0' ? message : "refused";
 }
 
 extern "C" int redist_plan_execute_begin(redist_plan plan, const void *a, void *b) {

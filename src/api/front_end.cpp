@@ -1,4 +1,5 @@
 #include "front_end.hpp"
+#include "collective.hpp"
 #include "nd_planner.hpp"
 #include "single_copy.hpp"
 
@@ -148,8 +149,20 @@ long long Agreement::error_rank() const {
 }
 
 int reduce(MPI_Comm comm, long long *words, int count) {
-  return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, comm);
+  return collective::agree_max(comm, {words, static_cast<std::size_t>(count)});
 }
+
+namespace {
+
+/// After a collective of planning: only two failures on this process leave it without the
+/// others' result (collective.hpp).
+void agreed_or_throw(int rc, const char *what) {
+  if (rc != MPI_SUCCESS) {
+    throw Error(REDIST_ERR_MPI, std::string("redist: ") + what + " failed twice while planning");
+  }
+}
+
+} // namespace
 
 void Key::too_long() {
   throw Error(REDIST_ERR_INTERNAL, "redist: plan cache key too long");
@@ -208,7 +221,8 @@ Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const Cach
   put(v, cache.comm ? cache.comm->id.creator : 0, true);
   const std::size_t extra_at = v.size();
   v.insert(v.end(), extra.begin(), extra.end());
-  reduce(comm, v.data(), static_cast<int>(v.size()));
+  agreed_or_throw(reduce(comm, v.data(), static_cast<int>(v.size())),
+                  "MPI_Iallreduce (the arguments)");
   std::copy(v.begin() + static_cast<std::ptrdiff_t>(extra_at), v.end(), extra.begin());
 
   Agreement out;
@@ -333,12 +347,14 @@ Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &a
   }
   out.here = failed != 0;
   // Only where planning starts: a cache hit never gets here.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
+  agreed_or_throw(collective::agree_max(comm, std::span<int>(&failed, 1)),
+                  "MPI_Iallreduce (out of memory)");
   if (failed != 0) {
     out.status = REDIST_ERR_NO_MEMORY;
     return out;
   }
-  MPI_Allgather(mine, 4, MPI_LONG_LONG, coords.data(), 4, MPI_LONG_LONG, comm);
+  agreed_or_throw(collective::gather(comm, std::span<const long long>(mine), coords),
+                  "MPI_Iallgather (the grids)");
 
   t.m = f.m.max;
   t.n = f.n.max;
@@ -393,11 +409,10 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const 
   }
   if (!agreed.comm_hit) {
     MPI_Comm dup = MPI_COMM_NULL;
-    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS) {
+    if (collective::duplicate(comm, &dup) != MPI_SUCCESS) {
       out.status = REDIST_ERR_MPI;
       return out;
     }
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     lookup.comm = std::make_shared<OwnedComm>(dup, agreed.new_id);
     std::lock_guard lock(caches().mutex);
     caches().comms.insert(lookup.comm_key, lookup.comm);
@@ -435,7 +450,8 @@ void agree_planned(MPI_Comm comm, int rank, int size, bool out_of_memory, Planne
   long long words[4] = {out_of_memory ? order : 0, out.why.empty() ? 0 : order,
                         out.executor && out.executor->may_read_peers() ? 1 : 0,
                         out.executor && out.executor->deferrable() ? 0 : 1};
-  MPI_Allreduce(MPI_IN_PLACE, words, 4, MPI_LONG_LONG, MPI_MAX, comm);
+  agreed_or_throw(collective::agree_max(comm, std::span<long long>(words)),
+                  "MPI_Iallreduce (the plan)");
   for (const auto &[status, word, here] :
        {std::tuple{REDIST_ERR_NO_MEMORY, words[0], out_of_memory},
         std::tuple{REDIST_ERR_ARGUMENT, words[1], !out.why.empty()}}) {
@@ -461,7 +477,8 @@ bool busiest_inputs(MPI_Comm comm, const RankPlan *plan, const CostModel &model,
     global[0] = static_cast<double>(local.all_at_once_buffer_max);
     global[1] = local.all_at_once_seconds;
   }
-  MPI_Allreduce(MPI_IN_PLACE, global, 3, MPI_DOUBLE, MPI_MAX, comm);
+  agreed_or_throw(collective::agree_max(comm, std::span<double>(global)),
+                  "MPI_Iallreduce (the busiest process)");
   inputs = ScheduleInputs{static_cast<Index>(global[0]), global[1]};
   return global[2] == 0.0;
 }

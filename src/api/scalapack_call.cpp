@@ -408,7 +408,7 @@ int plan_call(const Call &c, MPI_Comm comm, int slot, const front_end::CallArgs 
   MPI_Comm_size(comm, &size);
   const front_end::Built built = front_end::build_plan(comm, slot, size, args, t, agreed, cache);
   if (built.status == REDIST_ERR_MPI) {
-    report(std::string(c.routine) + ": MPI_Comm_dup of ICTXT's communicator failed");
+    report(std::string(c.routine) + ": MPI_Comm_idup of ICTXT's communicator failed twice");
     return REDIST_ERR_MPI;
   }
   if (built.status == REDIST_ERR_NO_MEMORY) {

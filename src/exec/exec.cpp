@@ -1,6 +1,7 @@
 #include "exec.hpp"
 
 #include "call_timers.hpp"
+#include "collective.hpp"
 #include "copy.hpp"
 #include "environment.hpp"
 #include "error.hpp"
@@ -287,13 +288,18 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
   // In the same reduction: the caller's argument check (execute_checked()).
   long long agreed[2] = {requests_.failure().empty() && !requests_.marked() ? 0 : 1, flight_.check};
-  last_.failed_anywhere = true;
   call_timers::lap(call_timers::wait_sends);
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_LONG_LONG, MPI_MAX, requests_.comm());
+  const collective::Flags flags = collective::max_of_flags(requests_.comm(), agreed);
   call_timers::lap(call_timers::settle_agreement);
-  if (rc != MPI_SUCCESS) {
-    requests_.record(rc, "MPI_Allreduce (agreement after the exchange)", -1);
-    return;
+  if (flags != collective::Flags::agreed) {
+    // Where this agreement's completion failed (the one failure), nothing failed elsewhere and
+    // every other process's check passed: this process goes on with its own words, and reports
+    // the failure, so that it never returns success on a deduction.
+    requests_.fail(flags == collective::Flags::deduced
+                       ? "redist execute: MPI_Wait of the agreement after the exchange failed "
+                         "here (b was written as if nothing failed elsewhere)"
+                       : "redist execute: MPI_Iallreduce of the agreement after the exchange "
+                         "failed twice");
   }
   const long long failed = agreed[0];
   last_.failed_anywhere = failed != 0;
@@ -406,12 +412,14 @@ void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
   // everywhere: a process whose peer's first phase failed received stale elements from it.
   // Agreed before the second phase, which then runs nowhere and leaves b as it was. Where this
   // agreement itself fails (the one failure), every first phase ended well.
-  int failed = first.empty() ? 0 : 1;
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, requests_.comm());
-  last_.failed_anywhere = phases_[0]->failed_anywhere() || (rc == MPI_SUCCESS && failed != 0);
-  if (rc != MPI_SUCCESS) {
-    requests_.record(rc, "MPI_Allreduce (agreement between the phases)", -1);
-  } else if (failed != 0) {
+  long long failed = first.empty() ? 0 : 1;
+  const collective::Flags flags =
+      collective::max_of_flags(requests_.comm(), std::span<long long>(&failed, 1));
+  last_.failed_anywhere = phases_[0]->failed_anywhere() || failed != 0;
+  if (flags != collective::Flags::agreed) {
+    requests_.fail("redist execute: the agreement between the phases failed here");
+  }
+  if (failed != 0) {
     requests_.fail(!first.empty() ? first
                                   : "redist execute: the first phase failed on another process; "
                                     "nothing was written to b");
@@ -658,12 +666,14 @@ bool Executor::deferrable() const {
              kDeferredBytes;
 }
 
+int Executor::agree(long long *words, int count) {
+  return collective::agree_max(requests_.comm(), {words, static_cast<std::size_t>(count)});
+}
+
 void Executor::decide_ways_alone() {
   long long words[2] = {may_read_peers() ? 1 : 0, deferrable() ? 0 : 1};
-  if (const int rc =
-          MPI_Allreduce(MPI_IN_PLACE, words, 2, MPI_LONG_LONG, MPI_MAX, requests_.comm());
-      rc != MPI_SUCCESS) {
-    throw Error(REDIST_ERR_MPI, "redist: MPI_Allreduce failed (executor's ways)");
+  if (collective::agree_max(requests_.comm(), words) != MPI_SUCCESS) {
+    throw Error(REDIST_ERR_MPI, "redist: MPI_Iallreduce failed twice (executor's ways)");
   }
   decide_ways(words[0] != 0, words[1] == 0);
 }

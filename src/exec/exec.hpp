@@ -137,11 +137,10 @@ public:
   /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
   long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
 
-  /// words[0, count) := their maximum over the plan's ranks (MPI_Allreduce): a caller's check
-  /// before an execution. Collective over the plan's ranks; MPI_SUCCESS or MPI's code.
-  int agree(long long *words, int count) {
-    return MPI_Allreduce(MPI_IN_PLACE, words, count, MPI_LONG_LONG, MPI_MAX, requests_.comm());
-  }
+  /// words[0, count) := their maximum over the plan's ranks (collective::agree_max): a
+  /// caller's check before an execution. Collective over the plan's ranks; MPI_SUCCESS or
+  /// MPI's code.
+  int agree(long long *words, int count);
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   /// A batch's operations, each with its own plan (empty: not a batch).

@@ -12,7 +12,8 @@
 !>     (0, 1, -1, others, complex), every float type, blocking or split; integer copies and
 !>     transposes.
 !>   - errors: a bad distribution on one rank, inconsistent array sizes on one rank, wrong
-!>     element type, a non-contiguous section at a begin: an error on every rank, B unchanged.
+!>     element type, a non-contiguous section at a begin, the wrong type at a begin on a rank
+!>     that owns nothing: an error on every rank, B unchanged.
 !> All ranks draw the same cases from one seed. Usage: redist_fortran_nd [--cases=N]; prints
 !> "..., 0 failures" and PASS when every check holds on every process.
 module nd_cases
@@ -787,6 +788,31 @@ contains
     call redist_plan_execute_end(plan, status)
     call check(status == REDIST_SUCCESS .and. all(same(b(1:4), 7.0_real64)), 'after the errors: B := 2A + B')
     call redist_plan_destroy(plan, status)
+
+    ! Wrong element type at a begin (a copy: no alpha) on a process that owns nothing of the
+    ! plan: the begin fails on every process (nothing is in flight anywhere, so a barrier
+    ! between the begin and where the end would be cannot deadlock), B unchanged.
+    if (nprocs >= 2) then
+      la = redist_layout(m=4, n=nprocs - 1, mb=2, nb=1, &
+                         ranks=reshape([(i, i = 0, nprocs - 2)], [1, nprocs - 1]), lld=4)
+      call redist_plan_create(plan, MPI_COMM_WORLD, 4, nprocs - 1, REDIST_DOUBLE, la, la, status)
+      call check(status == REDIST_SUCCESS, 'plan on P-1 ranks: '//redist_message())
+      b(1:4) = 5
+      if (me == nprocs - 1) then
+        call redist_plan_execute_begin(plan, a4(1:0), b4(1:0), status)
+      else
+        call redist_plan_execute_begin(plan, a(1:4), b(1:4), status)
+      end if
+      call expect_error('real(real32) arrays at a begin on the rank that owns nothing', &
+                        'real(real32)')
+      call MPI_Barrier(MPI_COMM_WORLD)
+      call check(all(same(b(1:4), 5.0_real64)), 'wrong type where nothing is owned: B changed')
+      ! The plan still works.
+      call redist_plan_execute(plan, a(1:4), b(1:4), status)
+      call check(status == REDIST_SUCCESS, 'after a refused begin: '//redist_message())
+      if (me < nprocs - 1) call check(all(same(b(1:4), 1.0_real64)), 'after a refused begin: B')
+      call redist_plan_destroy(plan, status)
+    end if
 
   contains
 

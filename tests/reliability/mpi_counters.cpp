@@ -73,6 +73,14 @@ extern "C" {
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Comm_dup(comm, out), out);
 }
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *out, MPI_Request *request) {
+  // The new communicator's handle is valid at once (MPI 4.0 section 7.4.2).
+  const int rc = counters::count_new_comm(PMPI_Comm_idup(comm, out, request), out);
+#ifndef REDIST_COUNTERS_WITHOUT_REQUESTS
+  counters::count_new_request(rc, request);
+#endif
+  return rc;
+}
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Comm_dup_with_info(comm, info, out), out);
 }
@@ -227,6 +235,11 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *r) {
 int MPI_Iallreduce(const void *s, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm, MPI_Request *r) {
   return counters::count_new_request(PMPI_Iallreduce(s, rbuf, count, type, op, comm, r), r);
+}
+int MPI_Iallgather(const void *s, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *r) {
+  return counters::count_new_request(
+      PMPI_Iallgather(s, scount, stype, rbuf, rcount, rtype, comm, r), r);
 }
 int MPI_Request_free(MPI_Request *r) {
   const bool live = r != nullptr && *r != MPI_REQUEST_NULL;

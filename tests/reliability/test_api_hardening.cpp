@@ -40,7 +40,7 @@ using errtest::Scenario;
 using mpitest::world_rank;
 using mpitest::world_size;
 
-long long comm_dups = 0; // MPI_Comm_dup calls of this process (interposed below)
+long long comm_dups = 0; // MPI_Comm_dup and MPI_Comm_idup calls of this process (below)
 
 constexpr int kTagLo = redist::Executor::kTag;
 constexpr int kTagHi = redist::Executor::kTag + 2;
@@ -388,4 +388,9 @@ TEST(Hardening, SharedArrayMappedByItsReceiverUntilThePlanIsDestroyed) {
 extern "C" int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
   ++comm_dups;
   return PMPI_Comm_dup(comm, out);
+}
+
+extern "C" int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *out, MPI_Request *request) {
+  ++comm_dups;
+  return PMPI_Comm_idup(comm, out, request);
 }

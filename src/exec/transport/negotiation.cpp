@@ -1,5 +1,6 @@
 #include "negotiation.hpp"
 
+#include "collective.hpp"
 #include "transport.hpp"
 
 #include <algorithm>
@@ -94,7 +95,7 @@ void Negotiation::run(Requests &requests, const single_copy::SharedBuffer &send_
                           std::all_of(recv_way_.begin(), recv_way_.end(), sent)
                       ? 0
                       : 1};
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, words, 2, MPI_INT, MPI_MAX, requests.comm());
+  const int rc = collective::agree_max(requests.comm(), words);
   requests.forget_failure();
   requests.clear();
   if (rc != MPI_SUCCESS || words[0] != 0) {

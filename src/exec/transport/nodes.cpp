@@ -1,8 +1,10 @@
 #include "nodes.hpp"
 
+#include "collective.hpp"
 #include "environment.hpp"
 #include "error.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -90,37 +92,73 @@ int known_nodes_key() {
   return key;
 }
 
-std::vector<int> ask_node_ids(MPI_Comm comm, int split) {
+// This process's node: the lowest MPI_COMM_WORLD rank among the processes of comm that share
+// its memory (MPI_COMM_TYPE_SHARED) and, under the test hook, its rank modulo `split`; -1 where
+// an MPI call failed here. The node's ranks are read from its group, so no collective runs on
+// the node's communicator, which a process whose split failed would not have.
+int own_node(MPI_Comm comm, int rank, int split) {
+  CommGuard shared;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared.comm) !=
+          MPI_SUCCESS ||
+      shared.comm == MPI_COMM_NULL) {
+    return -1;
+  }
+  MPI_Group node = MPI_GROUP_NULL;
+  MPI_Group in_comm = MPI_GROUP_NULL;
+  MPI_Group world = MPI_GROUP_NULL;
+  int id = -1;
+  int members = 0;
+  if (MPI_Comm_group(shared.comm, &node) == MPI_SUCCESS &&
+      MPI_Comm_group(comm, &in_comm) == MPI_SUCCESS &&
+      MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+      MPI_Group_size(node, &members) == MPI_SUCCESS) {
+    std::vector<int> ranks(static_cast<std::size_t>(members));
+    for (int k = 0; k < members; ++k) ranks[static_cast<std::size_t>(k)] = k;
+    std::vector<int> comm_ranks(ranks.size());
+    std::vector<int> world_ranks(ranks.size());
+    if (MPI_Group_translate_ranks(node, members, ranks.data(), in_comm, comm_ranks.data()) ==
+            MPI_SUCCESS &&
+        MPI_Group_translate_ranks(node, members, ranks.data(), world, world_ranks.data()) ==
+            MPI_SUCCESS) {
+      for (std::size_t k = 0; k < ranks.size(); ++k) {
+        if (comm_ranks[k] % split == rank % split && (id < 0 || world_ranks[k] < id)) {
+          id = world_ranks[k];
+        }
+      }
+    }
+  }
+  for (MPI_Group *g : {&node, &in_comm, &world}) {
+    if (*g != MPI_GROUP_NULL) MPI_Group_free(g);
+  }
+  return id;
+}
+
+// Every process's node. Where the node query failed on some process, every process is taken to
+// be a node of its own (nothing is read in a single copy) and nothing is kept.
+std::vector<int> ask_node_ids(MPI_Comm comm, int split, bool &complete) {
   int rank = 0;
   int size = 0;
   check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  int world = 0;
-  check(MPI_Comm_rank(MPI_COMM_WORLD, &world), "MPI_Comm_rank");
-  CommGuard shared;
-  check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared.comm),
-        "MPI_Comm_split_type");
-  CommGuard split_comm; // the test hook's nodes inside MPI's
-  MPI_Comm node = shared.comm;
-  if (split > 1) {
-    check(MPI_Comm_split(shared.comm, rank % split, rank, &split_comm.comm), "MPI_Comm_split");
-    node = split_comm.comm;
-  }
-  int id = world;
-  check(MPI_Allreduce(MPI_IN_PLACE, &id, 1, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
+  const int mine = own_node(comm, rank, split);
   std::vector<int> ids(static_cast<std::size_t>(size));
-  check(MPI_Allgather(&id, 1, MPI_INT, ids.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  check(collective::gather(comm, std::span<const int>(&mine, 1), ids), "MPI_Iallgather");
+  complete = std::find(ids.begin(), ids.end(), -1) == ids.end();
+  if (!complete) {
+    for (int r = 0; r < size; ++r) ids[static_cast<std::size_t>(r)] = r;
+  }
   return ids;
 }
 
 // The nodes kept with comm, asked of MPI first where none are (or under another split).
 // Whether to ask, and under which split, is agreed: asking is collective, and one process may
-// have lost its attribute (a failed MPI_Comm_set_attr) or read another REDIST_TEST_NODES.
-const KnownNodes &known_nodes(MPI_Comm comm) {
+// have lost its attribute (a failed MPI_Comm_get_attr or MPI_Comm_set_attr) or read another
+// REDIST_TEST_NODES.
+std::vector<int> known_nodes(MPI_Comm comm) {
   const int key = known_nodes_key();
   void *value = nullptr;
   int found = 0;
-  check(MPI_Comm_get_attr(comm, key, &value, &found), "MPI_Comm_get_attr");
+  if (MPI_Comm_get_attr(comm, key, &value, &found) != MPI_SUCCESS) found = 0;
   const KnownNodes *known = found != 0 ? static_cast<KnownNodesRef *>(value)->get() : nullptr;
   // The maxima of the split and of the kept split (0: none kept) and of their negations: the
   // split is the largest asked for, and the nodes are asked again unless every process keeps
@@ -128,20 +166,26 @@ const KnownNodes &known_nodes(MPI_Comm comm) {
   const int local_split = NodeMap::test_split();
   const int kept = known != nullptr ? known->split : 0;
   int words[3] = {local_split, kept, -kept};
-  check(MPI_Allreduce(MPI_IN_PLACE, words, 3, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  check(collective::agree_max(comm, words), "MPI_Iallreduce");
   const int split = words[0];
-  if (words[1] == split && -words[2] == split) return *known;
-  auto attribute = std::make_unique<KnownNodesRef>(
-      std::make_shared<KnownNodes>(split, ask_node_ids(comm, split)));
-  check(MPI_Comm_set_attr(comm, key, attribute.get()), "MPI_Comm_set_attr");
-  // comm owns it now: delete_known_nodes frees it
-  return **attribute.release();
+  if (words[1] == split && -words[2] == split) return known->ids();
+  bool complete = false;
+  std::vector<int> ids = ask_node_ids(comm, split, complete);
+  if (complete) {
+    auto attribute = std::make_unique<KnownNodesRef>(std::make_shared<KnownNodes>(split, ids));
+    // comm owns it once set (delete_known_nodes frees it); where setting it fails, this
+    // process keeps nothing, and the next query asks again on every process.
+    if (MPI_Comm_set_attr(comm, key, attribute.get()) == MPI_SUCCESS) {
+      static_cast<void>(attribute.release());
+    }
+  }
+  return ids;
 }
 
 } // namespace
 
 std::vector<int> node_ids(MPI_Comm comm) {
-  return known_nodes(comm).ids();
+  return known_nodes(comm);
 }
 
 void learn_node_ids(MPI_Comm comm) {
@@ -152,11 +196,12 @@ void share_node_ids(MPI_Comm from, MPI_Comm to) {
   const int key = known_nodes_key();
   void *value = nullptr;
   int found = 0;
-  check(MPI_Comm_get_attr(from, key, &value, &found), "MPI_Comm_get_attr");
-  if (found == 0) return;
+  if (MPI_Comm_get_attr(from, key, &value, &found) != MPI_SUCCESS || found == 0) return;
   auto attribute = std::make_unique<KnownNodesRef>(*static_cast<KnownNodesRef *>(value));
-  check(MPI_Comm_set_attr(to, key, attribute.get()), "MPI_Comm_set_attr");
-  static_cast<void>(attribute.release()); // `to` owns it now: delete_known_nodes frees it
+  // Where this fails, `to` keeps nothing and its next query asks on every process (agreed).
+  if (MPI_Comm_set_attr(to, key, attribute.get()) == MPI_SUCCESS) {
+    static_cast<void>(attribute.release()); // `to` owns it now: delete_known_nodes frees it
+  }
 }
 
 NodeMap::NodeMap(const std::vector<int> &ids, int rank, const RankPlan &plan)
