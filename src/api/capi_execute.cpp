@@ -165,10 +165,12 @@ int run_execution(const char *call, redist_plan plan, bool split, Check &&check)
     // whether the last execution failed anywhere (then the plan is made anew everywhere
     // before any data moves). A split execution checks first: its errors appear at the begin.
     const bool deferred = !split && plan->executor->defers() && !plan->executor->failed_anywhere();
+    // The check's second round stays in flight during the execution (collective.hpp).
+    collective::Confirmation confirmation;
     if (!deferred) {
-      if (plan->executor->agree(v, 2) != MPI_SUCCESS)
+      if (plan->executor->agree(v, 2, &confirmation) != MPI_SUCCESS)
         throw Error(REDIST_ERR_MPI,
-                    std::string(call) + ": MPI_Allreduce failed while checking arguments");
+                    std::string(call) + ": MPI_Iallreduce failed twice while checking arguments");
       throw_if_invalid(v[0]);
       if (v[1] != 0) make_anew(call, *plan);
     }

@@ -1,5 +1,4 @@
 #include "front_end.hpp"
-#include "collective.hpp"
 #include "nd_planner.hpp"
 #include "single_copy.hpp"
 
@@ -282,7 +281,8 @@ BatchAgreement agree(MPI_Comm comm, std::span<const CallArgs> calls, long long c
   return out;
 }
 
-bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache) {
+bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
+               collective::Confirmation &confirmation) {
   std::array<long long, 5> v{};
   v[0] = error;
   const BuildId id = cache.plan ? cache.plan->id : BuildId{0, 0};
@@ -290,7 +290,7 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache) {
   v[2] = negated(id.generation);
   v[3] = id.creator;
   v[4] = negated(id.creator);
-  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) return false;
+  if (collective::agree_max(comm, v, &confirmation) != MPI_SUCCESS) return false;
   std::size_t at = 1;
   const Range generation = range_at(v, at);
   const Range creator = range_at(v, at);

@@ -5,6 +5,7 @@
 // a description from its descriptors).
 
 #include "api_internal.hpp"
+#include "collective.hpp"
 
 #include <mpi.h>
 
@@ -229,7 +230,8 @@ BatchAgreement agree(MPI_Comm comm, std::span<const CallArgs> calls, long long c
 /// were built together from the same agreed fields and the call executes it. False on every
 /// process otherwise (a miss, an error, a mismatch anywhere): the caller runs agree(), whose
 /// verdict names the error or the field, as without this round.
-bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache);
+bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
+               collective::Confirmation &confirmation);
 
 /// The verdict of a ring call's agreement, the same on every process.
 struct RingAgreement {

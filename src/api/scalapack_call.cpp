@@ -476,7 +476,9 @@ int run_call(Call &c) {
   // Every process holds the same plan (built together from agreed fields), no error anywhere:
   // execute it. Otherwise the agreement of every field below says why.
   call_timers::lap(call_timers::front);
-  const bool hit = front_end::agree_hit(comm, error, cache);
+  // Its second round stays in flight during the execution (collective.hpp).
+  collective::Confirmation confirmation;
+  const bool hit = front_end::agree_hit(comm, error, cache, confirmation);
   call_timers::lap(call_timers::hit_agreement);
   if (hit) return execute(c, cache);
   const front_end::Agreement agreed = front_end::agree(comm, args, error, cache);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
-#include <vector>
+#include <limits>
 
 namespace redist::collective {
 namespace {
@@ -19,44 +19,18 @@ struct Outcome {
   int rc = MPI_SUCCESS; ///< the failed call's code
 };
 
+/// Posts (again, once, where the post fails); MPI_SUCCESS or the second post's code.
+template <class Post> int post_twice(Post &&post, MPI_Request *request) {
+  if (post(request) == MPI_SUCCESS) return MPI_SUCCESS;
+  *request = MPI_REQUEST_NULL;
+  return post(request);
+}
+
 template <class Post> Outcome run(Post &&post) {
   MPI_Request request = MPI_REQUEST_NULL;
-  int rc = post(&request);
-  if (rc != MPI_SUCCESS) {
-    request = MPI_REQUEST_NULL;
-    rc = post(&request);
-    if (rc != MPI_SUCCESS) return {Round::unposted, rc};
-  }
-  rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+  if (const int rc = post_twice(post, &request); rc != MPI_SUCCESS) return {Round::unposted, rc};
+  const int rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
   return rc == MPI_SUCCESS ? Outcome{} : Outcome{Round::lost, rc};
-}
-
-/// The second round: whether any process lost the first one's result (`lost_here`). 1 or 0,
-/// the same everywhere; -1 where this process can know nothing (two of its calls failed).
-int anyone_lost(MPI_Comm comm, bool lost_here, int &rc) {
-  int lost = lost_here ? 1 : 0;
-  const Outcome second = run([&](MPI_Request *r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, &lost, 1, MPI_INT, MPI_MAX, comm, r);
-  });
-  if (second.round == Round::done) return lost;
-  rc = second.rc;
-  // This round's failure is the one failure: no process lost the first round's result.
-  return lost_here ? -1 : 0;
-}
-
-/// Runs `once` (a collective whose result decides what comes next), then anyone_lost(), and
-/// `once` again everywhere where some process lost the first result; `restore` puts this
-/// process's input back before that.
-template <class Once, class Restore> int confirmed(MPI_Comm comm, Once &&once, Restore &&restore) {
-  const Outcome first = once();
-  if (first.round == Round::unposted) return first.rc;
-  int rc = first.rc;
-  const int lost = anyone_lost(comm, first.round == Round::lost, rc);
-  if (lost == 0) return MPI_SUCCESS;
-  if (lost < 0) return rc;
-  restore();
-  const Outcome again = once();
-  return again.round == Round::done ? MPI_SUCCESS : again.rc;
 }
 
 template <class T> MPI_Datatype datatype();
@@ -70,45 +44,84 @@ template <> MPI_Datatype datatype<double>() {
   return MPI_DOUBLE;
 }
 
-template <class T> int agree_max_of(MPI_Comm comm, std::span<T> words) {
-  // This process's words, for the second run (on the stack for a call's few words: cached
-  // calls allocate nothing).
-  T kept[16];
-  std::vector<T> kept_on_heap;
-  T *mine = kept;
-  if (words.size() > std::size(kept)) {
-    kept_on_heap.resize(words.size());
-    mine = kept_on_heap.data();
+/// Room for a second round of `count` words and its flag: `inline_words` where they fit.
+template <class T>
+std::span<T> room(T *inline_words, std::size_t fit, std::vector<T> &heap, std::size_t count) {
+  if (count + 1 <= fit) return {inline_words, count + 1};
+  heap.resize(count + 1);
+  return heap;
+}
+
+/// The second round after `first` produced `result` here (or lost it): [lost anywhere, the
+/// result] reduced with MPI_MAX, this process giving the lowest values where it lost it.
+/// `second` holds the round's words; with `request`, a process that has the result leaves the
+/// round in flight there.
+template <class T>
+int confirm(MPI_Comm comm, const Outcome &first, std::span<T> result, std::span<T> second,
+            MPI_Request *request) {
+  if (first.round == Round::unposted) return first.rc;
+  const bool lost = first.round == Round::lost;
+  second[0] = lost ? 1 : 0;
+  if (lost) {
+    std::fill(second.begin() + 1, second.end(), std::numeric_limits<T>::lowest());
+  } else {
+    std::copy(result.begin(), result.end(), second.begin() + 1);
   }
-  std::copy(words.begin(), words.end(), mine);
-  return confirmed(
-      comm,
-      [&] {
-        return run([&](MPI_Request *r) {
-          return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()),
-                                datatype<T>(), MPI_MAX, comm, r);
-        });
-      },
-      [&] { std::copy(mine, mine + words.size(), words.begin()); });
+  const auto post = [&](MPI_Request *r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, second.data(), static_cast<int>(second.size()),
+                          datatype<T>(), MPI_MAX, comm, r);
+  };
+  if (!lost && request != nullptr) {
+    // A second post failing is a second failure here: the others would wait.
+    return post_twice(post, request);
+  }
+  const Outcome again = run(post);
+  if (!lost) return MPI_SUCCESS; // had its result: a failure here is the one failure
+  if (again.round != Round::done) return again.rc != MPI_SUCCESS ? again.rc : first.rc;
+  std::copy(second.begin() + 1, second.end(), result.begin());
+  return MPI_SUCCESS;
+}
+
+template <class T> int agree_max_of(MPI_Comm comm, std::span<T> words) {
+  T inline_words[17];
+  std::vector<T> heap;
+  const Outcome first = run([&](MPI_Request *r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), datatype<T>(),
+                          MPI_MAX, comm, r);
+  });
+  return confirm(comm, first, words,
+                 room(inline_words, std::size(inline_words), heap, words.size()), nullptr);
 }
 
 template <class T> int gather_of(MPI_Comm comm, std::span<const T> mine, std::span<T> all) {
-  return confirmed(
-      comm,
-      [&] {
-        return run([&](MPI_Request *r) {
-          return MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), datatype<T>(),
-                                all.data(), static_cast<int>(mine.size()), datatype<T>(), comm,
-                                r);
-        });
-      },
-      [] {});
+  std::vector<T> heap;
+  const Outcome first = run([&](MPI_Request *r) {
+    return MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), datatype<T>(), all.data(),
+                          static_cast<int>(mine.size()), datatype<T>(), comm, r);
+  });
+  return confirm(comm, first, all, room<T>(nullptr, 0, heap, all.size()), nullptr);
 }
 
 } // namespace
 
-int agree_max(MPI_Comm comm, std::span<long long> words) {
-  return agree_max_of(comm, words);
+void Confirmation::finish() {
+  if (request_ == MPI_REQUEST_NULL) return;
+  // This process had the first round's result: a failure here is the one failure, and the
+  // process that needed this round has it.
+  MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  request_ = MPI_REQUEST_NULL;
+}
+
+int agree_max(MPI_Comm comm, std::span<long long> words, Confirmation *later) {
+  if (later == nullptr) return agree_max_of(comm, words);
+  later->finish();
+  const Outcome first = run([&](MPI_Request *r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), MPI_LONG_LONG,
+                          MPI_MAX, comm, r);
+  });
+  return confirm(comm, first, words,
+                 room(later->words_, std::size(later->words_), later->words_on_heap_, words.size()),
+                 &later->request_);
 }
 
 int agree_max(MPI_Comm comm, std::span<int> words) {
@@ -132,8 +145,8 @@ Flags max_of_flags(MPI_Comm comm, std::span<long long> words) {
   const bool kept = words.size() <= kMaxFlags;
   if (kept) std::copy(words.begin(), words.end(), mine);
   const Outcome outcome = run([&](MPI_Request *r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()),
-                          MPI_LONG_LONG, MPI_MAX, comm, r);
+    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), MPI_LONG_LONG,
+                          MPI_MAX, comm, r);
   });
   if (outcome.round == Round::done) return Flags::agreed;
   if (kept) std::copy(mine, mine + words.size(), words.begin());
@@ -147,22 +160,20 @@ int duplicate(MPI_Comm comm, MPI_Comm *out) {
     MPI_Comm dup = MPI_COMM_NULL;
     const Outcome made = run([&](MPI_Request *r) { return MPI_Comm_idup(comm, &dup, r); });
     if (made.round == Round::unposted) return made.rc;
-    rc = made.rc;
     bool lost = made.round != Round::done || dup == MPI_COMM_NULL;
-    if (!lost) {
-      const int set = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-      lost = set != MPI_SUCCESS;
-      if (lost) rc = set;
-    }
-    const int anyone = anyone_lost(comm, lost, rc);
-    if (anyone == 0) {
+    if (!lost && MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) != MPI_SUCCESS) lost = true;
+    if (lost) rc = made.rc != MPI_SUCCESS ? made.rc : MPI_ERR_OTHER;
+    // Whether any process lost its duplicate: a failure flag (where this reduction fails, it
+    // is the one failure, and no process lost its duplicate).
+    long long anyone[1] = {lost ? 1 : 0};
+    if (max_of_flags(comm, anyone) != Flags::agreed && lost) return rc;
+    if (anyone[0] == 0) {
       *out = dup;
       return MPI_SUCCESS;
     }
     if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
-    if (anyone < 0) return rc;
   }
-  return rc == MPI_SUCCESS ? MPI_ERR_OTHER : rc;
+  return rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
 }
 
 } // namespace redist::collective

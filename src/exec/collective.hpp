@@ -8,23 +8,45 @@
 // - a post that fails posts nothing: the others wait for this process's part, so it posts
 //   again (once);
 // - a completion that fails did its work (the others have their result) but left this process
-//   without one: it must not post again, and the others must learn that it has no result.
-// agree_max() and gather() therefore run a second reduction of one word, "did any process lose
-// the result?", and where one did every process runs the first one again: under the
-// single-fault rule the second reduction cannot fail too on the process that lost the first,
-// and where it fails elsewhere that process knows no one else lost anything. Reductions that
-// only carry failure flags need no second round (max_of_flags()).
+//   without one: it must not post again alone.
+// A result that decides what comes next is therefore confirmed by a second reduction, in which
+// every process that has the result gives it and one that lost it gives nothing (the lowest
+// value, under MPI_MAX): under the single-fault rule that second round cannot fail as well on
+// the process that lost the first, so it learns the result there; and where the second round
+// fails on another process, that process had its result and needs nothing. A process that has
+// its result may leave the second round in flight while it works (Confirmation). Reductions
+// that only carry failure flags need no second round (max_of_flags()).
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace redist::collective {
 
+/// The second round of a confirmed reduction, left in flight by a process that had the first
+/// round's result (agree_max() with `later`): only another process may need it. Waited for by
+/// finish() or the destructor, before the call that started it returns.
+class Confirmation {
+public:
+  Confirmation() = default;
+  Confirmation(const Confirmation &) = delete;
+  Confirmation &operator=(const Confirmation &) = delete;
+  ~Confirmation() { finish(); }
+  void finish();
+
+private:
+  friend int agree_max(MPI_Comm, std::span<long long>, Confirmation *);
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  long long words_[17] = {};
+  std::vector<long long> words_on_heap_;
+};
+
 /// words := their element-wise maximum over comm's processes, the same on every process.
 /// MPI_SUCCESS, or MPI's code where this process has no result (two of its calls failed).
-int agree_max(MPI_Comm comm, std::span<long long> words);
+/// With `later`, a process that had the first round's result leaves the second in *later.
+int agree_max(MPI_Comm comm, std::span<long long> words, Confirmation *later = nullptr);
 int agree_max(MPI_Comm comm, std::span<int> words);
 int agree_max(MPI_Comm comm, std::span<double> words);
 

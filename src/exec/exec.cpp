@@ -666,8 +666,8 @@ bool Executor::deferrable() const {
              kDeferredBytes;
 }
 
-int Executor::agree(long long *words, int count) {
-  return collective::agree_max(requests_.comm(), {words, static_cast<std::size_t>(count)});
+int Executor::agree(long long *words, int count, collective::Confirmation *later) {
+  return collective::agree_max(requests_.comm(), {words, static_cast<std::size_t>(count)}, later);
 }
 
 void Executor::decide_ways_alone() {

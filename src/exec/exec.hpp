@@ -10,6 +10,7 @@
 // decided when the plan is made (transport/negotiation.hpp); the copies themselves are
 // transport/pieces.hpp's.
 
+#include "collective.hpp"
 #include "copy.hpp"
 #include "exchange_buffers.hpp"
 #include "nodes.hpp"
@@ -137,10 +138,10 @@ public:
   /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
   long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
 
-  /// words[0, count) := their maximum over the plan's ranks (collective::agree_max): a
-  /// caller's check before an execution. Collective over the plan's ranks; MPI_SUCCESS or
-  /// MPI's code.
-  int agree(long long *words, int count);
+  /// words[0, count) := their maximum over the plan's ranks (collective::agree_max, its second
+  /// round left in `later` where given): a caller's check before an execution. Collective over
+  /// the plan's ranks; MPI_SUCCESS or MPI's code.
+  int agree(long long *words, int count, collective::Confirmation *later = nullptr);
 
   [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
   /// A batch's operations, each with its own plan (empty: not a batch).

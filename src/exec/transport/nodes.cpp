@@ -113,7 +113,8 @@ int own_node(MPI_Comm comm, int rank, int split) {
       MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
       MPI_Group_size(node, &members) == MPI_SUCCESS) {
     std::vector<int> ranks(static_cast<std::size_t>(members));
-    for (int k = 0; k < members; ++k) ranks[static_cast<std::size_t>(k)] = k;
+    for (int k = 0; k < members; ++k)
+      ranks[static_cast<std::size_t>(k)] = k;
     std::vector<int> comm_ranks(ranks.size());
     std::vector<int> world_ranks(ranks.size());
     if (MPI_Group_translate_ranks(node, members, ranks.data(), in_comm, comm_ranks.data()) ==
@@ -145,7 +146,8 @@ std::vector<int> ask_node_ids(MPI_Comm comm, int split, bool &complete) {
   check(collective::gather(comm, std::span<const int>(&mine, 1), ids), "MPI_Iallgather");
   complete = std::find(ids.begin(), ids.end(), -1) == ids.end();
   if (!complete) {
-    for (int r = 0; r < size; ++r) ids[static_cast<std::size_t>(r)] = r;
+    for (int r = 0; r < size; ++r)
+      ids[static_cast<std::size_t>(r)] = r;
   }
   return ids;
 }
