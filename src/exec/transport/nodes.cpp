@@ -92,6 +92,21 @@ int known_nodes_key() {
   return key;
 }
 
+// Keeps `attribute` with comm, which then owns it (delete_known_nodes frees it). Where
+// MPI_Comm_set_attr fails, comm keeps nothing, and its next query asks again on every process
+// (agreed); a set that failed after attaching the attribute leaves it to comm.
+void keep(MPI_Comm comm, int key, std::unique_ptr<KnownNodesRef> attribute) {
+  if (MPI_Comm_set_attr(comm, key, attribute.get()) != MPI_SUCCESS) {
+    void *value = nullptr;
+    int found = 0;
+    if (MPI_Comm_get_attr(comm, key, &value, &found) == MPI_SUCCESS &&
+        (found == 0 || value != attribute.get())) {
+      return; // not attached: freed here
+    }
+  }
+  static_cast<void>(attribute.release());
+}
+
 // This process's node: the lowest MPI_COMM_WORLD rank among the processes of comm that share
 // its memory (MPI_COMM_TYPE_SHARED) and, under the test hook, its rank modulo `split`; -1 where
 // an MPI call failed here. The node's ranks are read from its group, so no collective runs on
@@ -173,14 +188,8 @@ std::vector<int> known_nodes(MPI_Comm comm) {
   if (words[1] == split && -words[2] == split) return known->ids();
   bool complete = false;
   std::vector<int> ids = ask_node_ids(comm, split, complete);
-  if (complete) {
-    auto attribute = std::make_unique<KnownNodesRef>(std::make_shared<KnownNodes>(split, ids));
-    // comm owns it once set (delete_known_nodes frees it); where setting it fails, this
-    // process keeps nothing, and the next query asks again on every process.
-    if (MPI_Comm_set_attr(comm, key, attribute.get()) == MPI_SUCCESS) {
-      static_cast<void>(attribute.release());
-    }
-  }
+  if (complete)
+    keep(comm, key, std::make_unique<KnownNodesRef>(std::make_shared<KnownNodes>(split, ids)));
   return ids;
 }
 
@@ -199,11 +208,7 @@ void share_node_ids(MPI_Comm from, MPI_Comm to) {
   void *value = nullptr;
   int found = 0;
   if (MPI_Comm_get_attr(from, key, &value, &found) != MPI_SUCCESS || found == 0) return;
-  auto attribute = std::make_unique<KnownNodesRef>(*static_cast<KnownNodesRef *>(value));
-  // Where this fails, `to` keeps nothing and its next query asks on every process (agreed).
-  if (MPI_Comm_set_attr(to, key, attribute.get()) == MPI_SUCCESS) {
-    static_cast<void>(attribute.release()); // `to` owns it now: delete_known_nodes frees it
-  }
+  keep(to, key, std::make_unique<KnownNodesRef>(*static_cast<KnownNodesRef *>(value)));
 }
 
 NodeMap::NodeMap(const std::vector<int> &ids, int rank, const RankPlan &plan)
