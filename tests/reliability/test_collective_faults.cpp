@@ -180,6 +180,7 @@ public:
   /// armed), armed when this run's fault belongs there on this process.
   template <class F> auto call(int phase, const std::string &what, F &&fn) {
     const bool arm = phase == target_ && (counting || world_rank() == faulty);
+    if (phase == target_) target_called_ = true;
     mpitest::watchdog_arm(title() + ": " + what + "\n  replay: REDIST_COLL_FAULT_CASE=" + id());
     if (arm) {
       faults::CollFault f;
@@ -192,7 +193,6 @@ public:
     if (arm) {
       faults::disarm_collectives();
       if (counting) log_ = faults::collectives_log();
-      armed_ran_ = true;
     }
     mpitest::watchdog_arm(title() + ": the test's checks after " + what +
                           " (a peer may still be inside the library)\n  replay: "
@@ -264,7 +264,7 @@ public:
         problem("the fault fired " + std::to_string(fired) + " times, not once");
       }
     }
-    if (!armed_ran_) problem("the phase's call was never made");
+    if (!target_called_) problem("the phase's call was never made");
     const long long requests = faults::live_collective_requests();
     if (requests != 0) {
       problem(std::to_string(requests) + " nonblocking collective request(s) left");
@@ -313,7 +313,7 @@ private:
   std::vector<std::string> problems_;
   long long injected_before_ = 0;
   long long comms_ = 0;
-  bool armed_ran_ = false;
+  bool target_called_ = false;
   int everywhere_ = 0;
 };
 
