@@ -251,6 +251,17 @@ public:
 
   /// Communicators live now: the run must end with as many.
   void baseline() { comms_ = faults::live_communicators(); }
+  /// As many communicators live as at baseline(); then a new baseline (the scenario frees
+  /// communicators of its own, made before baseline()).
+  void check_communicators(const std::string &when) {
+    const long long comms = faults::live_communicators();
+    if (comms != comms_) {
+      problem("communicators " + when + ": " + std::to_string(comms_) + " before, " +
+              std::to_string(comms) + " after (" +
+              (comms > comms_ ? "leaked" : "freed one not made here") + ")");
+    }
+    comms_ = -1;
+  }
 
   void problem(const std::string &text) { problems_.push_back(text); }
 
@@ -270,7 +281,7 @@ public:
       problem(std::to_string(requests) + " nonblocking collective request(s) left");
     }
     const long long comms = faults::live_communicators();
-    if (comms != comms_) {
+    if (comms_ >= 0 && comms != comms_) {
       problem("communicators: " + std::to_string(comms_) + " before, " + std::to_string(comms) +
               " after (" + (comms > comms_ ? "leaked" : "freed one not made here") + ")");
     }
@@ -840,16 +851,13 @@ TEST(CollectiveFaults, Batch) {
 
 TEST(CollectiveFaults, ScalapackEntry) {
   // redist_pdgemr2d_: a first call (a miss: the plan is made and cached), a second call with
-  // the same arguments (a hit), and a third with nothing armed. The cache is emptied before
-  // and after each run (the communicators it keeps are counted before and after).
+  // the same arguments (a hit), and a third with nothing armed. Each run has BLACS contexts of
+  // its own (the library keeps what it learns of a communicator's nodes as an attribute of
+  // it: each run must make the same calls), and empties the plan cache before and after (the
+  // communicators the library made are counted before and after).
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); // before BLACS copies it
   const Scenario s = small_scenario();
-  std::string error;
-  const int ctxt_a = mpitest::create_context(s.a.grid, error);
-  const int ctxt_b = mpitest::create_context(s.b.grid, error);
-  const int ictxt = mpitest::create_context(s.ictxt, error);
-  ASSERT_EQ(error, "");
   const int m = static_cast<int>(s.m);
   const int n = static_cast<int>(s.n);
   const auto ia = static_cast<int>(s.a.ia);
@@ -857,6 +865,11 @@ TEST(CollectiveFaults, ScalapackEntry) {
   const auto ib = static_cast<int>(s.b.ia);
   const auto jb = static_cast<int>(s.b.ja);
   sweep("scalapack", {"call1", "call2"}, [&](FaultRun &run) {
+    std::string error;
+    const int ctxt_a = mpitest::create_context(s.a.grid, error);
+    const int ctxt_b = mpitest::create_context(s.b.grid, error);
+    const int ictxt = mpitest::create_context(s.ictxt, error);
+    if (!error.empty()) run.problem("BLACS contexts: " + error);
     redist_scalapack_clear_cache();
     run.baseline();
     for (const int phase : {0, 1, -1}) {
@@ -880,10 +893,11 @@ TEST(CollectiveFaults, ScalapackEntry) {
       run.check_execute(phase, what, status, wrong, printed, report);
     }
     redist_scalapack_clear_cache();
+    run.check_communicators("after the cache was emptied");
+    mpitest::free_context(ctxt_a);
+    mpitest::free_context(ctxt_b);
+    mpitest::free_context(ictxt);
   });
-  mpitest::free_context(ctxt_a);
-  mpitest::free_context(ctxt_b);
-  mpitest::free_context(ictxt);
 }
 
 } // namespace
