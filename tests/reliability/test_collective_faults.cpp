@@ -11,7 +11,8 @@
 // inside MPI), the scenario runs again with the k-th call failing on F only. Checked on every
 // process, under the harness's watchdog (a hang prints the case and its replay variable):
 //   - plan creation: success or error alike on every process (a plan on some processes and
-//     none on others is a failure); a plan exactly where the status is success;
+//     none on others is a failure; the very same status with REDIST_COLL_FAULT_STRICT_STATUS);
+//     a plan exactly where the status is success;
 //   - executions and ScaLAPACK entry calls: a process that returns success has B equal to the
 //     oracle, and wherever a B differs from the oracle, every process returns an error;
 //   - the calls after the faulty one, with nothing armed, succeed everywhere with the oracle's
@@ -25,7 +26,11 @@
 //                                             ids are scenario/phase/position/mode/pRANK,
 //                                             e.g. capi/create/3/done/p0, scalapack/*/p1
 //   REDIST_COLL_FAULT_EXCLUDE=glob[,glob...]  skip these (known hangs or crashes)
-//   REDIST_COLL_FAULT_VERBOSE=1               print every case on process 0 before it runs
+//   REDIST_COLL_FAULT_VERBOSE=1               print every case on process 0 before it runs,
+//                                             and each phase's calls
+//   REDIST_COLL_FAULT_STRICT_STATUS=1         a plan creation must return the very same
+//                                             status everywhere (default: success everywhere
+//                                             or an error everywhere)
 // tests/reliability/collective_fault_sweep.sh runs the whole sweep, excluding each case that
 // hangs or crashes and starting again, and lists every failure.
 //
@@ -103,6 +108,22 @@ bool wanted(const std::string &id) {
   static const std::vector<std::string> exclude = globs("REDIST_COLL_FAULT_EXCLUDE");
   if (!only.empty() && !matches_any(only, id)) return false;
   return !matches_any(exclude, id);
+}
+
+/// REDIST_COLL_FAULT_STRICT_STATUS=1: a plan creation must return the very same status on
+/// every process (by default: success everywhere or an error everywhere, whichever error).
+bool strict_status() {
+  const char *env = std::getenv("REDIST_COLL_FAULT_STRICT_STATUS");
+  return env != nullptr && std::string(env) != "0";
+}
+
+int min_status(int v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return v;
+}
+int max_status(int v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return v;
 }
 
 bool verbose() {
@@ -216,6 +237,14 @@ public:
       problem(what + ": success on " + std::to_string(successes) + " of " +
               std::to_string(world_size()) + " processes; here " + redist_status_name(status) +
               (ok ? "" : ": " + message) + " (a plan on some processes, none on others)");
+    }
+    if (strict_status()) {
+      const int lowest = min_status(status);
+      const int highest = max_status(status);
+      if (lowest != status || highest != status) {
+        problem(what + ": the status differs between processes; here " +
+                redist_status_name(status));
+      }
     }
     if (phase == target_) {
       outcome(successes);
