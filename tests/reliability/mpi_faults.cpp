@@ -1,12 +1,15 @@
 // PMPI interposition for mpi_faults.hpp. The executable's definitions of MPI_Isend, ... take
 // precedence over libmpi's for every caller in the process (libredist included); each one
-// calls the PMPI_ version.
+// calls the PMPI_ version. The waits and tests here also complete the nonblocking collectives
+// that mpi_coll_faults.cpp tracks (their state lives here).
 
 #include "mpi_faults.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <vector>
 
 namespace faults {
@@ -23,6 +26,22 @@ struct State {
   std::vector<int> tracked;
   /// Live requests with a tracked tag, and whether their completion must fail.
   std::map<MPI_Request, std::pair<MPI_Comm, bool>> live;
+
+  // Collective faults (mpi_coll_faults.cpp).
+  bool coll_armed = false;
+  CollFault coll_fault;
+  std::vector<unsigned> coll_log; ///< the calls selected since arm_collectives()
+  long long coll_injected = 0;
+  /// A nonblocking collective posted and not yet completed: what its completion does.
+  struct CollRequest {
+    MPI_Comm comm = MPI_COMM_NULL;
+    bool fail = false;
+    void *garbage = nullptr; ///< receive buffer to fill with 0x5A on a failed completion
+    std::size_t bytes = 0;
+    MPI_Comm *idup = nullptr; ///< MPI_Comm_idup's new communicator, freed on a failure
+  };
+  std::map<MPI_Request, CollRequest> coll_live;
+  std::set<MPI_Comm> comms; ///< communicators made and not yet freed
 };
 
 State &state() {
@@ -75,6 +94,18 @@ std::vector<MPI_Request> snapshot(int n, const MPI_Request *r) {
   return {r, r + n};
 }
 
+/// A nonblocking collective whose completion was selected has completed: its outputs made
+/// garbage; MPI_ERR_OTHER.
+int coll_completion_fails(State &s, State::CollRequest &r) {
+  if (r.garbage != nullptr) std::memset(r.garbage, 0x5A, r.bytes);
+  if (r.idup != nullptr && *r.idup != MPI_COMM_NULL) {
+    s.comms.erase(*r.idup);
+    PMPI_Comm_free(r.idup);
+  }
+  ++s.coll_injected;
+  return fail(s, r.comm);
+}
+
 /// After a wait or test (or a free: `may_fail` false) that completed request handles
 /// before[k] (now MPI_REQUEST_NULL): forget them; MPI_ERR_OTHER if one of them was targeted by
 /// a completion fault, else rc.
@@ -86,9 +117,22 @@ int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request 
   for (std::size_t k = 0; k < before.size(); ++k) {
     if (before[k] == MPI_REQUEST_NULL || after[k] != MPI_REQUEST_NULL) continue;
     const auto it = s.live.find(before[k]);
-    if (it == s.live.end()) continue;
-    if (may_fail && it->second.second && result == MPI_SUCCESS) result = fail(s, it->second.first);
-    s.live.erase(it);
+    if (it != s.live.end()) {
+      if (may_fail && it->second.second && result == MPI_SUCCESS) {
+        result = fail(s, it->second.first);
+      }
+      s.live.erase(it);
+    }
+    const auto coll = s.coll_live.find(before[k]);
+    if (coll != s.coll_live.end()) {
+      // A failed collective completion fails even when another request of the same call
+      // failed already: its outputs must be garbage either way.
+      if (may_fail && coll->second.fail) {
+        const int rc_coll = coll_completion_fails(s, coll->second);
+        if (result == MPI_SUCCESS) result = rc_coll;
+      }
+      s.coll_live.erase(coll);
+    }
   }
   return result;
 }
@@ -153,6 +197,116 @@ long long live_requests() {
   return static_cast<long long>(s.live.size());
 }
 
+const char *coll_call_name(unsigned call) {
+  switch (call) {
+  case allreduce: return "MPI_Allreduce";
+  case iallreduce: return "MPI_Iallreduce";
+  case allgather: return "MPI_Allgather";
+  case iallgather: return "MPI_Iallgather";
+  case alltoall: return "MPI_Alltoall";
+  case ialltoall: return "MPI_Ialltoall";
+  case barrier: return "MPI_Barrier";
+  case ibarrier: return "MPI_Ibarrier";
+  case comm_dup: return "MPI_Comm_dup";
+  case comm_idup: return "MPI_Comm_idup";
+  case comm_split: return "MPI_Comm_split";
+  case comm_split_type: return "MPI_Comm_split_type";
+  case comm_set_attr: return "MPI_Comm_set_attr";
+  case comm_get_attr: return "MPI_Comm_get_attr";
+  default: return "MPI_(several calls)";
+  }
+}
+
+bool not_done_applies(unsigned call) {
+  return (call & (nonblocking_collectives | comm_idup | attributes)) != 0 &&
+         (call & (blocking_collectives | comm_creations)) == 0;
+}
+
+void arm_collectives(const CollFault &fault) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  s.coll_armed = true;
+  s.coll_fault = fault;
+  s.coll_log.clear();
+}
+
+void disarm_collectives() {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  s.coll_armed = false;
+}
+
+long long collectives_matched() {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  return static_cast<long long>(s.coll_log.size());
+}
+
+std::vector<unsigned> collectives_log() {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  return s.coll_log;
+}
+
+long long collectives_injected() {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  return s.coll_injected;
+}
+
+long long live_collective_requests() {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  return static_cast<long long>(s.coll_live.size());
+}
+
+long long live_communicators() {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  return static_cast<long long>(s.comms.size());
+}
+
+namespace detail {
+
+bool coll_selected(unsigned call, CollMode &mode) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  if (!s.coll_armed || (s.coll_fault.calls & call) == 0) return false;
+  const auto n = static_cast<long long>(s.coll_log.size());
+  s.coll_log.push_back(call);
+  mode = s.coll_fault.mode;
+  return n >= s.coll_fault.skip && (s.coll_fault.count < 0 || n < s.coll_fault.skip + s.coll_fault.count);
+}
+
+int coll_fail(MPI_Comm comm) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  ++s.coll_injected;
+  return fail(s, comm);
+}
+
+void coll_posted(MPI_Request request, MPI_Comm comm, bool fail_it, void *garbage,
+                 std::size_t bytes, MPI_Comm *idup) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  s.coll_live[request] = State::CollRequest{comm, fail_it, garbage, bytes, idup};
+}
+
+void comm_made(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return;
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  s.comms.insert(comm);
+}
+
+void comm_freed(MPI_Comm comm) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  s.comms.erase(comm);
+}
+
+} // namespace detail
+
 } // namespace faults
 
 // NOLINTBEGIN(readability-identifier-naming): MPI names
@@ -198,6 +352,16 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *status) {
 int MPI_Testany(int n, MPI_Request r[], int *index, int *flag, MPI_Status *status) {
   const auto before = faults::snapshot(n, r);
   return faults::completed(PMPI_Testany(n, r, index, flag, status), before, r);
+}
+
+int MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status statuses[]) {
+  const auto before = faults::snapshot(n, r);
+  return faults::completed(PMPI_Testall(n, r, flag, statuses), before, r);
+}
+
+int MPI_Testsome(int n, MPI_Request r[], int *outcount, int indices[], MPI_Status statuses[]) {
+  const auto before = faults::snapshot(n, r);
+  return faults::completed(PMPI_Testsome(n, r, outcount, indices, statuses), before, r);
 }
 
 int MPI_Request_free(MPI_Request *r) {

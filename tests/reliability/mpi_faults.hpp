@@ -63,4 +63,98 @@ long long injected();
 /// Watched requests that were posted and are not yet completed or freed.
 long long live_requests();
 
+// ---------------------------------------------------------------------------------------------
+// Collective, communicator and attribute faults. The calls themselves are interposed by
+// mpi_coll_faults.cpp (link it with mpi_faults.cpp to use them; it defines MPI_Comm_dup, ...,
+// which other test executables define for their own counts); the completion of nonblocking
+// collectives goes through the waits and tests of mpi_faults.cpp.
+//
+// As with point-to-point faults, a failing call calls the communicator's error handler
+// (MPI_Comm_call_errhandler) and returns MPI_ERR_OTHER. Only calls made while a collective
+// fault is armed are counted or failed: a test arms right before the library's call and
+// disarms right after, so its own collectives are never touched.
+
+/// The calls a collective fault selects (bits).
+enum CollCall : unsigned {
+  allreduce = 1U << 0,
+  iallreduce = 1U << 1,
+  allgather = 1U << 2,
+  iallgather = 1U << 3,
+  alltoall = 1U << 4,
+  ialltoall = 1U << 5,
+  barrier = 1U << 6,
+  ibarrier = 1U << 7,
+  comm_dup = 1U << 8,
+  comm_idup = 1U << 9,
+  comm_split = 1U << 10,
+  comm_split_type = 1U << 11,
+  comm_set_attr = 1U << 12,
+  comm_get_attr = 1U << 13,
+  blocking_collectives = allreduce | allgather | alltoall | barrier,
+  nonblocking_collectives = iallreduce | iallgather | ialltoall | ibarrier,
+  comm_creations = comm_dup | comm_split | comm_split_type, ///< blocking
+  attributes = comm_set_attr | comm_get_attr,
+  all_collective_calls = blocking_collectives | nonblocking_collectives | comm_creations |
+                         comm_idup | attributes,
+};
+
+/// "MPI_Allreduce", ... for one bit of CollCall.
+const char *coll_call_name(unsigned call);
+/// Whether a not_done fault of `call` leaves the caller's peers able to finish (a nonblocking
+/// post or an attribute call; a blocking collective failing before it starts hangs them).
+bool not_done_applies(unsigned call);
+
+enum class CollMode {
+  /// The call returns the error without doing anything: a nonblocking post posts nothing
+  /// (*request = MPI_REQUEST_NULL), a communicator is not made (*newcomm = MPI_COMM_NULL),
+  /// MPI_Comm_set_attr sets nothing, MPI_Comm_get_attr finds nothing (flag 0).
+  not_done,
+  /// The call does its work, then returns the error with its outputs made garbage: a blocking
+  /// collective's receive buffer filled with 0x5A bytes; a nonblocking collective is posted,
+  /// and the wait or test that completes it fails with the receive buffer filled; a new
+  /// communicator is freed again (*newcomm = MPI_COMM_NULL; MPI_Comm_idup: at completion);
+  /// MPI_Comm_set_attr has set the attribute; MPI_Comm_get_attr reports flag 1 and a garbage
+  /// value.
+  done,
+};
+
+struct CollFault {
+  unsigned calls = all_collective_calls; ///< which calls are selected (and counted)
+  CollMode mode = CollMode::done;
+  long long skip = 0;   ///< selected calls let through first
+  long long count = -1; ///< then this many fail; -1: every one
+};
+
+/// From now on, on this process, the calls `fault` selects fail (replaces any collective fault
+/// armed before; point-to-point faults are separate).
+void arm_collectives(const CollFault &fault);
+void disarm_collectives();
+/// Calls the armed collective fault selected since arm_collectives() (failed or let through):
+/// with a `skip` beyond reach, a count of the positions.
+long long collectives_matched();
+/// The CollCall bit of each call selected since arm_collectives(), in order.
+std::vector<unsigned> collectives_log();
+/// Collective faults injected on this process since the start.
+long long collectives_injected();
+/// Nonblocking collectives (and MPI_Comm_idup) posted and not yet completed or freed, armed or
+/// not.
+long long live_collective_requests();
+/// Communicators made by MPI_Comm_dup / _idup / _split / _split_type (any caller, armed or not)
+/// and not yet freed by MPI_Comm_free.
+long long live_communicators();
+
+/// Used by mpi_coll_faults.cpp.
+namespace detail {
+/// Whether the call is selected and must fail (counted when armed).
+bool coll_selected(unsigned call, CollMode &mode);
+/// MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER), counted; returns MPI_ERR_OTHER.
+int coll_fail(MPI_Comm comm);
+/// Track a nonblocking collective posted: at its completion, if `fail`, fill `bytes` bytes at
+/// `garbage` with 0x5A and free *idup (when not null), then fail.
+void coll_posted(MPI_Request request, MPI_Comm comm, bool fail, void *garbage, std::size_t bytes,
+                 MPI_Comm *idup);
+void comm_made(MPI_Comm comm);
+void comm_freed(MPI_Comm comm);
+} // namespace detail
+
 } // namespace faults
