@@ -356,7 +356,6 @@ void Executor::repair(const std::byte *a, std::byte *b) {
         requests_.recv_marks()[i] | (in[static_cast<std::size_t>(plan.recvs[i].rank)] & 0xFF));
   }
   const std::string first = requests_.failure();
-  const bool abandoned = requests_.abandoned();
   requests_.forget_failure();
   requests_.clear_marks();
   requests_.clear();
@@ -391,7 +390,7 @@ void Executor::repair(const std::byte *a, std::byte *b) {
   complete(0, receives, b, "MPI_Waitany (repair, receive)");
   complete(receives, requests_.size(), b, "MPI_Waitany (repair, send)");
   // Repaired: b is right here and the call succeeds. Still failing: report the first failure.
-  if (!requests_.failure().empty() || requests_.marked() || abandoned) {
+  if (!requests_.failure().empty() || requests_.marked()) {
     const std::string now = requests_.failure();
     requests_.forget_failure();
     requests_.fail(!first.empty() ? first

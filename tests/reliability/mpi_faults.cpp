@@ -109,6 +109,29 @@ int coll_completion_fails(State &s, State::CollRequest &r) {
 /// After a wait or test (or a free: `may_fail` false) that completed request handles
 /// before[k] (now MPI_REQUEST_NULL): forget them; MPI_ERR_OTHER if one of them was targeted by
 /// a completion fault, else rc.
+/// Whether this MPI_Waitany is selected by a waitany_unnamed fault (counted here): armed, and
+/// one of its requests watched; `comm` then names the communicator of one.
+bool unnamed_selected(int n, const MPI_Request *r, MPI_Comm &comm) {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  if (!s.armed) return false;
+  const MPI_Request *watched =
+      std::find_if(r, r + n, [&](MPI_Request q) { return s.live.count(q) != 0; });
+  if (watched == r + n) return false;
+  bool hit = false;
+  for (std::size_t k = 0; k < s.armed_faults.size(); ++k) {
+    const Fault &f = s.armed_faults[k];
+    if ((f.calls & waitany_unnamed) == 0) continue;
+    const long long m = s.seen[k]++;
+    hit = hit || (m >= f.skip && (f.count < 0 || m < f.skip + f.count));
+  }
+  if (hit) {
+    comm = s.live[*watched].first;
+    ++s.injected;
+  }
+  return hit;
+}
+
 int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request *after,
               bool may_fail = true) {
   State &s = state();
@@ -199,21 +222,36 @@ long long live_requests() {
 
 const char *coll_call_name(unsigned call) {
   switch (call) {
-  case allreduce: return "MPI_Allreduce";
-  case iallreduce: return "MPI_Iallreduce";
-  case allgather: return "MPI_Allgather";
-  case iallgather: return "MPI_Iallgather";
-  case alltoall: return "MPI_Alltoall";
-  case ialltoall: return "MPI_Ialltoall";
-  case barrier: return "MPI_Barrier";
-  case ibarrier: return "MPI_Ibarrier";
-  case comm_dup: return "MPI_Comm_dup";
-  case comm_idup: return "MPI_Comm_idup";
-  case comm_split: return "MPI_Comm_split";
-  case comm_split_type: return "MPI_Comm_split_type";
-  case comm_set_attr: return "MPI_Comm_set_attr";
-  case comm_get_attr: return "MPI_Comm_get_attr";
-  default: return "MPI_(several calls)";
+  case allreduce:
+    return "MPI_Allreduce";
+  case iallreduce:
+    return "MPI_Iallreduce";
+  case allgather:
+    return "MPI_Allgather";
+  case iallgather:
+    return "MPI_Iallgather";
+  case alltoall:
+    return "MPI_Alltoall";
+  case ialltoall:
+    return "MPI_Ialltoall";
+  case barrier:
+    return "MPI_Barrier";
+  case ibarrier:
+    return "MPI_Ibarrier";
+  case comm_dup:
+    return "MPI_Comm_dup";
+  case comm_idup:
+    return "MPI_Comm_idup";
+  case comm_split:
+    return "MPI_Comm_split";
+  case comm_split_type:
+    return "MPI_Comm_split_type";
+  case comm_set_attr:
+    return "MPI_Comm_set_attr";
+  case comm_get_attr:
+    return "MPI_Comm_get_attr";
+  default:
+    return "MPI_(several calls)";
   }
 }
 
@@ -275,7 +313,8 @@ bool coll_selected(unsigned call, CollMode &mode) {
   const auto n = static_cast<long long>(s.coll_log.size());
   s.coll_log.push_back(call);
   mode = s.coll_fault.mode;
-  return n >= s.coll_fault.skip && (s.coll_fault.count < 0 || n < s.coll_fault.skip + s.coll_fault.count);
+  return n >= s.coll_fault.skip &&
+         (s.coll_fault.count < 0 || n < s.coll_fault.skip + s.coll_fault.count);
 }
 
 int coll_fail(MPI_Comm comm) {
@@ -285,8 +324,8 @@ int coll_fail(MPI_Comm comm) {
   return fail(s, comm);
 }
 
-void coll_posted(MPI_Request request, MPI_Comm comm, bool fail_it, void *garbage,
-                 std::size_t bytes, MPI_Comm *idup) {
+void coll_posted(MPI_Request request, MPI_Comm comm, bool fail_it, void *garbage, std::size_t bytes,
+                 MPI_Comm *idup) {
   State &s = state();
   std::lock_guard lock(s.mutex);
   s.coll_live[request] = State::CollRequest{comm, fail_it, garbage, bytes, idup};
@@ -330,6 +369,12 @@ int MPI_Wait(MPI_Request *r, MPI_Status *status) {
 }
 
 int MPI_Waitany(int n, MPI_Request r[], int *index, MPI_Status *status) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (faults::unnamed_selected(n, r, comm)) {
+    *index = MPI_UNDEFINED;
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+    return MPI_ERR_OTHER;
+  }
   const auto before = faults::snapshot(n, r);
   return faults::completed(PMPI_Waitany(n, r, index, status), before, r);
 }

@@ -31,6 +31,9 @@ enum Call : unsigned {
   irecv = 2,     ///< MPI_Irecv fails, nothing posted
   wait_send = 4, ///< a send completes, its MPI_Wait* / MPI_Test* fails
   wait_recv = 8, ///< a receive completes (the data arrived), its MPI_Wait* / MPI_Test* fails
+  /// an MPI_Waitany over requests of which one at least is watched fails at once, naming no
+  /// request (index MPI_UNDEFINED) and completing nothing (tags and peer are not looked at)
+  waitany_unnamed = 16,
   posts = isend | irecv,
   completions = wait_send | wait_recv,
 };
@@ -94,8 +97,8 @@ enum CollCall : unsigned {
   nonblocking_collectives = iallreduce | iallgather | ialltoall | ibarrier,
   comm_creations = comm_dup | comm_split | comm_split_type, ///< blocking
   attributes = comm_set_attr | comm_get_attr,
-  all_collective_calls = blocking_collectives | nonblocking_collectives | comm_creations |
-                         comm_idup | attributes,
+  all_collective_calls =
+      blocking_collectives | nonblocking_collectives | comm_creations | comm_idup | attributes,
 };
 
 /// "MPI_Allreduce", ... for one bit of CollCall.

@@ -754,6 +754,49 @@ TEST(Faults, EveryCallFailingOnceAnywhereIsRepaired) {
   mpitest::print0("  " + std::to_string(fired_total) + " positions swept\n");
 }
 
+// An MPI_Waitany of the executor that fails naming no request and completing nothing, at each
+// occurrence of an execution, on process 0 or the last, all at once and stepwise, with and
+// without single-copy ways: every process returns success with B right, nothing is left, and
+// the next execution works. Before: that process abandoned the requests still pending and
+// left its B half-written while the others succeeded.
+TEST(Faults, WaitanyFailingWithoutNamingARequest) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const Scenario s = large_scenario(150, 110);
+  const int last = world_size() - 1;
+  int fired_total = 0;
+  for (const char *mode : {"always", "never"}) {
+    const SingleCopyMode env(mode);
+    for (const auto strategy : {redist::Strategy::all_at_once, redist::Strategy::stepwise}) {
+      for (const int faulty : {0, last}) {
+        TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
+        ASSERT_EQ(x.why_not(), "");
+        for (long long skip = 0; skip < 40; ++skip) {
+          faults::Fault f;
+          f.calls = faults::waitany_unnamed;
+          f.tags = tags_of(0);
+          f.skip = skip;
+          f.count = 1;
+          const std::string where =
+              std::string("[REDIST_SINGLE_COPY=") + mode + ", " +
+              (strategy == redist::Strategy::all_at_once ? "all-at-once" : "stepwise") +
+              ", MPI_Waitany failing unnamed at its occurrence " + std::to_string(skip + 1) +
+              " on process " + std::to_string(faulty) + "] ";
+          const bool fired = expect_repaired(x, f, {faulty}, 7, where);
+          std::int64_t wrong = 0;
+          std::string report;
+          EXPECT_EQ(x.run(8, 9, wrong, report), "") << where << "the next execution";
+          EXPECT_EQ(wrong, 0) << where << "B of the next execution:\n" << report;
+          if (::testing::Test::HasFailure()) return;
+          if (!fired) break;
+          ++fired_total;
+        }
+      }
+    }
+  }
+  EXPECT_GT(fired_total, 8) << "the sweep injected too few faults to mean anything";
+  mpitest::print0("  " + std::to_string(fired_total) + " unnamed failures swept\n");
+}
+
 // As first reported: under the ScaLAPACK entry, an MPI_Irecv of a data message of one
 // process returns an error and posts nothing. Before: that process reported the error and its
 // peer's send was never matched (the run never ended). Now: retried, every process succeeds.

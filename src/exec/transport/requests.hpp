@@ -52,6 +52,10 @@ public:
   /// failure recorded against its peer rank and failed(k) for one that completed with an error.
   template <class Done, class Failed>
   void wait_each(std::size_t first, std::size_t end, const char *what, Done done, Failed failed);
+  /// wait_each() one request at a time with MPI_Wait (after MPI_Waitany failed without naming
+  /// a request).
+  template <class Done, class Failed>
+  void wait_alone(std::size_t first, std::size_t end, const char *what, Done done, Failed failed);
 
   /// Per-message failure marks of the running execution (bits of Mark), for the repair.
   enum Mark : std::uint8_t {
@@ -81,9 +85,6 @@ public:
   template <class F> void for_each_uncombined(std::size_t i, Index lo, Index hi, F f) const;
   /// A new execution: nothing combined yet.
   void forget_combined();
-  /// Whether a failure could not be attributed to a request (MPI_Waitany gave no index): the
-  /// remaining requests were abandoned.
-  [[nodiscard]] bool abandoned() const { return abandoned_; }
   /// Whether a post failed twice since forget_unposted(): the peer's matching message (or
   /// receive) may still wait on the communicator, and would be matched by a later execution.
   [[nodiscard]] bool unposted() const { return unposted_; }
@@ -95,10 +96,7 @@ public:
   /// Remember `message` unless a failure was recorded before.
   void fail(const std::string &message);
   [[nodiscard]] const std::string &failure() const { return failure_; }
-  void forget_failure() {
-    failure_.clear();
-    abandoned_ = false;
-  }
+  void forget_failure() { failure_.clear(); }
 
   static void set_max_message_bytes(std::size_t bytes);
 
@@ -107,7 +105,6 @@ private:
   std::vector<MPI_Request> requests_;
   std::vector<RequestInfo> info_;
   std::string failure_; // first MPI failure of the running execution, "" if none
-  bool abandoned_ = false;
   bool unposted_ = false;
   bool marked_ = false;
   std::vector<std::uint8_t> send_marks_; // per plan.sends / plan.recvs: bits of Mark
@@ -143,13 +140,33 @@ void Requests::wait_each(std::size_t first, std::size_t end, const char *what, D
     const int rc =
         MPI_Waitany(static_cast<int>(end - first), requests_.data() + first, &index, &status);
     if (index == MPI_UNDEFINED) {
-      if (rc != MPI_SUCCESS) { // MPI cannot say which failed: the rest is abandoned
+      if (rc != MPI_SUCCESS) {
+        // MPI cannot say which request failed: each remaining one is waited for alone, so
+        // that none is abandoned (its peer may wait for it) and each failure is told to its
+        // message. The error stands: this process reports it.
         record(rc, what, -1);
-        abandoned_ = true;
+        wait_alone(first, end, what, done, failed);
       }
       return;
     }
     const std::size_t k = first + static_cast<std::size_t>(index);
+    requests_[k] = MPI_REQUEST_NULL; // completed, with or without an error
+    if (rc == MPI_SUCCESS) {
+      done(k);
+    } else {
+      record(rc, what, info_[k].rank);
+      failed(k);
+    }
+  }
+}
+
+template <class Done, class Failed>
+void Requests::wait_alone(std::size_t first, std::size_t end, const char *what, Done done,
+                          Failed failed) {
+  for (std::size_t k = first; k < end; ++k) {
+    if (requests_[k] == MPI_REQUEST_NULL) continue;
+    MPI_Status status;
+    const int rc = MPI_Wait(&requests_[k], &status);
     requests_[k] = MPI_REQUEST_NULL; // completed, with or without an error
     if (rc == MPI_SUCCESS) {
       done(k);
