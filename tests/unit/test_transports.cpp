@@ -122,8 +122,8 @@ TEST(Transports, LocalCopy) {
 // A transposed local copy large enough to stream (kStreamingBytes), into B at every offset
 // within a cache line, with leading dimensions of B that put its columns at one place in their
 // lines (a multiple of 8: streamed in column pairs) and at every place (odd) or every other
-// (even), which pieces.cpp transposes in the cache: the sub-blocks' edges move to B's cache
-// lines (line_edge), and each element must still land once, where B(i, j) = A(j, i) puts it.
+// (even), which pieces_transposed.cpp transposes in the cache: the sub-blocks' edges move to B's
+// cache lines (line_edge), and each element must still land once, where B(i, j) = A(j, i) puts it.
 TEST(Transports, LargeTransposedLocalCopyAtEveryAlignment) {
   constexpr Index kN = 1030; // 8.1 MiB of doubles
   constexpr Index kLldA = kN + 3;

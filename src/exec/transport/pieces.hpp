@@ -216,4 +216,17 @@ private:
 /// row_slot the index in the N-d plan's sends / recvs (-1: self).
 [[nodiscard]] RankPlan nd_skeleton(const NdRankPlan &plan);
 
+// Hidden: internal to the library, not among the symbols it exports.
+#pragma GCC visibility push(hidden)
+
+/// Element (e, w) of a height x width rectangle of es-byte elements from `from` (steps from_e,
+/// from_w, in elements) to `to` (to_e, to_w), in cache-sized sub-blocks so that both sides of a
+/// transposition stay in the cache; `streaming` (a large copy): where `to` is contiguous along
+/// e, its columns are written with streaming stores (pieces_transposed.cpp).
+void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
+                    Index from_w, Index height, Index width, std::size_t es,
+                    bool streaming = false);
+
+#pragma GCC visibility pop
+
 } // namespace redist
