@@ -3,6 +3,7 @@
 // and costs gathered, the same problem planned on every process; the exchange is ring_exec.cpp's.
 // Planning is in ring.cpp (no MPI). Every extern "C" body runs inside c_barrier().
 
+#include "collective.hpp"
 #include "front_end.hpp"
 #include "ring_internal.hpp"
 
@@ -93,11 +94,12 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
         throw_value(call, "weight", show(weight), "must be finite and > 0");
     });
     std::vector<double> all(static_cast<std::size_t>(size));
-    std::vector<int64_t> loads(static_cast<std::size_t>(size));
-    check_mpi(MPI_Allgather(&weight, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm), call,
-              "MPI_Allgather");
-    check_mpi(MPI_Allgather(&load, 1, MPI_INT64_T, loads.data(), 1, MPI_INT64_T, comm), call,
-              "MPI_Allgather");
+    std::vector<long long> loads(static_cast<std::size_t>(size));
+    const long long my_load = load;
+    check_mpi(collective::gather(comm, std::span<const double>(&weight, 1), all), call,
+              "MPI_Iallgather");
+    check_mpi(collective::gather(comm, std::span<const long long>(&my_load, 1), loads), call,
+              "MPI_Iallgather");
     const Index total = std::accumulate(loads.begin(), loads.end(), Index{0});
     try {
       *target = ring::targets_from_weights(total, all)[static_cast<std::size_t>(rank)];
@@ -164,14 +166,14 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
                                       item_bytes, chunk_items);
                });
     const auto un = static_cast<std::size_t>(size);
-    std::vector<int64_t> lt(2 * un);
+    std::vector<long long> lt(2 * un);
     std::vector<double> costs(2 * un);
-    const int64_t mine[2] = {load, target};
+    const long long mine[2] = {load, target};
     const double my_costs[2] = {cost_next, bi ? cost_prev : 1.0};
-    check_mpi(MPI_Allgather(mine, 2, MPI_INT64_T, lt.data(), 2, MPI_INT64_T, comm), call,
-              "MPI_Allgather");
-    check_mpi(MPI_Allgather(my_costs, 2, MPI_DOUBLE, costs.data(), 2, MPI_DOUBLE, comm), call,
-              "MPI_Allgather");
+    check_mpi(collective::gather(comm, std::span<const long long>(mine), lt), call,
+              "MPI_Iallgather");
+    check_mpi(collective::gather(comm, std::span<const double>(my_costs), costs), call,
+              "MPI_Iallgather");
     ring::Problem pb;
     pb.direction = bi ? ring::Direction::bidirectional : ring::Direction::unidirectional;
     for (std::size_t k = 0; k < un; ++k) {

@@ -140,6 +140,10 @@ int gather(MPI_Comm comm, std::span<const int> mine, std::span<int> all) {
   return gather_of(comm, mine, all);
 }
 
+int gather(MPI_Comm comm, std::span<const double> mine, std::span<double> all) {
+  return gather_of(comm, mine, all);
+}
+
 Flags max_of_flags(MPI_Comm comm, std::span<long long> words) {
   long long mine[kMaxFlags];
   const bool kept = words.size() <= kMaxFlags;

@@ -54,6 +54,7 @@ int agree_max(MPI_Comm comm, std::span<double> words);
 /// the same on every process. MPI_SUCCESS, or MPI's code (two failures here).
 int gather(MPI_Comm comm, std::span<const long long> mine, std::span<long long> all);
 int gather(MPI_Comm comm, std::span<const int> mine, std::span<int> all);
+int gather(MPI_Comm comm, std::span<const double> mine, std::span<double> all);
 
 /// What max_of_flags() could do here.
 enum class Flags {

@@ -45,6 +45,7 @@
 #include "mpi_faults.hpp"
 
 #include <redist.h>
+#include <redist_ring.h>
 #include <redist_scalapack.h>
 
 #include <gtest/gtest.h>
@@ -56,6 +57,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -88,8 +90,8 @@ std::vector<std::string> globs(const char *variable) {
   std::size_t start = 0;
   while (start <= all.size()) {
     const std::size_t comma = all.find(',', start);
-    const std::string one = all.substr(start, comma == std::string::npos ? std::string::npos
-                                                                        : comma - start);
+    const std::string one =
+        all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (!one.empty()) out.push_back(one);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -98,9 +100,8 @@ std::vector<std::string> globs(const char *variable) {
 }
 
 bool matches_any(const std::vector<std::string> &patterns, const std::string &id) {
-  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string &p) {
-    return fnmatch(p.c_str(), id.c_str(), 0) == 0;
-  });
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string &p) { return fnmatch(p.c_str(), id.c_str(), 0) == 0; });
 }
 
 bool wanted(const std::string &id) {
@@ -136,9 +137,9 @@ char current_case[512] = "(none)";
 
 extern "C" void crashed(int sig) {
   char line[700];
-  const int n = std::snprintf(line, sizeof line,
-                              "[rank %d] CRASH: signal %d in REDIST_COLL_FAULT_CASE=%s\n",
-                              world_rank(), sig, current_case);
+  const int n =
+      std::snprintf(line, sizeof line, "[rank %d] CRASH: signal %d in REDIST_COLL_FAULT_CASE=%s\n",
+                    world_rank(), sig, current_case);
   if (n > 0) static_cast<void>(write(STDOUT_FILENO, line, static_cast<std::size_t>(n)));
   std::signal(sig, SIG_DFL);
   std::raise(sig);
@@ -185,8 +186,7 @@ public:
   [[nodiscard]] std::string id() const {
     const std::string base = scenario_ + "/" + phases_[static_cast<std::size_t>(target_)] + "/";
     if (counting) return base + "count";
-    return base + std::to_string(position) + "/" + mode_name(mode) + "/p" +
-           std::to_string(faulty);
+    return base + std::to_string(position) + "/" + mode_name(mode) + "/p" + std::to_string(faulty);
   }
   [[nodiscard]] std::string title() const {
     if (counting) return "[" + id() + "] counting run, nothing fails";
@@ -267,8 +267,8 @@ public:
     const long long wrong_somewhere = sum_everywhere(wrong != 0 ? 1 : 0);
     if (wrong_somewhere != 0 && successes != 0) {
       problem(what + ": B wrong on " + std::to_string(wrong_somewhere) + " process(es) while " +
-              std::to_string(successes) + " returned success; here " +
-              redist_status_name(status) + (wrong != 0 ? ", B wrong" : ", B right"));
+              std::to_string(successes) + " returned success; here " + redist_status_name(status) +
+              (wrong != 0 ? ", B wrong" : ", B right"));
     }
     if (phase == target_) {
       outcome(successes);
@@ -405,8 +405,7 @@ void sweep(const std::string &scenario, const std::vector<std::string> &phases,
           run.position = k;
           run.mode = mode;
           run.position_name = std::string(faults::coll_call_name(call)) + " #" +
-                              std::to_string(occurrence) + " (position " + std::to_string(k) +
-                              ")";
+                              std::to_string(occurrence) + " (position " + std::to_string(k) + ")";
           if (!wanted(run.id())) continue;
           if (verbose()) mpitest::print0("  " + run.title() + "\n");
           run.start();
@@ -601,8 +600,8 @@ Scenario small_scenario() {
     reversed[static_cast<std::size_t>(k)] = p - 1 - k;
   Scenario s;
   s.a = errtest::matrix(errtest::init_grid('C', nprow, npcol), 40, 30, 4, 3, 0, 0, 2, 1, 1);
-  s.b = errtest::matrix(errtest::map_grid(npcol, nprow, reversed), 42, 33, 3, 5, npcol - 1, 0, 1,
-                        2, 2);
+  s.b = errtest::matrix(errtest::map_grid(npcol, nprow, reversed), 42, 33, 3, 5, npcol - 1, 0, 1, 2,
+                        2);
   s.ictxt = errtest::init_grid('R', 1, p);
   s.m = 36;
   s.n = 27;
@@ -636,8 +635,8 @@ void plan_and_executions(FaultRun &run, const Scenario &s, int executions,
   }
   for (int e = 1; e <= executions + 1; ++e) {
     const int phase = e <= executions ? e : -1;
-    const std::string what = e <= executions ? "execution " + std::to_string(e)
-                                             : "execution again (nothing armed)";
+    const std::string what =
+        e <= executions ? "execution " + std::to_string(e) : "execution again (nothing armed)";
     Data<double> d(s, 2 * e + 1, 2 * e + 2);
     const int rc =
         run.call(phase, what, [&] { return redist_plan_execute(plan, d.a.data(), d.b.data()); });
@@ -688,9 +687,8 @@ TEST(CollectiveFaults, TwoPhasePlan) {
     CArgs x(s);
     x.options.schedule = REDIST_SCHEDULE_MULTIPHASE;
     plan_and_executions(run, s, 1, [&](int phase, redist_plan *plan) {
-      const int status =
-          redist_plan_create_opt(user_comm(), x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
-                                 REDIST_REGION_FULL, 0, &x.options, plan);
+      const int status = redist_plan_create_opt(user_comm(), x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
+                                                REDIST_REGION_FULL, 0, &x.options, plan);
       redist_plan_info info{};
       if ((phase != 0 || run.counting) && status == REDIST_SUCCESS &&
           (redist_plan_get_info(*plan, &info) != REDIST_SUCCESS ||
@@ -785,8 +783,8 @@ TEST(CollectiveFaults, NdPlan) {
   sweep("nd", {"create", "execute"}, [&](FaultRun &run) {
     run.baseline();
     const auto create = [&](redist_plan *plan) {
-      return redist_nd_plan_create(user_comm(), REDIST_DOUBLE, &a_view.view, &b_view.view,
-                                   nullptr, plan);
+      return redist_nd_plan_create(user_comm(), REDIST_DOUBLE, &a_view.view, &b_view.view, nullptr,
+                                   plan);
     };
     redist_plan plan = nullptr;
     int status = run.call(0, "plan creation", [&] { return create(&plan); });
@@ -803,15 +801,16 @@ TEST(CollectiveFaults, NdPlan) {
     for (const int phase : {1, -1}) {
       const std::string what = phase == 1 ? "execution" : "execution again (nothing armed)";
       std::vector<double> b(want.size(), -2.0);
-      const int rc = run.call(phase, what, [&] { return redist_plan_execute(plan, a.data(), b.data()); });
+      const int rc =
+          run.call(phase, what, [&] { return redist_plan_execute(plan, a.data(), b.data()); });
       const std::string msg = last_error();
       long long wrong = 0;
       std::string report;
       for (std::size_t e = 0; e < b.size(); ++e) {
         if (std::bit_cast<std::uint64_t>(b[e]) != std::bit_cast<std::uint64_t>(want[e])) {
           if (wrong < 4) {
-            report += "    b[" + std::to_string(e) + "] = " + std::to_string(b[e]) +
-                      ", expected " + std::to_string(want[e]) + "\n";
+            report += "    b[" + std::to_string(e) + "] = " + std::to_string(b[e]) + ", expected " +
+                      std::to_string(want[e]) + "\n";
           }
           ++wrong;
         }
@@ -868,8 +867,8 @@ TEST(CollectiveFaults, Batch) {
       });
       const std::string msg = last_error();
       std::string report;
-      const long long wrong = wrong_2d(s, d0, salt, salt + 1, report) +
-                              wrong_2d(s, d1, salt + 2, salt + 3, report);
+      const long long wrong =
+          wrong_2d(s, d0, salt, salt + 1, report) + wrong_2d(s, d1, salt + 2, salt + 3, report);
       run.check_execute(phase, what, rc, wrong, msg, report);
     }
     if (redist_plan_destroy(&plan) != REDIST_SUCCESS) {
@@ -926,6 +925,69 @@ TEST(CollectiveFaults, ScalapackEntry) {
     mpitest::free_context(ctxt_a);
     mpitest::free_context(ctxt_b);
     mpitest::free_context(ictxt);
+  });
+}
+
+// A ring rebalance (redist_ring.h) on a path where process 0 holds nearly every item: plan
+// creation (its agreement and gathers, its own communicator) and an execution (the agreement
+// after the exchange), each call failing in turn; the items checked where they belong.
+TEST(CollectiveFaults, RingPlan) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  constexpr std::int64_t kTarget = 5;  // items per process after the rebalance
+  constexpr std::int64_t kDoubles = 2; // per item
+  const int me = world_rank();
+  const int np = world_size();
+  const auto load_of = [&](int r) { return r == 0 ? kTarget * np - (np - 1) : std::int64_t{1}; };
+  const auto value = [](std::int64_t item, std::int64_t k, int salt) {
+    return static_cast<double>(item * 16 + k) + 0.25 * salt;
+  };
+  std::int64_t first = 0;
+  for (int r = 0; r < me; ++r)
+    first += load_of(r);
+  sweep("ring", {"create", "execute"}, [&](FaultRun &run) {
+    run.baseline();
+    redist_ring_plan plan = nullptr;
+    const auto create = [&] {
+      const double inf = INFINITY;
+      return redist_ring_plan_create(user_comm(), REDIST_RING_BIDIRECTIONAL, REDIST_RING_NEIGHBOUR,
+                                     load_of(me), kTarget, me == np - 1 ? inf : 1.0,
+                                     me == 0 ? inf : 1.0, kDoubles * 8, 1, &plan);
+    };
+    int status = run.call(0, "ring plan creation", create);
+    if (!run.check_create(0, "ring plan creation", status, plan != nullptr, last_error())) {
+      if (plan != nullptr) redist_ring_plan_destroy(&plan);
+      plan = nullptr;
+      status = run.call(-1, "ring plan creation again", create);
+      if (!run.check_create(-1, "ring plan creation again (nothing armed)", status, plan != nullptr,
+                            last_error())) {
+        if (plan != nullptr) redist_ring_plan_destroy(&plan);
+        return;
+      }
+    }
+    for (const int phase : {1, -1}) {
+      const int salt = phase + 3;
+      std::vector<double> in(static_cast<std::size_t>(load_of(me) * kDoubles));
+      for (std::int64_t i = 0; i < load_of(me); ++i)
+        for (std::int64_t k = 0; k < kDoubles; ++k)
+          in[static_cast<std::size_t>(i * kDoubles + k)] = value(first + i, k, salt);
+      std::vector<double> out(static_cast<std::size_t>(kTarget * kDoubles), -1.0);
+      const std::string what = phase == 1 ? "execution" : "execution again (nothing armed)";
+      const int rc = run.call(phase, what, [&] {
+        return redist_ring_plan_execute(plan, in.data(), kDoubles * 8, out.data(), kDoubles * 8);
+      });
+      const std::string message = last_error();
+      long long wrong = 0;
+      for (std::int64_t j = 0; j < kTarget; ++j)
+        for (std::int64_t k = 0; k < kDoubles; ++k)
+          wrong +=
+              out[static_cast<std::size_t>(j * kDoubles + k)] != value(me * kTarget + j, k, salt)
+                  ? 1
+                  : 0;
+      run.check_execute(phase, what, rc, wrong, message,
+                        std::to_string(wrong) + " items' values differ");
+    }
+    if (redist_ring_plan_destroy(&plan) != REDIST_SUCCESS)
+      run.problem("redist_ring_plan_destroy: " + last_error());
   });
 }
 
