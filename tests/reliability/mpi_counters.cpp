@@ -2,20 +2,46 @@
 // test executable. The executable's definitions take precedence over libmpi's for every
 // caller in the process (libredist, BLACS, the test), and each one calls the PMPI_ version
 // and counts the handles it creates and frees.
+//
+// Two builds share some MPI symbols with the fault layer, which the executable links too:
+//   REDIST_COUNTERS_WITHOUT_REQUESTS   the request calls (MPI_Isend, the waits, ...,
+//                                      MPI_Iallreduce, MPI_Iallgather) are left to
+//                                      mpi_faults.cpp / mpi_coll_faults.cpp; requests are not
+//                                      counted here (Snapshot::requests stays 0).
+//   REDIST_COUNTERS_WITH_COLL_FAULTS   (with the above) MPI_Comm_dup, MPI_Comm_idup,
+//                                      MPI_Comm_split, MPI_Comm_split_type and MPI_Comm_free are
+//                                      left to mpi_coll_faults.cpp, whose set of live
+//                                      communicators (faults::live_communicators()) is then
+//                                      the count: the other communicator creations here add
+//                                      theirs to that set, so every communicator is counted
+//                                      once, by one interposer per symbol.
 
 #include "mpi_counters.hpp"
+
+#ifdef REDIST_COUNTERS_WITH_COLL_FAULTS
+#ifndef REDIST_COUNTERS_WITHOUT_REQUESTS
+#error "REDIST_COUNTERS_WITH_COLL_FAULTS needs REDIST_COUNTERS_WITHOUT_REQUESTS"
+#endif
+#include "mpi_faults.hpp"
+#endif
 
 #include <atomic>
 
 namespace counters {
 namespace {
-std::atomic<long long> comms{0}, groups{0}, types{0}, requests{0}, ops{0}, infos{0};
-std::atomic<long long> comm_creations{0};
+std::atomic<long long> groups{0}, types{0}, requests{0}, ops{0}, infos{0};
+#ifndef REDIST_COUNTERS_WITH_COLL_FAULTS
+std::atomic<long long> comms{0}, comm_creations{0};
+#endif
 
 int count_new_comm(int rc, const MPI_Comm *c) {
   if (rc == MPI_SUCCESS && c != nullptr && *c != MPI_COMM_NULL) {
+#ifdef REDIST_COUNTERS_WITH_COLL_FAULTS
+    faults::detail::comm_made(*c); // counted in the fault layer's set
+#else
     ++comms;
     ++comm_creations;
+#endif
   }
   return rc;
 }
@@ -42,10 +68,19 @@ long long live_requests(int n, const MPI_Request *r) {
 } // namespace
 
 Snapshot now() {
-  return {comms.load(), groups.load(), types.load(), requests.load(), ops.load(), infos.load()};
+#ifdef REDIST_COUNTERS_WITH_COLL_FAULTS
+  const long long live_comms = faults::live_communicators();
+#else
+  const long long live_comms = comms.load();
+#endif
+  return {live_comms, groups.load(), types.load(), requests.load(), ops.load(), infos.load()};
 }
 long long communicators_created() {
+#ifdef REDIST_COUNTERS_WITH_COLL_FAULTS
+  return faults::communicators_made();
+#else
   return comm_creations.load();
+#endif
 }
 
 std::string Snapshot::describe() const {
@@ -56,7 +91,9 @@ std::string Snapshot::describe() const {
 
 } // namespace counters
 
+#ifndef REDIST_COUNTERS_WITH_COLL_FAULTS
 using counters::comms;
+#endif
 using counters::groups;
 using counters::infos;
 #ifndef REDIST_COUNTERS_WITHOUT_REQUESTS
@@ -70,6 +107,7 @@ using counters::types;
 extern "C" {
 
 // ---- communicators -----------------------------------------------------------------------------
+#ifndef REDIST_COUNTERS_WITH_COLL_FAULTS // else mpi_coll_faults.cpp's, counted there
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Comm_dup(comm, out), out);
 }
@@ -81,6 +119,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *out, MPI_Request *request) {
 #endif
   return rc;
 }
+#endif
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Comm_dup_with_info(comm, info, out), out);
 }
@@ -90,12 +129,14 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *out) {
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Comm_create_group(comm, group, tag, out), out);
 }
+#ifndef REDIST_COUNTERS_WITH_COLL_FAULTS // else mpi_coll_faults.cpp's, counted there
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Comm_split(comm, color, key, out), out);
 }
 int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Comm_split_type(comm, type, key, info, out), out);
 }
+#endif
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                     MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Cart_create(comm, ndims, dims, periods, reorder, out), out);
@@ -108,12 +149,14 @@ int MPI_Intercomm_create(MPI_Comm local, int local_leader, MPI_Comm peer, int re
 int MPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *out) {
   return counters::count_new_comm(PMPI_Intercomm_merge(inter, high, out), out);
 }
+#ifndef REDIST_COUNTERS_WITH_COLL_FAULTS // else mpi_coll_faults.cpp's, which forgets it in the set
 int MPI_Comm_free(MPI_Comm *comm) {
   const bool live = comm != nullptr && *comm != MPI_COMM_NULL;
   const int rc = PMPI_Comm_free(comm);
   if (rc == MPI_SUCCESS && live) --comms;
   return rc;
 }
+#endif
 
 // ---- groups ------------------------------------------------------------------------------------
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *g) {

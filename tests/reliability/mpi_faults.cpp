@@ -42,6 +42,7 @@ struct State {
   };
   std::map<MPI_Request, CollRequest> coll_live;
   std::set<MPI_Comm> comms; ///< communicators made and not yet freed
+  long long comms_made = 0; ///< communicators made since the start
 };
 
 State &state() {
@@ -304,6 +305,12 @@ long long live_communicators() {
   return static_cast<long long>(s.comms.size());
 }
 
+long long communicators_made() {
+  State &s = state();
+  std::lock_guard lock(s.mutex);
+  return s.comms_made;
+}
+
 namespace detail {
 
 bool coll_selected(unsigned call, CollMode &mode) {
@@ -336,6 +343,7 @@ void comm_made(MPI_Comm comm) {
   State &s = state();
   std::lock_guard lock(s.mutex);
   s.comms.insert(comm);
+  ++s.comms_made;
 }
 
 void comm_freed(MPI_Comm comm) {

@@ -69,7 +69,8 @@ long long live_requests();
 // ---------------------------------------------------------------------------------------------
 // Collective, communicator and attribute faults. The calls themselves are interposed by
 // mpi_coll_faults.cpp (link it with mpi_faults.cpp to use them; it defines MPI_Comm_dup, ...,
-// which other test executables define for their own counts); the completion of nonblocking
+// which mpi_counters.cpp defines too: an executable that links both builds mpi_counters.cpp with
+// REDIST_COUNTERS_WITH_COLL_FAULTS, as the soak does); the completion of nonblocking
 // collectives goes through the waits and tests of mpi_faults.cpp.
 //
 // As with point-to-point faults, a failing call calls the communicator's error handler
@@ -145,6 +146,8 @@ long long live_collective_requests();
 /// Communicators made by MPI_Comm_dup / _idup / _split / _split_type (any caller, armed or not)
 /// and not yet freed by MPI_Comm_free.
 long long live_communicators();
+/// Communicators made since the start (never decreases; comm_made() counts them).
+long long communicators_made();
 
 /// Used by mpi_coll_faults.cpp.
 namespace detail {

@@ -9,23 +9,38 @@
 //     window offsets and LLD padding;
 //   - a schedule, a limit on concurrent transfers now and then, a memory cap (none, tight,
 //     moderate, huge), REDIST_SINGLE_COPY (every way), and A in redist_alloc memory or not;
-//   - on 1% of calls (REDIST_SOAK_FAULT_PERCENT) an injected fault: one MPI call (post or
-//   completion of a send or a receive,
-//     data or control tag, a random occurrence) or one single-copy operation (probe, read,
-//     map, copy from a mapping) failing on a random process, sometimes on two.
+//   - on 1% of calls (REDIST_SOAK_FAULT_PERCENT) an injected fault. 40% of them: one
+//     collective, communicator or attribute call of the library (MPI_Iallreduce,
+//     MPI_Iallgather, MPI_Comm_idup, MPI_Comm_split_type, MPI_Comm_get_attr, MPI_Comm_set_attr;
+//     done, or not_done where mpi_faults.hpp says it applies) failing once on one process, at
+//     a random position among that process's calls of the kind, in a plan's creation or one
+//     of its executions (or the whole ScaLAPACK-entry call); C API calls with such a fault
+//     run on a new communicator some of the time, so that the library asks it for its nodes.
+//     Otherwise: one point-to-point call of the executor (post or completion of a send or a
+//     receive, data or control tag, a random occurrence) or one single-copy operation (probe,
+//     read, map, copy from a mapping) failing on a random process, sometimes on two.
 // Every B is checked element by element against the oracle of tests/mpi/harness (written from
 // the ScaLAPACK definitions, apart from src/), LLD padding and guard zones included:
 //   - a call that succeeds on every process: B exactly the oracle's;
-//   - a faulted call: a single failed call is repaired (docs/reliability.md, Faults), so the same
-//     (success everywhere, B right), and the call after it succeeds;
+//   - a faulted call: a single failed point-to-point or single-copy call is repaired
+//     (docs/reliability.md, Faults), so the same (success everywhere, B right), and the call
+//     after it succeeds;
+//   - a collective fault that fired: a plan creation succeeds everywhere or fails everywhere
+//     (then the plan is made again, nothing armed), a plan exactly where the status is
+//     success; an execution or ScaLAPACK-entry call: a process that returns success has B
+//     equal to the oracle, and wherever a B differs from the oracle every process returns an
+//     error; the later executions and calls as any other. A collective fault that did not fire
+//     leaves a call judged as any other. The outcomes are counted per kind: success
+//     everywhere, an error on the faulty process only (B right everywhere), refused everywhere
+//     (limits, as without a fault), another error everywhere, another mix;
 //   - a call refused on every process (an explicit schedule or a limit the plan cannot honour;
 //     never the automatic schedule without limits): B bytewise unchanged;
 //   - anything else fails the soak: statuses that differ between processes, an error without
 //     an explicit schedule or limit, an error on a faulted call.
 // Resources, after every call: no live group, datatype, op or info beyond the start, no
-// request of the executor's tags alive, communicators within what the caches may hold; at the
-// end, after redist_scalapack_clear_cache(), every
-// count back to the start. Memory: RSS
+// request of the executor's tags and no nonblocking collective alive, communicators within
+// what the caches may hold (counted by mpi_coll_faults.cpp's interposers and mpi_counters.cpp's);
+// at the end, after redist_scalapack_clear_cache(), every count back to the start. Memory: RSS
 // (/proc/self/statm) and heap in use at the start and every tenth of the calls (the first
 // checkpoint is the warm-up point), each time also right after redist_scalapack_clear_cache();
 // "flat" means, on every process, from the warm-up to the end: heap growth below
@@ -36,8 +51,11 @@
 // --verbose prints every faulted call. To narrow a failure down: REDIST_SOAK_ENTRY=0..3 and
 // REDIST_SOAK_WAY=0..6 force the entry point and the REDIST_SINGLE_COPY way of every call.
 // Rank 0 prints a summary (calls per entry, type, schedule, single-copy way, cap; faults armed
-// and fired; refusals; wrong elements; RSS, heap and MPI objects at start, warm-up and end;
-// wall time).
+// and fired, per kind; collective faults armed, fired and their outcomes, per kind; refusals;
+// wrong elements; RSS, heap and MPI objects at start, warm-up and end; wall time).
+// A call's draw depends on the seed and its index alone, but the library's caches (plans,
+// duplicates, the nodes kept with a communicator) depend on the calls before it: `--case=K`
+// runs call K on empty caches, `--cases=K+1` runs it after the same calls as the soak did.
 
 #include "../common/scalapack_decls.h"
 #include "../errors/error_support.hpp"
@@ -134,7 +152,17 @@ constexpr std::array<const char *, 7> kWays = {"auto",    "never",       "always
 constexpr std::array<const char *, 4> kCapNames = {"none", "tight (2-64 elements each way)",
                                                    "moderate (1-64 KiB)", "huge (2^40)"};
 
-/// One injected fault: on process `rank`, an MPI call (`mpi`) or a single-copy operation.
+/// The library's collective, communicator and attribute calls a collective fault picks from
+/// (docs/reliability.md, "A collective, communicator or attribute call failing on one
+/// process"); not_done only where faults::not_done_applies() says so.
+constexpr std::array<unsigned, 6> kCollKinds = {faults::iallreduce,    faults::iallgather,
+                                                faults::comm_idup,     faults::comm_split_type,
+                                                faults::comm_get_attr, faults::comm_set_attr};
+constexpr double kCollShare = 0.4; // of the faulted calls: a collective fault
+constexpr long long kCollMaxSkip = 20;
+
+/// One injected fault: on process `rank`, an MPI call (`mpi`), a single-copy operation, or
+/// (`coll`) a collective, communicator or attribute call.
 struct FaultPlan {
   int rank = 0;
   bool mpi = true;
@@ -142,8 +170,15 @@ struct FaultPlan {
   const char *tag_kind = "";
   sc::Injected what = sc::Injected::read;
   long long skip = 0;
-  /// What fails, without where: "MPI_Irecv, data tags", "single-copy read", ...
+  bool coll = false;
+  faults::CollFault coll_fault;
+  /// What fails, without where: "MPI_Irecv, data tags", "single-copy read",
+  /// "MPI_Iallreduce not_done", ...
   [[nodiscard]] std::string kind() const {
+    if (coll) {
+      return std::string(faults::coll_call_name(coll_fault.calls)) +
+             (coll_fault.mode == faults::CollMode::done ? " done" : " not_done");
+    }
     if (!mpi) {
       static constexpr std::array<const char *, 4> names = {"probe", "read", "map", "mapped copy"};
       return std::string("single-copy ") + names[static_cast<std::size_t>(what)];
@@ -156,7 +191,7 @@ struct FaultPlan {
   }
   [[nodiscard]] std::string describe() const {
     return "process " + std::to_string(rank) + ": " + kind() + ", occurrence " +
-           std::to_string(fault.skip + skip + 1);
+           std::to_string((coll ? coll_fault.skip : fault.skip + skip) + 1);
   }
 };
 
@@ -176,7 +211,13 @@ struct Draw {
   bool shared_a = false;
   int executions = 1;
   std::vector<FaultPlan> faults; ///< empty: no fault
-  int fault_execution = 0;       ///< which execution the fault is armed for
+  int fault_execution = 0;       ///< which execution the fault is armed for; -1: the creation
+  /// The C API call runs on a new communicator (MPI_Comm_split of MPI_COMM_WORLD, which copies
+  /// no attribute): the library asks it for its nodes (MPI_Comm_split_type, the attribute
+  /// calls) as at a first call. Drawn for collective faults only.
+  bool fresh_comm = false;
+
+  [[nodiscard]] bool coll_fault() const { return !faults.empty() && faults[0].coll; }
 
   [[nodiscard]] bool limited() const {
     return schedule != REDIST_SCHEDULE_AUTO || max_concurrent != 0 || max_memory != 0;
@@ -193,9 +234,13 @@ struct Draw {
                     std::to_string(max_memory) +
                     ", REDIST_SINGLE_COPY=" + kWays[static_cast<std::size_t>(way)] +
                     (shared_a ? ", A shared" : "") + ", executions " + std::to_string(executions) +
-                    "\n    A: " + a.describe() + "\n    B: " + b.describe();
+                    (fresh_comm ? ", on a new communicator" : "") + "\n    A: " + a.describe() +
+                    "\n    B: " + b.describe();
     for (const FaultPlan &f : faults)
-      s += "\n    fault (execution " + std::to_string(fault_execution + 1) + "): " + f.describe();
+      s += "\n    fault (" +
+           (fault_execution < 0 ? std::string("plan creation")
+                                : "execution " + std::to_string(fault_execution + 1)) +
+           "): " + f.describe();
     return s;
   }
 };
@@ -349,7 +394,41 @@ Draw draw_call(mpitest::Rng &rng, const ContextPool &pool) {
   d.executions = d.entry == Entry::capi || d.entry == Entry::plan_scalapack
                      ? static_cast<int>(rng.uniform(1, 3))
                      : 1;
-  if (rng.coin(fault_rate())) {
+  const bool faulted = rng.coin(fault_rate());
+  if (faulted && rng.coin(kCollShare)) {
+    // One collective, communicator or attribute call failing on one process (every process
+    // takes part in the library's collectives): a kind, done or not_done, a position among
+    // that process's calls of the kind, in the creation or an execution of a plan (or the
+    // whole ScaLAPACK-entry call). A plan's creation or execution makes about ten
+    // MPI_Iallreduce calls per process on average and at most one or two of each other kind, so the
+    // position is drawn 60% of the time where the calls are (skip 0-9 for MPI_Iallreduce, 0-1
+    // for the others), else anywhere in 0..kCollMaxSkip. The node query (MPI_Comm_split_type,
+    // the attribute calls, a gather) and the duplicate of the caller's communicator run when
+    // a plan is made: those kinds fall on the creation 80% of the time, and the C API call runs
+    // on a new communicator 80% of the time for the node query's kinds (its nodes kept on a
+    // communicator that already had them asked, a plan on MPI_COMM_WORLD skips the query).
+    FaultPlan f;
+    f.coll = true;
+    f.mpi = false;
+    f.rank = static_cast<int>(rng.uniform(0, p - 1));
+    const unsigned kind = kCollKinds[static_cast<std::size_t>(
+        rng.uniform(0, static_cast<std::int64_t>(kCollKinds.size()) - 1))];
+    f.coll_fault.calls = kind;
+    f.coll_fault.mode = faults::not_done_applies(kind) && rng.coin(0.5) ? faults::CollMode::not_done
+                                                                        : faults::CollMode::done;
+    f.coll_fault.skip = rng.coin(0.6) ? rng.uniform(0, kind == faults::iallreduce ? 9 : 1)
+                                      : rng.uniform(0, kCollMaxSkip);
+    f.coll_fault.count = 1;
+    const bool plan_entry = d.entry == Entry::capi || d.entry == Entry::plan_scalapack;
+    const bool node_query = kind == faults::comm_split_type || kind == faults::comm_get_attr ||
+                            kind == faults::comm_set_attr;
+    const bool at_creation = kind != faults::iallreduce && rng.coin(0.8);
+    d.fault_execution = !plan_entry   ? 0
+                        : at_creation ? -1
+                                      : static_cast<int>(rng.uniform(-1, d.executions - 1));
+    d.fresh_comm = d.entry == Entry::capi && rng.coin(node_query ? 0.8 : 0.3);
+    d.faults.push_back(f);
+  } else if (faulted) {
     // On processes that hold part of A's or B's window (the others move nothing).
     std::vector<int> movers = window_holders(d.a, d.m, d.n);
     for (const int rank : window_holders(d.b, d.m, d.n))
@@ -416,6 +495,15 @@ struct Tally {
   long long refused = 0, faulted_calls = 0, faults_fired = 0, errors_returned = 0;
   long long repaired_ok = 0, shared_arrays = 0;
   std::map<std::string, std::array<long long, 2>> faults_by_kind; ///< armed, fired (all ranks)
+  /// Collective faults, per kind: [0] armed, [1] fired, then the outcomes of those that fired:
+  /// [2] success everywhere (B right), [3] an error on the faulty process only (B right
+  /// everywhere), [4] refused everywhere (an explicit schedule or limit the plan cannot
+  /// honour, as without a fault), [5] another error everywhere, [6] another mix of errors (B
+  /// right wherever success); [7] the calls of the kind the faulty process made while armed.
+  std::map<std::string, std::array<long long, 8>> coll_by_kind;
+  long long coll_faulted_calls = 0;
+  std::vector<std::string> coll_other;      ///< rank 0: a few of the calls with another mix
+  std::vector<std::string> coll_everywhere; ///< rank 0: a few errors everywhere, what it said
   std::map<std::string, long long> by_entry, by_type, by_schedule, by_way, by_cap, refused_by;
   std::string report; ///< this process's failures (first few)
 };
@@ -439,7 +527,9 @@ void arm(const Draw &d) {
   std::vector<faults::Fault> mpi;
   for (const FaultPlan &f : d.faults) {
     if (f.rank != world_rank()) continue;
-    if (f.mpi)
+    if (f.coll)
+      faults::arm_collectives(f.coll_fault);
+    else if (f.mpi)
       mpi.push_back(f.fault);
     else
       sc::inject_failures(f.what, f.skip, 1);
@@ -449,6 +539,7 @@ void arm(const Draw &d) {
 
 void disarm() {
   faults::disarm();
+  faults::disarm_collectives();
   for (int w = 0; w <= static_cast<int>(sc::Injected::mapped); ++w)
     sc::inject_failures(static_cast<sc::Injected>(w), 0, 0);
 }
@@ -537,6 +628,7 @@ public:
     ++t_.by_way[kWays[static_cast<std::size_t>(d.way)]];
     ++t_.by_cap[kCapNames[static_cast<std::size_t>(d.cap_class)]];
     if (!d.faults.empty()) ++t_.faulted_calls;
+    if (d.coll_fault()) ++t_.coll_faulted_calls;
     if (!d.faults.empty() && mpitest::options().verbose && world_rank() == 0) {
       std::printf("[ FAULTED  ] %s\n", what.c_str());
       std::fflush(stdout);
@@ -625,8 +717,13 @@ private:
     }
     const int status = redist_scalapack_last_status();
     ++t_.executions;
-    judge<T>(d, what, status, said, lb, b, before, cs, 1, faults_fired_here() - fired_before,
-             !d.faults.empty());
+    if (d.coll_fault()) {
+      judge_coll<T>(d, what, status, said, lb, b, before, cs, 1,
+                    faults_fired_here() - fired_before);
+    } else {
+      judge<T>(d, what, status, said, lb, b, before, cs, 1, faults_fired_here() - fired_before,
+               !d.faults.empty());
+    }
   }
 
   template <class T>
@@ -638,26 +735,47 @@ private:
     o.schedule = d.schedule;
     o.max_concurrent = d.max_concurrent;
     o.max_memory = d.max_memory;
+    // A new communicator (no attribute copied from MPI_COMM_WORLD, so the library asks it for
+    // its nodes), with MPI_ERRORS_RETURN: a fault calls its error handler as MPI would.
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (d.fresh_comm) {
+      MPI_Comm_split(MPI_COMM_WORLD, 0, world_rank(), &comm);
+      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    }
     redist_plan plan = nullptr;
-    int status = REDIST_SUCCESS;
-    if (d.entry == Entry::capi) {
-      const redist_layout ca = mpitest::c_layout(d.a, d.a.grid.ranks.data(), la.lld);
-      const redist_layout cb = mpitest::c_layout(d.b, d.b.grid.ranks.data(), lb.lld);
-      status = redist_plan_create_opt(MPI_COMM_WORLD, d.m, d.n, type_of<T>(), &ca, &cb,
+    const auto create = [&] {
+      if (d.entry == Entry::capi) {
+        const redist_layout ca = mpitest::c_layout(d.a, d.a.grid.ranks.data(), la.lld);
+        const redist_layout cb = mpitest::c_layout(d.b, d.b.grid.ranks.data(), lb.lld);
+        return redist_plan_create_opt(comm, d.m, d.n, type_of<T>(), &ca, &cb,
                                       d.region == Region::Full    ? REDIST_REGION_FULL
                                       : d.region == Region::Upper ? REDIST_REGION_UPPER
                                                                   : REDIST_REGION_LOWER,
                                       d.unit_diag ? 1 : 0, &o, &plan);
-    } else {
+      }
       Args c = scalapack_args(d, la, lb);
-      status = redist_plan_create_scalapack(c.m, c.n, type_of<T>(), c.desca, c.ia, c.ja, c.descb,
-                                            c.ib, c.jb, c.ictxt,
-                                            d.region == Region::Full    ? REDIST_REGION_FULL
-                                            : d.region == Region::Upper ? REDIST_REGION_UPPER
-                                                                        : REDIST_REGION_LOWER,
-                                            d.unit_diag ? 1 : 0, &o, &plan);
+      return redist_plan_create_scalapack(c.m, c.n, type_of<T>(), c.desca, c.ia, c.ja, c.descb,
+                                          c.ib, c.jb, c.ictxt,
+                                          d.region == Region::Full    ? REDIST_REGION_FULL
+                                          : d.region == Region::Upper ? REDIST_REGION_UPPER
+                                                                      : REDIST_REGION_LOWER,
+                                          d.unit_diag ? 1 : 0, &o, &plan);
+    };
+    const bool coll_creation = d.coll_fault() && d.fault_execution < 0;
+    const long long fired_at_creation = faults_fired_here();
+    if (coll_creation) arm(d);
+    int status = create();
+    if (coll_creation) disarm();
+    std::string said = status == REDIST_SUCCESS ? "" : redist_last_error();
+    if (coll_creation && judge_coll_creation(d, what + " [plan creation]", status, plan != nullptr,
+                                             said, faults_fired_here() - fired_at_creation)) {
+      // No plan anywhere after a fault that fired: made again with nothing armed, then judged
+      // as any other creation.
+      if (plan != nullptr) redist_plan_destroy(&plan);
+      plan = nullptr;
+      status = create();
+      said = status == REDIST_SUCCESS ? "" : redist_last_error();
     }
-    const std::string said = status == REDIST_SUCCESS ? "" : redist_last_error();
     const Verdict created = agree(status == REDIST_SUCCESS, 0, 0);
     if (created.successes != world_size()) {
       // Refused: the B untouched check is trivial (nothing executed); the statuses judged.
@@ -675,13 +793,155 @@ private:
         status = redist_plan_execute(plan, a.data(), b.data());
         if (faulted) disarm();
         ++t_.executions;
-        judge<T>(d, what + " [execution " + std::to_string(e + 1) + "]", status,
-                 status == REDIST_SUCCESS ? "" : redist_last_error(), lb, b, before, cs, 1 + e,
-                 faults_fired_here() - fired_before, faulted);
+        const std::string step = what + " [execution " + std::to_string(e + 1) + "]";
+        const std::string message = status == REDIST_SUCCESS ? "" : redist_last_error();
+        if (faulted && d.coll_fault()) {
+          judge_coll<T>(d, step, status, message, lb, b, before, cs, 1 + e,
+                        faults_fired_here() - fired_before);
+        } else {
+          judge<T>(d, step, status, message, lb, b, before, cs, 1 + e,
+                   faults_fired_here() - fired_before, faulted);
+        }
       }
     }
     if (plan != nullptr && redist_plan_destroy(&plan) != REDIST_SUCCESS)
       fail(what, std::string("redist_plan_destroy failed: ") + redist_last_error());
+    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
+  }
+
+  /// The tally of a collective fault's kind: armed, fired, outcomes (Tally::coll_by_kind).
+  std::array<long long, 8> &coll_counts(const Draw &d) {
+    return t_.coll_by_kind[d.faults[0].kind()];
+  }
+
+  /// A plan creation under a collective fault (every process takes part). The fault fired:
+  /// a plan everywhere or nowhere, and a plan exactly where the status is success. Not fired:
+  /// the creation is judged as any other. Returns whether there is no plan anywhere after a
+  /// fault that fired (the caller makes it again).
+  bool judge_coll_creation(const Draw &d, const std::string &what, int status, bool plan,
+                           const std::string &said, long long fired) {
+    const bool ok = status == REDIST_SUCCESS;
+    if (ok != plan) {
+      fail(what, std::string("status ") + redist_status_name(status) + " but " +
+                     (plan ? "a plan" : "no plan") + " returned");
+    }
+    const bool faulty = world_rank() == d.faults[0].rank;
+    std::array<long long, 4> w = {ok ? 1 : 0, fired, faulty ? faults::collectives_matched() : 0,
+                                  refused_here(d, status) ? 1 : 0};
+    MPI_Allreduce(MPI_IN_PLACE, w.data(), 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    const Verdict v{w[0], 0, w[1]};
+    t_.faults_fired += fired;
+    auto &counts = coll_counts(d);
+    ++counts[0];
+    counts[7] += w[2];
+    if (v.fired == 0) return false;
+    ++counts[1];
+    note_coll_fired(d, what, status, said);
+    if (v.successes == world_size()) {
+      ++counts[2];
+      return false;
+    }
+    if (v.successes == 0) {
+      if (w[3] == world_size()) {
+        ++counts[4];
+      } else {
+        ++counts[5];
+        note_everywhere(what, status, said);
+      }
+      return true;
+    }
+    fail(what, "plan creation under a collective fault: success on " + std::to_string(v.successes) +
+                   " of " + std::to_string(world_size()) +
+                   " processes (a plan on some, none on others); here " +
+                   redist_status_name(status) + (ok ? "" : ": " + said));
+    ++counts[6];
+    return false;
+  }
+
+  /// An execution (or a ScaLAPACK-entry call) under a collective fault. The fault fired: a
+  /// process that returns success has B equal to the oracle, and wherever a B differs from
+  /// the oracle every process returns an error; the outcome is counted. Not fired: judged as
+  /// any other call.
+  template <class T>
+  void judge_coll(const Draw &d, const std::string &what, int status, const std::string &said,
+                  const mpitest::LocalBuf &lb, const std::vector<T> &b,
+                  const std::vector<T> &before, const mpitest::CopySpec &cs, int a_salt,
+                  long long fired) {
+    const bool ok = status == REDIST_SUCCESS;
+    std::string report;
+    const long long wrong = mpitest::check_b(cs, d.a, d.b, lb, b.data(), a_salt, 2, report);
+    const bool faulty_error = world_rank() == d.faults[0].rank && !ok;
+    const long long positions =
+        world_rank() == d.faults[0].rank ? faults::collectives_matched() : 0;
+    std::array<long long, 6> v = {ok ? 1 : 0, wrong != 0 ? 1 : 0,
+                                  fired,      faulty_error ? 1 : 0,
+                                  positions,  refused_here(d, status) ? 1 : 0};
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), 6, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    const long long successes = v[0];
+    const long long wrong_somewhere = v[1];
+    t_.faults_fired += fired;
+    auto &counts = coll_counts(d);
+    ++counts[0];
+    counts[7] += v[4];
+    if (v[2] == 0) {
+      judge<T>(d, what, status, said, lb, b, before, cs, a_salt, 0, false);
+      return;
+    }
+    ++counts[1];
+    note_coll_fired(d, what, status, said);
+    if (!ok) ++t_.errors_returned;
+    if (ok && wrong != 0) {
+      t_.wrong += wrong;
+      fail(what, "success with a wrong B under a collective fault (" + std::to_string(wrong) +
+                     " elements):\n" + report);
+    } else if (wrong_somewhere != 0 && successes != 0) {
+      t_.wrong += wrong;
+      fail(what,
+           "B wrong on " + std::to_string(wrong_somewhere) + " process(es) while " +
+               std::to_string(successes) + " returned success; here " + redist_status_name(status) +
+               (wrong != 0 ? ", B wrong:\n" + report : ", B right") + (ok ? "" : ": " + said));
+    }
+    const int p = world_size();
+    if (successes == p) {
+      ++counts[2];
+    } else if (successes == p - 1 && v[3] == 1) {
+      ++counts[3];
+    } else if (successes == 0 && v[5] == p) {
+      ++counts[4];
+    } else if (successes == 0) {
+      ++counts[5];
+      note_everywhere(what, status, said);
+    } else {
+      ++counts[6];
+      if (world_rank() == 0 && t_.coll_other.size() < 4)
+        t_.coll_other.push_back(what + ": " + std::to_string(successes) + " of " +
+                                std::to_string(p) + " succeeded");
+    }
+  }
+
+  /// Whether `status` here is a refusal of explicit limits (as judge() accepts without a fault).
+  static bool refused_here(const Draw &d, int status) {
+    return d.limited() && (status == REDIST_ERR_ARGUMENT || status == REDIST_ERR_REMOTE);
+  }
+
+  /// Rank 0 keeps a few errors everywhere under a collective fault (the call, what it said).
+  void note_everywhere(const std::string &what, int status, const std::string &said) {
+    if (world_rank() != 0 || t_.coll_everywhere.size() >= 6) return;
+    std::size_t step = what.find(" [plan creation]");
+    if (step == std::string::npos) step = what.find(" [execution ");
+    t_.coll_everywhere.push_back(
+        what.substr(0, what.find(':')) + (step == std::string::npos ? "" : what.substr(step)) +
+        ": " + redist_status_name(status) + ": " + said.substr(0, said.find('\n')));
+  }
+
+  /// --verbose: the faulty process prints what a collective fault that fired led to.
+  static void note_coll_fired(const Draw &d, const std::string &what, int status,
+                              const std::string &said) {
+    if (!mpitest::options().verbose || world_rank() != d.faults[0].rank) return;
+    std::printf("[ COLL     ] rank %d, %s: %s\n  %s%s%s\n", world_rank(),
+                d.faults[0].describe().c_str(), what.substr(0, what.find(':')).c_str(),
+                redist_status_name(status), said.empty() ? "" : ": ", said.c_str());
+    std::fflush(stdout);
   }
 
   /// Judge one execution (every process takes part: one allreduce).
@@ -785,6 +1045,10 @@ TEST(Soak, RandomCallsUnderFaults) {
   const std::uint64_t seed = mpitest::shared_seed("Soak", 20261124);
   const long long only = mpitest::options().only_case;
   std::string error;
+  // A collective fault calls the error handler of the communicator of the failing call, the
+  // caller's among them (MPI_COMM_WORLD, BLACS's communicators, which copy it): MPI_ERRORS_RETURN
+  // before BLACS makes any, as the library's own communicators have.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const ContextPool pool = make_contexts(seed, error);
   EXPECT_EQ(sum_everywhere(error.empty() ? 0 : 1), 0) << error;
   // Track every executor tag's requests (a fault that never fires: count 0).
@@ -812,7 +1076,8 @@ TEST(Soak, RandomCallsUnderFaults) {
     if (only >= 0 && k != only) continue;
     soak.run(k);
     const counters::Snapshot now = counters::now();
-    const long long requests = faults::live_requests();
+    // Executor requests, and the library's nonblocking collectives (none may outlive a call).
+    const long long requests = faults::live_requests() + faults::live_collective_requests();
     max_comms = std::max(max_comms, now.comms);
     max_requests = std::max(max_requests, requests);
     counters::Snapshot expected = start.objects;
@@ -821,7 +1086,8 @@ TEST(Soak, RandomCallsUnderFaults) {
         now.comms > start.objects.comms + kCommCache + kPlanCache) {
       if (++leaks <= 4)
         leak_report += "after call " + std::to_string(k) + ": " + now.describe() +
-                       ", executor requests " + std::to_string(requests) + "\n";
+                       ", executor requests and nonblocking collectives " +
+                       std::to_string(requests) + "\n";
     }
     if ((k + 1) % checkpoint_every == 0 && k + 1 < calls) {
       checkpoints.push_back(sample(k + 1));
@@ -890,6 +1156,20 @@ TEST(Soak, RandomCallsUnderFaults) {
     for (const auto &[kind, counts] : t.faults_by_kind)
       out += " " + kind + " " + std::to_string(counts[0]) + "/" + std::to_string(counts[1]) + ";";
     out += "\n";
+    out += "  calls with a collective fault " + std::to_string(t.coll_faulted_calls) +
+           "; per kind, armed / fired, then of those fired: success everywhere (B right) / error "
+           "on the faulty process only (B right everywhere) / refused everywhere (limits) / "
+           "another error everywhere / other; and the calls of the kind the faulty process made "
+           "while armed:\n";
+    for (const auto &[kind, c] : t.coll_by_kind)
+      out += "    " + kind + " " + std::to_string(c[0]) + " / " + std::to_string(c[1]) + ": " +
+             std::to_string(c[2]) + " / " + std::to_string(c[3]) + " / " + std::to_string(c[4]) +
+             " / " + std::to_string(c[5]) + " / " + std::to_string(c[6]) + "; calls " +
+             std::to_string(c[7]) + "\n";
+    for (const std::string &o : t.coll_other)
+      out += "    other: " + o + "\n";
+    for (const std::string &o : t.coll_everywhere)
+      out += "    error everywhere, e.g. " + o + "\n";
     out += "  refused on every process (explicit schedule or limits the plan cannot honour) " +
            std::to_string(t.refused) + "\n";
     print_counts(out, "refused by", t.refused_by);
