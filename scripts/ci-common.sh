@@ -20,6 +20,8 @@ ci_reliability_tests() {
   # Not the out-of-memory case: ASan aborts on an allocation that large instead of throwing.
   ci_mpi 300 3 "$build/tests/reliability/redist_fault_tests" \
     --gtest_filter=-Faults.OutOfMemoryWhilePlanningIsAgreed
+  # Every collective, communicator and attribute call failing once (docs/reliability.md, Faults).
+  ci_mpi 300 3 "$build/tests/reliability/redist_collective_fault_tests"
   # The soak's short version (docs/reliability.md, Soak): about 10 s under ASan's exact unwinder.
   REDIST_SOAK_FAULT_PERCENT=10 ci_mpi 300 4 "$build/tests/reliability/redist_soak_tests" --cases=300
   if [[ -x $build/tests/ilp64/redist_ilp64_tests ]]; then

@@ -20,7 +20,8 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
 targets=(redist_unit_tests redist_research_tests redist_fuzz_replay redist_fuzz_plan
          redist_mpi_tests redist_error_tests redist_error_fatal_tests redist_mpi_dropin_tests
          redist_demo redist_resource_tests redist_thread_tests redist_overlap_tests
-         redist_fault_tests redist_soak_tests redist_ilp64_tests redist_exec_tests redist_nd_tests)
+         redist_fault_tests redist_collective_fault_tests redist_soak_tests redist_ilp64_tests
+         redist_exec_tests redist_nd_tests)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 # The MPI runs unwind malloc stacks the slow, exact way (fast_unwind_on_malloc=0), so that

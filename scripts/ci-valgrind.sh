@@ -36,4 +36,6 @@ ci_step "valgrind memcheck: MPI errors injected during execution, 3 ranks"
 # The sweep of every failing call at every position: one mode, all at once, process 0.
 REDIST_FAULT_SWEEP=quick ci_mpi 300 3 "${vg[@]}" "$build/tests/reliability/redist_fault_tests" \
   --gtest_filter=-Faults.OutOfMemoryWhilePlanningIsAgreed
+ci_step "valgrind memcheck: collective, communicator and attribute calls failing, 3 ranks"
+ci_mpi 600 3 "${vg[@]}" "$build/tests/reliability/redist_collective_fault_tests"
 ci_done
