@@ -661,6 +661,28 @@ TEST(CollectiveFaults, CApiCreateAndTwoExecutions) {
   });
 }
 
+TEST(CollectiveFaults, StepwisePlan) {
+  // A memory cap of 1 KiB each way: the messages in many steps and sub-steps.
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const Scenario s = small_scenario();
+  sweep("stepwise", {"create", "execute"}, [&](FaultRun &run) {
+    CArgs x(s);
+    x.options.schedule = REDIST_SCHEDULE_STEPWISE;
+    x.options.max_memory = 1024;
+    plan_and_executions(run, s, 1, [&](int phase, redist_plan *plan) {
+      const int status = redist_plan_create_opt(user_comm(), x.m, x.n, REDIST_DOUBLE, x.pa, x.pb,
+                                                REDIST_REGION_FULL, 0, &x.options, plan);
+      redist_plan_info info{};
+      if ((phase != 0 || run.counting) && status == REDIST_SUCCESS &&
+          (redist_plan_get_info(*plan, &info) != REDIST_SUCCESS ||
+           info.schedule != REDIST_SCHEDULE_STEPWISE || info.steps < 2)) {
+        run.problem("the plan made with nothing armed is not stepwise in several steps");
+      }
+      return status;
+    });
+  });
+}
+
 TEST(CollectiveFaults, TwoPhasePlan) {
   // As Faults.TwoPhasePlans forces one: block rows 2 -> 3 on a column of every process.
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
