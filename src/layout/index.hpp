@@ -7,6 +7,12 @@
 // pair plus the per-period strides of the local indices, so memory and time do not grow with
 // the extent. A run is a maximal interval of window indices that is contiguous in both local
 // arrays.
+//
+// A first block of its own size (PBLAS's IMB_ / INB_) is made uniform for the period engine:
+// (block - first) virtual elements in front of it on its owner give a uniform dimension whose
+// local indices on that process are shifted; where the window holds more than one block's worth
+// of the first block, that part of the window is one process. A pattern is then up to three
+// segments of window indices, each with its own period (index.cpp's UniformView).
 
 #include "layout.hpp"
 
@@ -33,49 +39,74 @@ struct Transfer1D {
 };
 
 /// The runs between one source process and one destination process, one period stored.
+/// A pattern is one or more segments of consecutive window indices, each with its own period
+/// and strides: one segment for uniform block-cyclic dimensions; a first block larger than a
+/// block (PBLAS's IMB_ > MB_) adds one in front, where that side is one process.
 class RunPattern {
 public:
   RunPattern() = default;
   RunPattern(Index window_length, Index period, Index src_stride, Index dst_stride);
 
-  /// Append a piece (in increasing k); merged with the previous run when contiguous.
+  /// Window indices [begin, end) (after the pieces appended so far): pieces appended next
+  /// repeat there with `period` and these strides. Without it one segment covers the window
+  /// with the constructor's period and strides.
+  void begin_segment(Index begin, Index end, Index period, Index src_stride, Index dst_stride);
+  /// Append a piece of the current segment's first period, k counted from the segment's first
+  /// window index, in increasing k; merged with the previous run when contiguous.
   void append(const Run &piece);
   /// Call when all pieces of the period are appended.
   void finish();
 
-  [[nodiscard]] bool empty() const { return runs_.empty(); }
+  [[nodiscard]] bool empty() const { return total_ == 0; }
   /// Elements in the whole window.
   [[nodiscard]] Index total() const { return total_; }
   /// Elements with window index < x (0 <= x <= window length).
   [[nodiscard]] Index count_below(Index x) const;
   /// Window index of the element with `c` elements below it (0 <= c < total()).
   [[nodiscard]] Index index_of(Index c) const;
-  [[nodiscard]] const std::vector<Run> &period_runs() const { return runs_; }
-  [[nodiscard]] Index period() const { return period_; }
-  /// Advance of the source / destination local indices from one period to the next.
-  [[nodiscard]] Index src_stride() const { return src_stride_; }
-  [[nodiscard]] Index dst_stride() const { return dst_stride_; }
+  /// The last segment's runs of one period (window indices from head_length()), its period
+  /// and strides; the window indices before head_length() are the other segments'.
+  [[nodiscard]] const std::vector<Run> &period_runs() const { return last().runs; }
+  [[nodiscard]] Index period() const { return last().period; }
+  [[nodiscard]] Index src_stride() const { return last().src_stride; }
+  [[nodiscard]] Index dst_stride() const { return last().dst_stride; }
+  [[nodiscard]] Index head_length() const { return last().begin; }
+  /// Window index after the last segment: no runs from there on.
+  [[nodiscard]] Index segments_end() const { return last().end; }
   [[nodiscard]] Index window_length() const { return length_; }
 
   /// Visit, in increasing k, the runs clipped to window indices [lo, hi); runs that are
-  /// contiguous across a period boundary are merged before f sees them. f(const Run&).
+  /// contiguous across a period or segment boundary are merged before f sees them. f(const
+  /// Run&).
   template <class F> void for_each(Index lo, Index hi, F &&f) const;
   template <class F> void for_each(F &&f) const { for_each(0, length_, f); }
 
   /// Bytes of memory held (for the scaling checks).
-  [[nodiscard]] std::size_t memory_bytes() const {
-    return runs_.capacity() * sizeof(Run) + prefix_.capacity() * sizeof(Index);
-  }
+  [[nodiscard]] std::size_t memory_bytes() const;
 
 private:
+  // Window indices [begin, end): runs_ of one period (k from begin) repeated every `period`.
+  struct Segment {
+    Index begin = 0;
+    Index end = 0;
+    Index period = 1;
+    Index src_stride = 0;
+    Index dst_stride = 0;
+    Index per_period = 0;
+    Index total = 0;
+    std::vector<Run> runs;
+    std::vector<Index> prefix; // prefix[i] = elements in runs[0..i)
+  };
+  [[nodiscard]] const Segment &last() const { return later_.empty() ? first_ : later_.back(); }
+  [[nodiscard]] Segment &last() { return later_.empty() ? first_ : later_.back(); }
+  [[nodiscard]] static Index count_in(const Segment &s, Index x);
+  template <class F>
+  static void visit_segment(const Segment &s, Index lo, Index hi, Run &pending, F &f);
+
   Index length_ = 0;
-  Index period_ = 1;
-  Index src_stride_ = 0;
-  Index dst_stride_ = 0;
-  Index per_period_ = 0;
   Index total_ = 0;
-  std::vector<Run> runs_;
-  std::vector<Index> prefix_; // prefix_[i] = elements in runs_[0..i)
+  Segment first_;              // kept inline: uniform layouts have this one segment only
+  std::vector<Segment> later_; // after a first block's single-process part
 };
 
 /// The period (in window indices) over which runs are stored for this transfer, and the
@@ -86,6 +117,13 @@ struct PeriodInfo {
   Index dst_stride = 0;
 };
 PeriodInfo period_info(const Transfer1D &t);
+
+/// A transfer of uniform dimensions (BlockCyclic::uniform) with the same owners at every window
+/// index as t, when there is one: when neither window holds more than a block's worth of its
+/// side's first block (always so for first blocks no larger than the others). Computations on
+/// owners alone written for uniform dimensions (closed-form schedules) take it; its local
+/// indices are not t's.
+[[nodiscard]] bool uniform_owners(const Transfer1D &t, Transfer1D &uniform);
 
 /// The runs between one process and one process of the other side.
 struct PeerRuns {
@@ -106,23 +144,23 @@ std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p);
 /// Runs from every source process to destination process q: result[p], p < src.nprocs.
 std::vector<RunPattern> runs_to_destination(const Transfer1D &t, int q);
 
-template <class F> void RunPattern::for_each(Index lo, Index hi, F &&f) const {
-  hi = std::min(hi, length_);
-  lo = std::max(lo, Index{0});
-  if (runs_.empty() || lo >= hi) {
+template <class F>
+void RunPattern::visit_segment(const Segment &s, Index lo, Index hi, Run &pending, F &f) {
+  hi = std::min(hi, s.end) - s.begin;
+  lo = std::max(lo, s.begin) - s.begin;
+  if (s.runs.empty() || lo >= hi) {
     return;
   }
-  Run pending;
-  const Index first_period = lo / period_;
-  for (Index t = first_period; t * period_ < hi; ++t) {
-    const Index base = t * period_;
-    auto it = runs_.begin();
+  const Index first_period = lo / s.period;
+  for (Index t = first_period; t * s.period < hi; ++t) {
+    const Index base = t * s.period;
+    auto it = s.runs.begin();
     if (t == first_period) {
       const Index offset = lo - base; // skip runs ending at or before lo
-      it = std::partition_point(runs_.begin(), runs_.end(),
+      it = std::partition_point(s.runs.begin(), s.runs.end(),
                                 [offset](const Run &r) { return r.k + r.length <= offset; });
     }
-    for (; it != runs_.end(); ++it) {
+    for (; it != s.runs.end(); ++it) {
       const Index k0 = it->k + base;
       if (k0 >= hi) {
         break;
@@ -130,8 +168,8 @@ template <class F> void RunPattern::for_each(Index lo, Index hi, F &&f) const {
       const Index start = std::max(k0, lo);
       const Index len = std::min(k0 + it->length, hi) - start;
       const Index skip = start - k0;
-      const Run r{start, len, it->src_local + t * src_stride_ + skip,
-                  it->dst_local + t * dst_stride_ + skip};
+      const Run r{start + s.begin, len, it->src_local + t * s.src_stride + skip,
+                  it->dst_local + t * s.dst_stride + skip};
       if (pending.length > 0 && pending.k + pending.length == r.k &&
           pending.src_local + pending.length == r.src_local &&
           pending.dst_local + pending.length == r.dst_local) {
@@ -143,6 +181,19 @@ template <class F> void RunPattern::for_each(Index lo, Index hi, F &&f) const {
         pending = r;
       }
     }
+  }
+}
+
+template <class F> void RunPattern::for_each(Index lo, Index hi, F &&f) const {
+  hi = std::min(hi, length_);
+  lo = std::max(lo, Index{0});
+  if (total_ == 0 || lo >= hi) {
+    return;
+  }
+  Run pending;
+  visit_segment(first_, lo, hi, pending, f);
+  for (const Segment &s : later_) {
+    visit_segment(s, lo, hi, pending, f);
   }
   if (pending.length > 0) {
     f(pending);
