@@ -66,31 +66,45 @@ void enumerate_pieces(const BlockCyclic &fixed, Index fixed_start, const BlockCy
 
 RunPattern::RunPattern(Index window_length, Index period, Index src_stride, Index dst_stride)
     : length_(window_length) {
-  Segment &s = first_;
-  s.end = window_length;
-  s.period = period;
-  s.src_stride = src_stride;
-  s.dst_stride = dst_stride;
+  last_.period = period;
+  last_.src_stride = src_stride;
+  last_.dst_stride = dst_stride;
+}
+
+RunPattern::RunPattern(const RunPattern &other)
+    : length_(other.length_), total_(other.total_), last_(other.last_),
+      head_(other.head_ ? std::make_unique<Head>(*other.head_) : nullptr) {}
+
+RunPattern &RunPattern::operator=(const RunPattern &other) {
+  if (this != &other) {
+    *this = RunPattern(other);
+  }
+  return *this;
+}
+
+RunPattern::Head &RunPattern::head() {
+  if (head_ == nullptr) {
+    head_ = std::make_unique<Head>();
+    head_->last_end = length_;
+  }
+  return *head_;
 }
 
 void RunPattern::begin_segment(Index begin, Index end, Index period, Index src_stride,
                                Index dst_stride) {
-  Segment next;
-  next.begin = begin;
-  next.end = end;
-  next.period = period;
-  next.src_stride = src_stride;
-  next.dst_stride = dst_stride;
-  Segment &current = last();
-  if (current.runs.empty()) {
-    current = std::move(next); // no piece in the segment before: it was never entered
-  } else {
-    later_.push_back(std::move(next));
+  if (!last_.runs.empty()) { // the segment so far joins the head
+    Head &h = head();
+    h.segments.push_back({h.last_begin, h.last_end, 0, std::move(last_)});
+  }
+  last_ = Periodic{period, src_stride, dst_stride, 0, {}, {}};
+  if (head_ != nullptr || begin != 0 || end != length_) {
+    head().last_begin = begin;
+    head_->last_end = end;
   }
 }
 
 void RunPattern::append(const Run &piece) {
-  std::vector<Run> &runs = last().runs;
+  std::vector<Run> &runs = last_.runs;
   if (!runs.empty()) {
     Run &before = runs.back();
     if (before.k + before.length == piece.k &&
@@ -103,33 +117,56 @@ void RunPattern::append(const Run &piece) {
   runs.push_back(piece);
 }
 
-void RunPattern::finish() {
-  later_.shrink_to_fit();
-  total_ = 0;
-  const auto finish_segment = [&](Segment &s) {
-    s.runs.shrink_to_fit();
-    s.prefix.assign(s.runs.size() + 1, 0);
-    for (std::size_t idx = 0; idx < s.runs.size(); ++idx) {
-      s.prefix[idx + 1] = s.prefix[idx] + s.runs[idx].length;
-    }
-    s.per_period = s.prefix.back();
-    s.total = count_in(s, s.end);
-    total_ += s.total;
-  };
-  finish_segment(first_);
-  for (Segment &s : later_) {
-    finish_segment(s);
+inline Index RunPattern::count_periodic(const Periodic &p, Index x) {
+  if (p.runs.empty()) {
+    return 0;
   }
+  const Index periods = x / p.period;
+  const Index rest = x % p.period;
+  // runs entirely below `rest`, then the one that straddles it
+  const auto it = std::partition_point(p.runs.begin(), p.runs.end(),
+                                       [rest](const Run &r) { return r.k + r.length <= rest; });
+  const auto idx = static_cast<std::size_t>(it - p.runs.begin());
+  Index count = periods * p.per_period + p.prefix[idx];
+  if (it != p.runs.end() && it->k < rest) {
+    count += rest - it->k;
+  }
+  return count;
+}
+
+void RunPattern::finish_periodic(Periodic &p) {
+  p.runs.shrink_to_fit();
+  p.prefix.assign(p.runs.size() + 1, 0);
+  for (std::size_t idx = 0; idx < p.runs.size(); ++idx) {
+    p.prefix[idx + 1] = p.prefix[idx] + p.runs[idx].length;
+  }
+  p.per_period = p.prefix.back();
+}
+
+void RunPattern::finish() {
+  finish_periodic(last_);
+  if (head_ == nullptr) {
+    total_ = count_below(length_);
+    return;
+  }
+  head_->segments.shrink_to_fit();
+  for (Segment &s : head_->segments) {
+    finish_periodic(s.periodic);
+    s.total = count_periodic(s.periodic, s.end - s.begin);
+  }
+  total_ = count_below_segments(length_);
 }
 
 std::size_t RunPattern::memory_bytes() const {
-  std::size_t bytes = later_.capacity() * sizeof(Segment);
-  const auto held = [](const Segment &s) {
-    return s.runs.capacity() * sizeof(Run) + s.prefix.capacity() * sizeof(Index);
+  const auto held = [](const Periodic &p) {
+    return p.runs.capacity() * sizeof(Run) + p.prefix.capacity() * sizeof(Index);
   };
-  bytes += held(first_);
-  for (const Segment &s : later_) {
-    bytes += held(s);
+  std::size_t bytes = held(last_);
+  if (head_ != nullptr) {
+    bytes += sizeof(Head) + head_->segments.capacity() * sizeof(Segment);
+    for (const Segment &s : head_->segments) {
+      bytes += held(s.periodic);
+    }
   }
   return bytes;
 }
@@ -144,40 +181,44 @@ Index RunPattern::index_of(Index c) const {
   return lo;
 }
 
-Index RunPattern::count_in(const Segment &s, Index x) {
-  if (s.runs.empty() || x <= s.begin) {
+Index RunPattern::count_below(Index x) const {
+  if (head_ != nullptr) {
+    return count_below_segments(x);
+  }
+  if (x <= 0) {
     return 0;
   }
-  x = std::min(x, s.end) - s.begin;
-  const Index periods = x / s.period;
-  const Index rest = x % s.period;
-  // runs entirely below `rest`, then the one that straddles it
-  const auto it = std::partition_point(s.runs.begin(), s.runs.end(),
-                                       [rest](const Run &r) { return r.k + r.length <= rest; });
-  const auto idx = static_cast<std::size_t>(it - s.runs.begin());
-  Index count = periods * s.per_period + s.prefix[idx];
-  if (it != s.runs.end() && it->k < rest) {
-    count += rest - it->k;
-  }
-  return count;
+  return count_periodic(last_, std::min(x, length_));
 }
 
-Index RunPattern::count_below(Index x) const {
-  if (total_ == 0 || x <= 0) {
-    return 0;
-  }
-  if (later_.empty() || x < first_.end) {
-    return count_in(first_, x);
-  }
-  Index count = first_.total;
-  for (const Segment &s : later_) {
-    if (x >= s.end) {
-      count += s.total;
-    } else {
-      return count + count_in(s, x);
+Run RunPattern::visit_segments(Index lo, Index hi, const Visitor &f) const {
+  Run pending;
+  const auto visit = [&](const Periodic &p, Index begin, Index end) {
+    const Index from = std::max(lo, begin);
+    const Index to = std::min(hi, end);
+    if (!p.runs.empty() && from < to) {
+      pending = visit_periods(p, begin, from, to, pending, f);
     }
+  };
+  for (const Segment &s : head_->segments) {
+    visit(s.periodic, s.begin, s.end);
   }
-  return count;
+  visit(last_, head_->last_begin, head_->last_end);
+  return pending;
+}
+
+Index RunPattern::count_below_segments(Index x) const {
+  Index count = 0;
+  for (const Segment &s : head_->segments) {
+    if (x <= s.begin) {
+      return count;
+    }
+    count += x >= s.end ? s.total : count_periodic(s.periodic, x - s.begin);
+  }
+  if (x <= head_->last_begin) {
+    return count;
+  }
+  return count + count_periodic(last_, std::min(x, head_->last_end) - head_->last_begin);
 }
 
 PeriodInfo period_info(const Transfer1D &t) {

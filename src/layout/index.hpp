@@ -16,6 +16,8 @@
 
 #include "layout.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 namespace redist {
@@ -40,12 +42,21 @@ struct Transfer1D {
 
 /// The runs between one source process and one destination process, one period stored.
 /// A pattern is one or more segments of consecutive window indices, each with its own period
-/// and strides: one segment for uniform block-cyclic dimensions; a first block larger than a
-/// block (PBLAS's IMB_ > MB_) adds one in front, where that side is one process.
+/// and strides: one segment over the whole window for uniform block-cyclic dimensions (and
+/// first blocks no larger than a block), held inline as one period's runs and nothing else; a
+/// first block larger than a block (PBLAS's IMB_ > MB_) adds one in front, where that side is
+/// one process. The segments before the last, and the last's window indices when it does not
+/// span the window, are kept apart (Head), so that walks and counts of one-segment patterns run
+/// as they do without segments.
 class RunPattern {
 public:
   RunPattern() = default;
   RunPattern(Index window_length, Index period, Index src_stride, Index dst_stride);
+  RunPattern(const RunPattern &other);
+  RunPattern(RunPattern &&other) noexcept = default;
+  RunPattern &operator=(const RunPattern &other);
+  RunPattern &operator=(RunPattern &&other) noexcept = default;
+  ~RunPattern() = default;
 
   /// Window indices [begin, end) (after the pieces appended so far): pieces appended next
   /// repeat there with `period` and these strides. Without it one segment covers the window
@@ -66,13 +77,14 @@ public:
   [[nodiscard]] Index index_of(Index c) const;
   /// The last segment's runs of one period (window indices from head_length()), its period
   /// and strides; the window indices before head_length() are the other segments'.
-  [[nodiscard]] const std::vector<Run> &period_runs() const { return last().runs; }
-  [[nodiscard]] Index period() const { return last().period; }
-  [[nodiscard]] Index src_stride() const { return last().src_stride; }
-  [[nodiscard]] Index dst_stride() const { return last().dst_stride; }
-  [[nodiscard]] Index head_length() const { return last().begin; }
+  [[nodiscard]] const std::vector<Run> &period_runs() const { return last_.runs; }
+  [[nodiscard]] Index period() const { return last_.period; }
+  /// Advance of the source / destination local indices from one period to the next.
+  [[nodiscard]] Index src_stride() const { return last_.src_stride; }
+  [[nodiscard]] Index dst_stride() const { return last_.dst_stride; }
+  [[nodiscard]] Index head_length() const { return head_ ? head_->last_begin : 0; }
   /// Window index after the last segment: no runs from there on.
-  [[nodiscard]] Index segments_end() const { return last().end; }
+  [[nodiscard]] Index segments_end() const { return head_ ? head_->last_end : length_; }
   [[nodiscard]] Index window_length() const { return length_; }
 
   /// Visit, in increasing k, the runs clipped to window indices [lo, hi); runs that are
@@ -85,28 +97,62 @@ public:
   [[nodiscard]] std::size_t memory_bytes() const;
 
 private:
-  // Window indices [begin, end): runs_ of one period (k from begin) repeated every `period`.
-  struct Segment {
-    Index begin = 0;
-    Index end = 0;
+  // The runs of one period, repeated every `period` window indices from the segment's first.
+  struct Periodic {
     Index period = 1;
     Index src_stride = 0;
     Index dst_stride = 0;
     Index per_period = 0;
-    Index total = 0;
     std::vector<Run> runs;
     std::vector<Index> prefix; // prefix[i] = elements in runs[0..i)
   };
-  [[nodiscard]] const Segment &last() const { return later_.empty() ? first_ : later_.back(); }
-  [[nodiscard]] Segment &last() { return later_.empty() ? first_ : later_.back(); }
-  [[nodiscard]] static Index count_in(const Segment &s, Index x);
+  // A segment before the last: window indices [begin, end).
+  struct Segment {
+    Index begin = 0;
+    Index end = 0;
+    Index total = 0;
+    Periodic periodic;
+  };
+  // What a pattern of more than one segment, or of one not spanning the window, adds.
+  struct Head {
+    std::vector<Segment> segments; // before the last, in window order
+    Index last_begin = 0;          // the last segment's window indices
+    Index last_end = 0;
+  };
+
+  Head &head();
+  static void finish_periodic(Periodic &p);
+  /// Elements of p's repetition with index < x, x > 0 counted from its first index. Inlined
+  /// (like visit_periods) so that one-segment patterns count and walk without a further call.
+  [[nodiscard, gnu::always_inline]] static Index count_periodic(const Periodic &p, Index x);
+  [[nodiscard]] Index count_below_segments(Index x) const;
+  /// p's runs repeated from window index `begin`, clipped to [lo, hi) (both >= begin), merged
+  /// after `pending`; f sees each run that the next one does not continue. Returns the run
+  /// still pending (a value, so that the walk keeps it in registers).
   template <class F>
-  static void visit_segment(const Segment &s, Index lo, Index hi, Run &pending, F &f);
+  [[nodiscard, gnu::always_inline]] static Run visit_periods(const Periodic &p, Index begin,
+                                                             Index lo, Index hi, Run pending, F &f);
+  /// A visitor of runs without its type, for the walk of patterns with a head: compiled once
+  /// in index.cpp, not for every visitor beside the one-segment walk it would crowd.
+  class Visitor {
+  public:
+    template <class F>
+    explicit Visitor(F &f)
+        : context_(const_cast<void *>(static_cast<const void *>(std::addressof(f)))),
+          call_([](void *context, const Run &run) { (*static_cast<F *>(context))(run); }) {}
+    void operator()(const Run &run) const { call_(context_, run); }
+
+  private:
+    void *context_;
+    void (*call_)(void *context, const Run &run);
+  };
+  /// for_each's walk of a pattern with a head.
+  [[nodiscard]] Run visit_segments(Index lo, Index hi, const Visitor &f) const;
 
   Index length_ = 0;
   Index total_ = 0;
-  Segment first_;              // kept inline: uniform layouts have this one segment only
-  std::vector<Segment> later_; // after a first block's single-process part
+  Periodic last_;              // the only segment of a uniform dimension's pattern
+  std::unique_ptr<Head> head_; // null: last_ spans the window
 };
 
 /// The period (in window indices) over which runs are stored for this transfer, and the
@@ -145,22 +191,20 @@ std::vector<RunPattern> runs_from_source(const Transfer1D &t, int p);
 std::vector<RunPattern> runs_to_destination(const Transfer1D &t, int q);
 
 template <class F>
-void RunPattern::visit_segment(const Segment &s, Index lo, Index hi, Run &pending, F &f) {
-  hi = std::min(hi, s.end) - s.begin;
-  lo = std::max(lo, s.begin) - s.begin;
-  if (s.runs.empty() || lo >= hi) {
-    return;
-  }
-  const Index first_period = lo / s.period;
-  for (Index t = first_period; t * s.period < hi; ++t) {
-    const Index base = t * s.period;
-    auto it = s.runs.begin();
+inline Run RunPattern::visit_periods(const Periodic &p, Index begin, Index lo, Index hi,
+                                     Run pending, F &f) {
+  lo -= begin;
+  hi -= begin;
+  const Index first_period = lo / p.period;
+  for (Index t = first_period; t * p.period < hi; ++t) {
+    const Index base = t * p.period;
+    auto it = p.runs.begin();
     if (t == first_period) {
       const Index offset = lo - base; // skip runs ending at or before lo
-      it = std::partition_point(s.runs.begin(), s.runs.end(),
+      it = std::partition_point(p.runs.begin(), p.runs.end(),
                                 [offset](const Run &r) { return r.k + r.length <= offset; });
     }
-    for (; it != s.runs.end(); ++it) {
+    for (; it != p.runs.end(); ++it) {
       const Index k0 = it->k + base;
       if (k0 >= hi) {
         break;
@@ -168,8 +212,8 @@ void RunPattern::visit_segment(const Segment &s, Index lo, Index hi, Run &pendin
       const Index start = std::max(k0, lo);
       const Index len = std::min(k0 + it->length, hi) - start;
       const Index skip = start - k0;
-      const Run r{start + s.begin, len, it->src_local + t * s.src_stride + skip,
-                  it->dst_local + t * s.dst_stride + skip};
+      const Run r{start + begin, len, it->src_local + t * p.src_stride + skip,
+                  it->dst_local + t * p.dst_stride + skip};
       if (pending.length > 0 && pending.k + pending.length == r.k &&
           pending.src_local + pending.length == r.src_local &&
           pending.dst_local + pending.length == r.dst_local) {
@@ -182,6 +226,7 @@ void RunPattern::visit_segment(const Segment &s, Index lo, Index hi, Run &pendin
       }
     }
   }
+  return pending;
 }
 
 template <class F> void RunPattern::for_each(Index lo, Index hi, F &&f) const {
@@ -190,11 +235,8 @@ template <class F> void RunPattern::for_each(Index lo, Index hi, F &&f) const {
   if (total_ == 0 || lo >= hi) {
     return;
   }
-  Run pending;
-  visit_segment(first_, lo, hi, pending, f);
-  for (const Segment &s : later_) {
-    visit_segment(s, lo, hi, pending, f);
-  }
+  const Run pending = head_ == nullptr ? visit_periods(last_, 0, lo, hi, Run{}, f)
+                                       : visit_segments(lo, hi, Visitor(f));
   if (pending.length > 0) {
     f(pending);
   }

@@ -216,6 +216,46 @@ TEST(FirstBlock, AFirstBlockOfTheBlockSizeGivesTheNineIntegerPatternsExactly) {
   }
 }
 
+TEST(FirstBlock, AFirstBlockNoLargerThanABlockKeepsOneSegmentOverTheWindow) {
+  // The virtual leading elements make such a dimension uniform over the whole window: its
+  // patterns are one segment, walked and counted as 9-integer ones are.
+  Random rng(test_seed(0xb));
+  for (int trial = 0; trial < 300; ++trial) {
+    Transfer1D t = random_transfer(rng, 200, 9, 5);
+    t.src.first_block = rng.uniform(1, t.src.block);
+    t.dst.first_block = rng.uniform(1, t.dst.block);
+    for (int p = 0; p < t.src.nprocs; ++p) {
+      for (const PeerRuns &r : peer_runs_from_source(t, p)) {
+        ASSERT_EQ(r.runs.head_length(), 0);
+        ASSERT_EQ(r.runs.segments_end(), r.runs.window_length());
+      }
+    }
+  }
+}
+
+TEST(FirstBlock, CopiesOfPatternsWithSegmentsWalkAndCountAsTheOriginal) {
+  // Process 1's first block of 23 holds window indices [0, 21): [0, 17) is a segment of its
+  // own before the periodic one.
+  const Transfer1D t{BlockCyclic{100, 4, 3, 1, 23}, BlockCyclic{100, 3, 2, 0, 5}, 2, 1, 90};
+  const std::vector<PeerRuns> runs = peer_runs_from_source(t, 1);
+  ASSERT_FALSE(runs.empty());
+  for (const PeerRuns &r : runs) {
+    EXPECT_EQ(r.runs.head_length(), 17);
+    RunPattern copy(r.runs);
+    RunPattern assigned;
+    assigned = copy;
+    const RunPattern moved(std::move(copy));
+    for (const RunPattern *other : {static_cast<const RunPattern *>(&assigned), &moved}) {
+      EXPECT_EQ(run_diff(visit(r.runs), visit(*other)), "");
+      EXPECT_EQ(other->head_length(), r.runs.head_length());
+      EXPECT_EQ(other->total(), r.runs.total());
+      for (Index x = 0; x <= t.length; ++x) {
+        ASSERT_EQ(other->count_below(x), r.runs.count_below(x)) << "x=" << x;
+      }
+    }
+  }
+}
+
 TEST(FirstBlock, AHugeFirstBlockKeepsThePatternSmall) {
   // A window of 2^30 elements inside a first block of 1.5 * 10^9 on process 1, against an
   // element-cyclic side over 5 processes: one (stretched) period per segment, not one run per
