@@ -17,7 +17,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
   -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF >/dev/null
 # Only what this job and ci-fuzz.sh run (not the tools, the other examples, the ring tests).
-targets=(redist_unit_tests redist_research_tests redist_fuzz_replay redist_fuzz_plan
+targets=(redist_unit_tests redist_research_tests redist_layout_kinds_tests redist_fuzz_replay redist_fuzz_plan
          redist_mpi_tests redist_error_tests redist_error_fatal_tests redist_mpi_dropin_tests
          redist_demo redist_resource_tests redist_thread_tests redist_overlap_tests
          redist_fault_tests redist_collective_fault_tests redist_soak_tests redist_ilp64_tests

@@ -65,28 +65,110 @@ void enumerate_pieces(const BlockCyclic &fixed, Index fixed_start, const BlockCy
 } // namespace
 
 RunPattern::RunPattern(Index window_length, Index period, Index src_stride, Index dst_stride)
-    : length_(window_length), period_(period), src_stride_(src_stride), dst_stride_(dst_stride) {}
+    : length_(window_length) {
+  last_.period = period;
+  last_.src_stride = src_stride;
+  last_.dst_stride = dst_stride;
+}
+
+RunPattern::RunPattern(const RunPattern &other)
+    : length_(other.length_), total_(other.total_), last_(other.last_),
+      head_(other.head_ ? std::make_unique<Head>(*other.head_) : nullptr) {}
+
+RunPattern &RunPattern::operator=(const RunPattern &other) {
+  if (this != &other) {
+    *this = RunPattern(other);
+  }
+  return *this;
+}
+
+RunPattern::Head &RunPattern::head() {
+  if (head_ == nullptr) {
+    head_ = std::make_unique<Head>();
+    head_->last_end = length_;
+  }
+  return *head_;
+}
+
+void RunPattern::begin_segment(Index begin, Index end, Index period, Index src_stride,
+                               Index dst_stride) {
+  if (!last_.runs.empty()) { // the segment so far joins the head
+    Head &h = head();
+    h.segments.push_back({h.last_begin, h.last_end, 0, std::move(last_)});
+  }
+  last_ = Periodic{period, src_stride, dst_stride, 0, {}, {}};
+  if (head_ != nullptr || begin != 0 || end != length_) {
+    head().last_begin = begin;
+    head_->last_end = end;
+  }
+}
 
 void RunPattern::append(const Run &piece) {
-  if (!runs_.empty()) {
-    Run &last = runs_.back();
-    if (last.k + last.length == piece.k && last.src_local + last.length == piece.src_local &&
-        last.dst_local + last.length == piece.dst_local) {
-      last.length += piece.length;
+  std::vector<Run> &runs = last_.runs;
+  if (!runs.empty()) {
+    Run &before = runs.back();
+    if (before.k + before.length == piece.k &&
+        before.src_local + before.length == piece.src_local &&
+        before.dst_local + before.length == piece.dst_local) {
+      before.length += piece.length;
       return;
     }
   }
-  runs_.push_back(piece);
+  runs.push_back(piece);
+}
+
+inline Index RunPattern::count_periodic(const Periodic &p, Index x) {
+  if (p.runs.empty()) {
+    return 0;
+  }
+  const Index periods = x / p.period;
+  const Index rest = x % p.period;
+  // runs entirely below `rest`, then the one that straddles it
+  const auto it = std::partition_point(p.runs.begin(), p.runs.end(),
+                                       [rest](const Run &r) { return r.k + r.length <= rest; });
+  const auto idx = static_cast<std::size_t>(it - p.runs.begin());
+  Index count = periods * p.per_period + p.prefix[idx];
+  if (it != p.runs.end() && it->k < rest) {
+    count += rest - it->k;
+  }
+  return count;
+}
+
+void RunPattern::finish_periodic(Periodic &p) {
+  p.runs.shrink_to_fit();
+  p.prefix.assign(p.runs.size() + 1, 0);
+  for (std::size_t idx = 0; idx < p.runs.size(); ++idx) {
+    p.prefix[idx + 1] = p.prefix[idx] + p.runs[idx].length;
+  }
+  p.per_period = p.prefix.back();
 }
 
 void RunPattern::finish() {
-  runs_.shrink_to_fit();
-  prefix_.assign(runs_.size() + 1, 0);
-  for (std::size_t idx = 0; idx < runs_.size(); ++idx) {
-    prefix_[idx + 1] = prefix_[idx] + runs_[idx].length;
+  finish_periodic(last_);
+  if (head_ == nullptr) {
+    total_ = count_below(length_);
+    return;
   }
-  per_period_ = prefix_.back();
-  total_ = count_below(length_);
+  head_->segments.shrink_to_fit();
+  for (Segment &s : head_->segments) {
+    finish_periodic(s.periodic);
+    s.total = count_periodic(s.periodic, s.end - s.begin);
+  }
+  total_ = count_below_segments(length_);
+}
+
+std::size_t RunPattern::memory_bytes() const {
+  const auto held = [](const Periodic &p) {
+    return p.runs.capacity() * sizeof(Run) + p.prefix.capacity() * sizeof(Index);
+  };
+  std::size_t bytes = held(last_);
+  if (head_ != nullptr) {
+    bytes += sizeof(Head) + head_->segments.capacity() * sizeof(Segment);
+    for (const Segment &s : head_->segments) {
+      bytes += held(s.periodic);
+    }
+  }
+  return bytes;
 }
 
 Index RunPattern::index_of(Index c) const {
@@ -100,21 +182,43 @@ Index RunPattern::index_of(Index c) const {
 }
 
 Index RunPattern::count_below(Index x) const {
-  if (runs_.empty() || x <= 0) {
+  if (head_ != nullptr) {
+    return count_below_segments(x);
+  }
+  if (x <= 0) {
     return 0;
   }
-  x = std::min(x, length_);
-  const Index periods = x / period_;
-  const Index rest = x % period_;
-  // runs entirely below `rest`, then the one that straddles it
-  const auto it = std::partition_point(runs_.begin(), runs_.end(),
-                                       [rest](const Run &r) { return r.k + r.length <= rest; });
-  const auto idx = static_cast<std::size_t>(it - runs_.begin());
-  Index count = periods * per_period_ + prefix_[idx];
-  if (it != runs_.end() && it->k < rest) {
-    count += rest - it->k;
+  return count_periodic(last_, std::min(x, length_));
+}
+
+Run RunPattern::visit_segments(Index lo, Index hi, const Visitor &f) const {
+  Run pending;
+  const auto visit = [&](const Periodic &p, Index begin, Index end) {
+    const Index from = std::max(lo, begin);
+    const Index to = std::min(hi, end);
+    if (!p.runs.empty() && from < to) {
+      pending = visit_periods(p, begin, from, to, pending, f);
+    }
+  };
+  for (const Segment &s : head_->segments) {
+    visit(s.periodic, s.begin, s.end);
   }
-  return count;
+  visit(last_, head_->last_begin, head_->last_end);
+  return pending;
+}
+
+Index RunPattern::count_below_segments(Index x) const {
+  Index count = 0;
+  for (const Segment &s : head_->segments) {
+    if (x <= s.begin) {
+      return count;
+    }
+    count += x >= s.end ? s.total : count_periodic(s.periodic, x - s.begin);
+  }
+  if (x <= head_->last_begin) {
+    return count;
+  }
+  return count + count_periodic(last_, std::min(x, head_->last_end) - head_->last_begin);
 }
 
 PeriodInfo period_info(const Transfer1D &t) {
@@ -135,6 +239,99 @@ PeriodInfo period_info(const Transfer1D &t) {
 
 namespace {
 
+// A window of a dimension over window indices [a, ...), seen as a window of a uniform
+// block-cyclic dimension `dim` from global index `start`. A first block of another size than
+// the others is made uniform by (block - first) virtual elements in front of it on its owner,
+// whose local indices then differ by `shift` from the view's; where more than one block of
+// the first block remains in the window, that part of the window is one process: `single`.
+struct UniformView {
+  BlockCyclic dim;
+  Index start = 0;
+  int single = -1;  ///< >= 0: dim is one process standing for this process
+  int shifted = -1; ///< the process whose local indices are the view's plus shift
+  Index shift = 0;
+
+  [[nodiscard]] int process(int view_process) const { return single >= 0 ? single : view_process; }
+  [[nodiscard]] Index local(int process, Index view_local) const {
+    return process == shifted ? view_local + shift : view_local;
+  }
+};
+
+// Window indices [0, result) lie in the first block with more than one block of it after them
+// (there the view is a single process).
+Index single_until(const BlockCyclic &d, Index start, Index length) {
+  const Index rest = d.first() - start; // elements of the first block from the window on
+  return d.nprocs > 1 && rest > d.block ? std::min(length, rest - d.block) : 0;
+}
+
+UniformView view_from(const BlockCyclic &d, Index start, Index a, Index single_end) {
+  UniformView v;
+  const Index g = start + a;
+  if (a < single_end) {
+    v.dim = BlockCyclic{d.first(), d.first(), 1, 0};
+    v.start = g;
+    v.single = d.src;
+    return v;
+  }
+  if (d.nprocs == 1) {
+    v.dim = BlockCyclic{d.extent, d.block, 1, 0};
+    v.start = g;
+    return v;
+  }
+  const Index lead = d.block - d.first(); // virtual elements in front, < 0 never here
+  v.dim = BlockCyclic{std::max<Index>(0, d.extent + lead), d.block, d.nprocs, d.src};
+  v.start = g + lead;
+  v.shifted = d.src;
+  v.shift = -lead;
+  return v;
+}
+
+struct Segment1D {
+  Index begin = 0;
+  Index end = 0;
+  PeriodInfo info;
+};
+
+struct SegmentPiece {
+  int peer = 0;
+  std::size_t segment = 0;
+  Run run; ///< k from the segment's first window index
+};
+
+// The pieces of one period of each segment of the window between `proc` on one side and the
+// processes of the other side, segment by segment, in increasing k within each.
+std::vector<SegmentPiece> segment_pieces(const Transfer1D &t, int proc, bool as_source,
+                                         std::vector<Segment1D> &segments) {
+  const Index src_cut = single_until(t.src, t.src_start, t.length);
+  const Index dst_cut = single_until(t.dst, t.dst_start, t.length);
+  std::vector<Index> bounds{0, std::min(src_cut, dst_cut), std::max(src_cut, dst_cut), t.length};
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  std::vector<SegmentPiece> pieces;
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const Index a = bounds[i];
+    const UniformView src = view_from(t.src, t.src_start, a, src_cut);
+    const UniformView dst = view_from(t.dst, t.dst_start, a, dst_cut);
+    const Transfer1D sub{src.dim, dst.dim, src.start, dst.start, bounds[i + 1] - a};
+    const PeriodInfo info = period_info(sub);
+    segments.push_back({a, bounds[i + 1], info});
+    const UniformView &fixed = as_source ? src : dst;
+    const UniformView &other = as_source ? dst : src;
+    if (fixed.single >= 0 && fixed.single != proc) {
+      continue;
+    }
+    const std::size_t segment = segments.size() - 1;
+    enumerate_pieces(
+        fixed.dim, fixed.start, other.dim, other.start, info.period, fixed.single >= 0 ? 0 : proc,
+        [&](int view_peer, Index k, Index fixed_local, Index other_local, Index len) {
+          const int peer = other.process(view_peer);
+          const Index f = fixed.local(proc, fixed_local);
+          const Index o = other.local(peer, other_local);
+          pieces.push_back({peer, segment, as_source ? Run{k, len, f, o} : Run{k, len, o, f}});
+        });
+  }
+  return pieces;
+}
+
 // Runs between `proc` on one side (the source when as_source) and the processes of the other
 // side it exchanges data with: the pieces of one period gathered per peer (stable, so each
 // peer's pieces stay in increasing k and merge into runs as they are appended).
@@ -143,23 +340,23 @@ std::vector<PeerRuns> runs_of_process(const Transfer1D &t, int proc, bool as_sou
   if (t.length <= 0) {
     return result;
   }
-  const PeriodInfo info = period_info(t);
-  const BlockCyclic &fixed = as_source ? t.src : t.dst;
-  const BlockCyclic &other = as_source ? t.dst : t.src;
-  std::vector<std::pair<int, Run>> pieces;
-  enumerate_pieces(fixed, as_source ? t.src_start : t.dst_start, other,
-                   as_source ? t.dst_start : t.src_start, info.period, proc,
-                   [&](int peer, Index k, Index fixed_local, Index other_local, Index len) {
-                     pieces.emplace_back(peer, as_source ? Run{k, len, fixed_local, other_local}
-                                                         : Run{k, len, other_local, fixed_local});
-                   });
+  std::vector<Segment1D> segments;
+  std::vector<SegmentPiece> pieces = segment_pieces(t, proc, as_source, segments);
   std::stable_sort(pieces.begin(), pieces.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
-  for (const auto &[peer, piece] : pieces) {
-    if (result.empty() || result.back().peer != peer) {
-      result.push_back({peer, RunPattern(t.length, info.period, info.src_stride, info.dst_stride)});
+                   [](const SegmentPiece &a, const SegmentPiece &b) { return a.peer < b.peer; });
+  std::size_t segment = 0;
+  for (const SegmentPiece &piece : pieces) {
+    const bool new_peer = result.empty() || result.back().peer != piece.peer;
+    if (new_peer) {
+      result.push_back({piece.peer, RunPattern(t.length, 1, 0, 0)});
     }
-    result.back().runs.append(piece);
+    if (new_peer || segment != piece.segment) {
+      const Segment1D &s = segments[piece.segment];
+      result.back().runs.begin_segment(s.begin, s.end, s.info.period, s.info.src_stride,
+                                       s.info.dst_stride);
+      segment = piece.segment;
+    }
+    result.back().runs.append(piece.run);
   }
   for (PeerRuns &r : result) {
     r.runs.finish();
@@ -167,6 +364,33 @@ std::vector<PeerRuns> runs_of_process(const Transfer1D &t, int proc, bool as_sou
   result.shrink_to_fit();
   return result;
 }
+
+} // namespace
+
+bool uniform_owners(const Transfer1D &t, Transfer1D &uniform) {
+  // A window inside one block of the first block is a window inside the source's first block
+  // of a uniform dimension; otherwise the view's virtual elements make it uniform.
+  const auto side = [&](const BlockCyclic &d, Index start, BlockCyclic &dim, Index &from) {
+    const Index rest = d.first() - start;
+    if (d.nprocs > 1 && rest >= t.length && t.length <= d.block) {
+      dim = BlockCyclic{d.block, d.block, d.nprocs, d.src};
+      from = 0;
+      return true;
+    }
+    if (single_until(d, start, t.length) > 0) {
+      return false;
+    }
+    const UniformView v = view_from(d, start, 0, 0);
+    dim = v.dim;
+    from = v.start;
+    return true;
+  };
+  uniform.length = t.length;
+  return side(t.src, t.src_start, uniform.src, uniform.src_start) &&
+         side(t.dst, t.dst_start, uniform.dst, uniform.dst_start);
+}
+
+namespace {
 
 // One pattern per process of the other side, empty for those without data.
 std::vector<RunPattern> dense(const Transfer1D &t, std::vector<PeerRuns> sparse, int nprocs) {

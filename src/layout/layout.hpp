@@ -36,32 +36,66 @@ using Index = std::int64_t;
   return floor_mod(old_s, m);
 }
 
-/// One dimension of a block-cyclic distribution (ScaLAPACK's M_/MB_/nprow/RSRC_).
-struct BlockCyclic {
-  Index extent = 0; ///< global extent of the dimension
-  Index block = 1;  ///< block size, >= 1
-  int nprocs = 1;   ///< processes along this dimension, >= 1
-  int src = 0;      ///< process owning the first block, 0 <= src < nprocs
+/// NUMROC: elements process p holds of `extent` elements dealt in blocks of `block` from
+/// process src over nprocs processes.
+[[nodiscard]] inline Index uniform_local_extent(Index extent, Index block, int nprocs, int src,
+                                                int p) {
+  const Index dist = (p - src + nprocs) % nprocs;
+  const Index blocks = extent / block;
+  Index count = (blocks / nprocs) * block;
+  const Index extra = blocks % nprocs;
+  if (dist < extra) {
+    count += block;
+  } else if (dist == extra) {
+    count += extent % block;
+  }
+  return count;
+}
 
-  [[nodiscard]] int owner(Index g) const { return static_cast<int>((g / block + src) % nprocs); }
-  [[nodiscard]] Index local_index(Index g) const {
-    return (g / (block * nprocs)) * block + g % block;
-  }
-  /// Number of elements process p holds (ScaLAPACK NUMROC).
-  [[nodiscard]] Index local_extent(int p) const {
-    const Index dist = (p - src + nprocs) % nprocs;
-    const Index blocks = extent / block;
-    Index count = (blocks / nprocs) * block;
-    const Index extra = blocks % nprocs;
-    if (dist < extra) {
-      count += block;
-    } else if (dist == extra) {
-      count += extent % block;
+/// One dimension of a block-cyclic distribution (ScaLAPACK's M_/MB_/nprow/RSRC_, and PBLAS's
+/// IMB_ for the 11-integer descriptor): the first block holds first() elements on process src,
+/// the following blocks of `block` elements go round-robin from process src + 1 (PBLAS
+/// PB_Cnumroc, PB_Cinfog2l). first_block may be below, equal to or above block.
+struct BlockCyclic {
+  Index extent = 0;      ///< global extent of the dimension
+  Index block = 1;       ///< block size, >= 1
+  int nprocs = 1;        ///< processes along this dimension, >= 1
+  int src = 0;           ///< process owning the first block, 0 <= src < nprocs
+  Index first_block = 0; ///< size of the first block (IMB_ / INB_); 0: `block`
+
+  [[nodiscard]] Index first() const { return first_block > 0 ? first_block : block; }
+  /// Every block of the same size (ScaLAPACK's 9-integer descriptors).
+  [[nodiscard]] bool uniform() const { return first() == block; }
+
+  [[nodiscard]] int owner(Index g) const {
+    if (uniform()) {
+      return static_cast<int>((g / block + src) % nprocs);
     }
-    return count;
+    return g < first() ? src : static_cast<int>(((g - first()) / block + src + 1) % nprocs);
   }
-  /// Length of one period of the owner pattern: nprocs*block, or 1 when one process owns all
-  /// (then local index == global index, so any period works).
+  [[nodiscard]] Index local_index(Index g) const {
+    if (uniform()) {
+      return (g / (block * nprocs)) * block + g % block;
+    }
+    if (g < first()) {
+      return g;
+    }
+    const Index after_first = g - first();
+    const Index own_first = owner(g) == src ? first() : 0;
+    return own_first + (after_first / (block * nprocs)) * block + after_first % block;
+  }
+  /// Number of elements process p holds (ScaLAPACK NUMROC; PBLAS PB_Cnumroc with I = 0).
+  [[nodiscard]] Index local_extent(int p) const {
+    if (uniform()) {
+      return uniform_local_extent(extent, block, nprocs, src, p);
+    }
+    const Index in_first = std::min(extent, first());
+    const Index after_first =
+        uniform_local_extent(extent - in_first, block, nprocs, (src + 1) % nprocs, p);
+    return (p == src ? in_first : 0) + after_first;
+  }
+  /// Length of one period of the owner pattern of a uniform dimension: nprocs*block, or 1 when
+  /// one process owns all (then local index == global index, so any period works).
   [[nodiscard]] Index period() const { return nprocs == 1 ? 1 : block * nprocs; }
 };
 
@@ -84,8 +118,9 @@ struct Layout {
   BlockCyclic rows;
   BlockCyclic cols;
   Grid grid;
-  Index i = 0; ///< window's first global row
-  Index j = 0; ///< window's first global column
+  Index i = 0;            ///< window's first global row
+  Index j = 0;            ///< window's first global column
+  bool row_major = false; ///< local element (r, c) at r * lld + c instead of r + c * lld
 
   /// Dimension `axis` (0: rows, 1: columns), its window start, and the grid position of a
   /// process along it.

@@ -35,9 +35,76 @@ Peer peer_2d(const NdPeer &p) {
 
 } // namespace
 
+namespace {
+
+Layout transposed_layout(const Layout &l) {
+  Layout out;
+  out.rows = l.cols;
+  out.cols = l.rows;
+  out.i = l.j;
+  out.j = l.i;
+  out.grid.nprow = l.grid.npcol;
+  out.grid.npcol = l.grid.nprow;
+  out.grid.ranks.resize(l.grid.ranks.size());
+  for (int pr = 0; pr < l.grid.nprow; ++pr) {
+    for (int pc = 0; pc < l.grid.npcol; ++pc) {
+      out.grid.ranks[static_cast<std::size_t>(pc) +
+                     static_cast<std::size_t>(pr) * static_cast<std::size_t>(out.grid.nprow)] =
+          l.grid.rank_at(pr, pc);
+    }
+  }
+  out.row_major = !l.row_major;
+  return out;
+}
+
+} // namespace
+
+Transfer column_major_equivalent(const Transfer &t) {
+  if (!t.src.row_major && !t.dst.row_major) {
+    return t;
+  }
+  Transfer out = t;
+  bool transposes = t.transposed();
+  if (t.src.row_major) {
+    out.src = transposed_layout(t.src);
+    transposes = !transposes;
+  }
+  if (t.dst.row_major) {
+    // B's transpose receives op(A)'s transpose: its window is n x m and its region the
+    // mirror image (B(i, j) is B^T(j, i); diagonal offsets change sign).
+    out.dst = transposed_layout(t.dst);
+    out.m = t.n;
+    out.n = t.m;
+    if (t.region.kind != Region::Kind::full) {
+      out.region.kind =
+          t.region.kind == Region::Kind::upper ? Region::Kind::lower : Region::Kind::upper;
+    }
+    transposes = !transposes;
+  }
+  out.perm = transposes ? std::array<int, 2>{1, 0} : std::array<int, 2>{0, 1};
+  return out;
+}
+
+bool uniform_owners(const Transfer &t, Transfer &uniform) {
+  uniform = column_major_equivalent(t);
+  for (int d = 0; d < 2; ++d) {
+    Transfer1D same;
+    if (!uniform_owners(uniform.dim(d), same)) {
+      return false;
+    }
+    const int a = uniform.perm[static_cast<std::size_t>(d)];
+    (a == 0 ? uniform.src.rows : uniform.src.cols) = same.src;
+    (a == 0 ? uniform.src.i : uniform.src.j) = same.src_start;
+    (d == 0 ? uniform.dst.rows : uniform.dst.cols) = same.dst;
+    (d == 0 ? uniform.dst.i : uniform.dst.j) = same.dst_start;
+  }
+  return true;
+}
+
 // The 2-D plan is the N-d plan with m = 2 (nd_plan.hpp's plan_rank): BLACS' column-major grids,
 // and for trapezoids a message count clipped to the region.
-RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size) {
+RankPlan make_rank_plan(const Transfer &given, int rank, int comm_size) {
+  const Transfer t = column_major_equivalent(given);
   RankPlan plan;
   plan.rank = rank;
   plan.m = t.m;
@@ -113,13 +180,18 @@ std::vector<RowGroup> row_groups_between(const RunPattern &rows, Index lo, Index
 
 RowGroups row_groups(const RunPattern &rows) {
   RowGroups groups;
-  groups.periods = rows.window_length() / rows.period();
+  const Index head = rows.head_length();
+  if (head > 0) {
+    groups.head = row_groups_between(rows, 0, head);
+  }
+  const Index end = rows.segments_end();
+  groups.periods = (end - head) / rows.period();
   groups.src_stride = rows.src_stride();
   groups.dst_stride = rows.dst_stride();
   if (groups.periods > 0) {
-    groups.period = row_groups_between(rows, 0, rows.period());
+    groups.period = row_groups_between(rows, head, head + rows.period());
   }
-  groups.tail = row_groups_between(rows, groups.periods * rows.period(), rows.window_length());
+  groups.tail = row_groups_between(rows, head + groups.periods * rows.period(), end);
   // One group per period that the next period continues at the same steps (blocks of the
   // destination's rows at constant distances): the whole window is one group.
   if (groups.periods > 1 && groups.period.size() == 1) {

@@ -83,8 +83,27 @@ struct RankPlan {
   [[nodiscard]] std::size_t memory_bytes() const;
 };
 
+/// The same element moves with both layouts column-major: a row-major local array is the
+/// column-major array of its transpose with the same leading dimension, so a row-major layout
+/// becomes its transpose (rows and columns, window corner and grid swapped), the operation
+/// transposes once more for each side that was row-major, and a row-major B's window and region
+/// are stated on B's transpose (an upper trapezoid of B is a lower one of its transpose, the
+/// diagonal rule kept). Identity when neither layout is row-major.
+[[nodiscard]] Transfer column_major_equivalent(const Transfer &t);
+
+/// A transfer between uniform block-cyclic layouts (no first blocks, column-major) that moves
+/// every element of the window between the same two ranks as t, when there is one (index.hpp's
+/// uniform_owners along both dimensions of column_major_equivalent(t)): the rank plans of both
+/// have the same peers and message sizes, so schedules computed from block sizes and source
+/// processes (closed forms, product schedules) hold for t. Local indices differ: plans for
+/// execution are t's.
+[[nodiscard]] bool uniform_owners(const Transfer &t, Transfer &uniform);
+
 /// Build `rank`'s plan. Sends are ordered by (destination - rank) mod comm_size so that in
 /// each round of the all-at-once exchange every receiver is targeted by one sender.
+/// Row-major layouts are planned as column_major_equivalent(t): the plan's m, n, region and
+/// perm are then that transfer's, its messages run along B's rows, and the copy loops address
+/// both local arrays with their leading dimensions as for column-major ones.
 RankPlan make_rank_plan(const Transfer &t, int rank, int comm_size);
 
 /// Number of elements a message carries: product of row and column counts for a full
@@ -106,16 +125,21 @@ struct RowGroup {
 /// The groups of a message's rows, kept for one period of the pattern (and the window's last,
 /// partial period) so that their memory follows the pattern, not the matrix. Where each period
 /// is one group that the next continues at the same steps, `period` holds that one group for
-/// the whole window instead (periods = 1, no tail).
+/// the whole window instead (periods = 1, no tail). A pattern of several segments
+/// (RunPattern::head_length) has the groups of its segments before the last in `head`.
 struct RowGroups {
-  std::vector<RowGroup> period; ///< window indices [0, period): the first of `periods`
-  Index periods = 0;            ///< whole periods in the window
+  std::vector<RowGroup> head;   ///< window indices [0, head_length), local indices included
+  std::vector<RowGroup> period; ///< the first of `periods` periods after the head
+  Index periods = 0;            ///< whole periods in the window after the head
   Index src_stride = 0;         ///< advance of the local indices per period
   Index dst_stride = 0;
   std::vector<RowGroup> tail; ///< the rest of the window (its local indices included)
 
   /// The window's one group, if it has exactly one (then with shifts 0), else null.
   [[nodiscard]] const RowGroup *only() const {
+    if (!head.empty()) {
+      return head.size() == 1 && periods == 0 && tail.empty() ? head.data() : nullptr;
+    }
     if (periods == 1 && period.size() == 1 && tail.empty()) return period.data();
     if (periods == 0 && tail.size() == 1) return tail.data();
     return nullptr;
@@ -123,6 +147,9 @@ struct RowGroups {
   /// f(group, src_shift, dst_shift) for every group in window order, shifts to add to its
   /// local indices.
   template <class F> void for_each(F &&f) const {
+    for (const RowGroup &g : head) {
+      f(g, Index{0}, Index{0});
+    }
     for (Index t = 0; t < periods; ++t) {
       for (const RowGroup &g : period) {
         f(g, t * src_stride, t * dst_stride);
