@@ -308,6 +308,19 @@ redist_layout c_layout(const MatSpec &s, const int *ranks, std::int64_t lld) {
   return l;
 }
 
+std::int64_t random_first_block(Rng &rng, std::int64_t block, std::int64_t extent) {
+  switch (rng.uniform(0, 3)) {
+  case 0:
+    return rng.uniform(1, block);
+  case 1:
+    return block;
+  case 2:
+    return rng.uniform(block + 1, 3 * block + 2);
+  default:
+    return std::max<std::int64_t>(1, extent) + rng.uniform(0, 3);
+  }
+}
+
 MatSpec random_matrix(Rng &rng, GridSpec grid, std::int64_t m, std::int64_t n) {
   MatSpec s;
   s.grid = std::move(grid);

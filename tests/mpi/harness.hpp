@@ -117,6 +117,41 @@ bool blacs_used();
 std::int64_t numroc(std::int64_t n, std::int64_t nb, int p, int src, int np);
 std::int64_t local_to_global(std::int64_t l, std::int64_t nb, int p, int src, int np);
 
+/// One dimension of an 11-integer (DTYPE_ = 2, BLOCK_CYCLIC_2D_INB) descriptor: the first
+/// `first` indices (IMB_ / INB_, >= 1, any size, beyond the extent too) on process `src`, then
+/// blocks of `block` (MB_ / NB_) round-robin from src + 1. Written from that definition,
+/// global index -> (owner, local index), apart from the library and from numroc above.
+struct FirstBlockDim {
+  std::int64_t extent = 0, first = 1, block = 1;
+  int src = 0, nprocs = 1;
+  /// Block number of global index g (0: the first block).
+  [[nodiscard]] std::int64_t block_of(std::int64_t g) const {
+    return g < first ? 0 : 1 + (g - first) / block;
+  }
+  [[nodiscard]] int owner(std::int64_t g) const {
+    return static_cast<int>((src + block_of(g)) % nprocs);
+  }
+  /// Local index of g on its owner: the blocks the owner holds before g's, then g's offset.
+  [[nodiscard]] std::int64_t local(std::int64_t g) const {
+    if (g < first) return g;
+    const std::int64_t b = block_of(g), offset = (g - first) % block;
+    const std::int64_t earlier = b / nprocs; // the owner's blocks before block b
+    if (b % nprocs == 0) return first + (earlier - 1) * block + offset; // src: first block
+    return earlier * block + offset;
+  }
+  /// Number of indices process p holds (counted).
+  [[nodiscard]] std::int64_t count(int p) const {
+    std::int64_t k = 0;
+    for (std::int64_t g = 0; g < extent; ++g)
+      k += owner(g) == p ? 1 : 0;
+    return k;
+  }
+};
+
+/// A random IMB_ / INB_ for blocks of `block` over `extent` indices: below the block, the
+/// block, above it, or beyond the extent.
+std::int64_t random_first_block(Rng &rng, std::int64_t block, std::int64_t extent);
+
 /// One distributed matrix and its window's position.
 struct MatSpec {
   GridSpec grid;

@@ -4,13 +4,17 @@
 // PZGEADD, ...) are redist's (dladdr checks it); PBLAS's own routines are looked up in the
 // ScaLAPACK library with dlopen/dlsym. Each random case (type, routine, TRANS, UPLO, M, N,
 // block sizes, grid shape and order, RSRC/CSRC, IA/JA/IC/JC, LLD padding, alpha and beta among
-// 0, 1, -1 and random values, real and complex) runs PBLAS and redist (prefixed redist_p?...
+// 0, 1, -1 and random values, real and complex; each of A's and C's descriptors, in about
+// half the cases, an 11-integer DTYPE_ = 2 one whose IMB_ / INB_ range from 1 to beyond MB_ /
+// NB_ and now and then beyond M_ / N_) runs PBLAS and redist (prefixed redist_p?...
 // entries or an unprefixed spelling, at random) on identical inputs; on every rank C's whole
 // buffer (padding and a guard zone included) must equal PBLAS's bit for bit, A must be
 // unchanged and the call must report success. With beta = 0, C starts with NaN and Inf, which
-// must not reach the result. Error cases (bad TRANS, UPLO, M, N, descriptors, NULL alpha) must
-// fail on every rank with C untouched.
+// must not reach the result. Error cases (bad TRANS, UPLO, M, N, descriptors, NULL alpha; for
+// 11-integer descriptors IMB_ / INB_ below 1, DTYPE_ = 3, LLD_ below the local rows counted
+// with IMB_) must fail on every rank with C untouched, the message naming the argument.
 
+#include "../errors/error_support.hpp"
 #include "harness.hpp"
 
 #include <redist.h>
@@ -81,6 +85,9 @@ struct Case {
   int a_rows = 0, a_cols = 0, mb_a = 1, nb_a = 1, rsrc_a = 0, csrc_a = 0, ia = 1, ja = 1;
   int c_rows = 0, c_cols = 0, mb_c = 1, nb_c = 1, rsrc_c = 0, csrc_c = 0, ic = 1, jc = 1;
   int pad_a = 0, pad_c = 0;
+  // An 11-integer descriptor (DTYPE_ = 2) for A / C: first block of imb x inb.
+  bool inb_desc_a = false, inb_desc_c = false;
+  int imb_a = 1, inb_a = 1, imb_c = 1, inb_c = 1;
   int alpha_kind = 0, beta_kind = 0; // 0, 1, -1, random
   double alpha[2] = {0, 0}, beta[2] = {0, 0};
   int spelling = 0; // 0: redist_ prefixed, 1..4: unprefixed spellings
@@ -120,7 +127,12 @@ std::string describe(const Case &c) {
                 c.column_major ? " C" : " R", c.a_rows, c.a_cols, c.mb_a, c.nb_a, c.rsrc_a,
                 c.csrc_a, c.ia, c.ja, c.c_rows, c.c_cols, c.mb_c, c.nb_c, c.rsrc_c, c.csrc_c, c.ic,
                 c.jc, c.alpha[0], c.alpha[1], c.beta[0], c.beta[1], c.spelling);
-  return buf;
+  std::string out = buf;
+  if (c.inb_desc_a)
+    out += " DESCA 11-integer imb=" + std::to_string(c.imb_a) + " inb=" + std::to_string(c.inb_a);
+  if (c.inb_desc_c)
+    out += " DESCC 11-integer imb=" + std::to_string(c.imb_c) + " inb=" + std::to_string(c.inb_c);
+  return out;
 }
 
 void draw_scalar(Rng &rng, char x, int kind, double *v) {
@@ -173,6 +185,14 @@ Case draw(Rng &rng, int size) {
   draw_scalar(rng, c.x, c.alpha_kind, c.alpha);
   draw_scalar(rng, c.x, c.beta_kind, c.beta);
   c.spelling = static_cast<int>(rng.uniform(0, 4));
+  // About half the sides: an 11-integer descriptor, first blocks from 1 to beyond the blocks
+  // and now and then beyond the matrix.
+  c.inb_desc_a = rng.coin(0.5);
+  c.inb_desc_c = rng.coin(0.5);
+  c.imb_a = static_cast<int>(random_first_block(rng, c.mb_a, c.a_rows));
+  c.inb_a = static_cast<int>(random_first_block(rng, c.nb_a, c.a_cols));
+  c.imb_c = static_cast<int>(random_first_block(rng, c.mb_c, c.c_rows));
+  c.inb_c = static_cast<int>(random_first_block(rng, c.nb_c, c.c_cols));
   return c;
 }
 
@@ -225,7 +245,7 @@ void fill(std::vector<unsigned char> &buf, char x, std::mt19937_64 &gen, bool sp
 }
 
 struct Arrays {
-  int desca[9] = {}, descc[9] = {};
+  int desca[11] = {}, descc[11] = {}; // 9 integers, or 11 (DTYPE_ = 2)
   std::vector<unsigned char> a, c;
 };
 
@@ -234,17 +254,28 @@ constexpr std::size_t kGuard = 64; // bytes after C's array
 Arrays make_arrays(const Case &k, const Grid &g, std::mt19937_64 &gen) {
   Arrays out;
   const auto local = [&](int rows, int cols, int mb, int nb, int rsrc, int csrc, int pad,
-                         int *desc) {
-    const int lr = numroc_(&rows, &mb, &g.myrow, &rsrc, &k.nprow);
-    const int lc = numroc_(&cols, &nb, &g.mycol, &csrc, &k.npcol);
+                         bool inb_desc, int imb, int inb, int *desc) {
+    int lr = numroc_(&rows, &mb, &g.myrow, &rsrc, &k.nprow);
+    int lc = numroc_(&cols, &nb, &g.mycol, &csrc, &k.npcol);
+    if (inb_desc) {
+      lr = static_cast<int>(FirstBlockDim{rows, imb, mb, rsrc, k.nprow}.count(g.myrow));
+      lc = static_cast<int>(FirstBlockDim{cols, inb, nb, csrc, k.npcol}.count(g.mycol));
+    }
     const int lld = std::max(1, lr) + pad;
-    int info = 0;
-    descinit_(desc, &rows, &cols, &mb, &nb, &rsrc, &csrc, &g.ctxt, &lld, &info);
+    if (inb_desc) {
+      const int d[11] = {2, g.ctxt, rows, cols, imb, inb, mb, nb, rsrc, csrc, lld};
+      std::copy(d, d + 11, desc);
+    } else {
+      int info = 0;
+      descinit_(desc, &rows, &cols, &mb, &nb, &rsrc, &csrc, &g.ctxt, &lld, &info);
+    }
     return static_cast<std::size_t>(lld) * static_cast<std::size_t>(std::max(lc, 1)) *
            element_size(k.x);
   };
-  out.a.resize(local(k.a_rows, k.a_cols, k.mb_a, k.nb_a, k.rsrc_a, k.csrc_a, k.pad_a, out.desca));
-  out.c.resize(local(k.c_rows, k.c_cols, k.mb_c, k.nb_c, k.rsrc_c, k.csrc_c, k.pad_c, out.descc) +
+  out.a.resize(local(k.a_rows, k.a_cols, k.mb_a, k.nb_a, k.rsrc_a, k.csrc_a, k.pad_a, k.inb_desc_a,
+                     k.imb_a, k.inb_a, out.desca));
+  out.c.resize(local(k.c_rows, k.c_cols, k.mb_c, k.nb_c, k.rsrc_c, k.csrc_c, k.pad_c, k.inb_desc_c,
+                     k.imb_c, k.inb_c, out.descc) +
                kGuard);
   fill(out.a, k.x, gen, false);
   fill(out.c, k.x, gen, k.beta_kind == 0);
@@ -370,19 +401,25 @@ TEST(PblasOps, RandomCasesBitForBitAgainstPblas) {
   }
 }
 
-// Bad arguments: every rank of the grid reports failure, C untouched.
-TEST(PblasOps, ErrorsOnEveryRankLeaveCUntouched) {
+// The error cases' call: C 7 x 5 := op(A 5 x 7), blocks of 2 on an nprow x npcol grid.
+Case error_case(int nprow, int npcol) {
   Case k;
   k.x = 'd';
   k.m = 7;
   k.n = 5;
-  k.nprow = 1;
-  k.npcol = world_size();
+  k.nprow = nprow;
+  k.npcol = npcol;
   k.a_rows = 5;
   k.a_cols = 7;
   k.c_rows = 7;
   k.c_cols = 5;
   k.mb_a = k.nb_a = k.mb_c = k.nb_c = 2;
+  return k;
+}
+
+// Bad arguments: every rank of the grid reports failure, C untouched.
+TEST(PblasOps, ErrorsOnEveryRankLeaveCUntouched) {
+  const Case k = error_case(1, world_size());
   const Grid g = make_grid(k);
   std::mt19937_64 gen(77);
   Arrays in = make_arrays(k, g, gen);
@@ -443,6 +480,109 @@ TEST(PblasOps, ErrorsOnEveryRankLeaveCUntouched) {
   Cblacs_gridexit(g.ctxt);
 }
 
+// Bad 11-integer descriptors (DTYPE_ = 2): every rank of the grid reports failure, C
+// untouched, and the message names the argument: "PDTRAN: argument 12 (DESCC(IMB_)) = 0: ..."
+// where the bad value was passed, "... argument 12 is invalid on another process ..." on the
+// other ranks. The grid is P x 1 and C's first block of 5 rows is larger than its blocks of 2,
+// so that where C's local rows counted with IMB_ exceed those counted with MB_ alone (P >= 2),
+// an LLD_ of the latter is too small.
+TEST(PblasOps, ElevenIntegerDescriptorErrorsOnEveryRank) {
+  Case k = error_case(world_size(), 1);
+  k.inb_desc_a = k.inb_desc_c = true;
+  k.imb_a = 3;
+  k.inb_a = 4;
+  k.imb_c = 5;
+  k.inb_c = 3;
+  const Grid g = make_grid(k);
+  std::mt19937_64 gen(78);
+  const Arrays in = make_arrays(k, g, gen);
+  const double one = 1, two = 2;
+  const auto *a = reinterpret_cast<const double *>(in.a.data());
+  // C's local rows counted as a 9-integer descriptor would (blocks of MB_ = 2 from row 0).
+  const int nine_rows = numroc_(&k.c_rows, &k.mb_c, &g.myrow, &k.rsrc_c, &k.nprow);
+  struct Bad {
+    const char *what;
+    const char *routine;
+    int position; // of the descriptor
+    const char *field;
+    bool here; // the bad value is passed on this rank
+    std::function<void(const int *desca, const int *descc, double *c)> run;
+    int desca[11], descc[11];
+  };
+  const auto tran = [&](const int *da, const int *dc, double *c) {
+    redist_pdtran_(&k.m, &k.n, &one, a, &k.ia, &k.ja, da, &two, c, &k.ic, &k.jc, dc);
+  };
+  const auto geadd = [&](const int *da, const int *dc, double *c) {
+    redist_pdgeadd_("T", &k.m, &k.n, &one, a, &k.ia, &k.ja, da, &two, c, &k.ic, &k.jc, dc);
+  };
+  const auto tradd = [&](const int *da, const int *dc, double *c) {
+    redist_pdtradd_("L", "T", &k.m, &k.n, &one, a, &k.ia, &k.ja, da, &two, c, &k.ic, &k.jc, dc);
+  };
+  std::vector<Bad> bad = {
+      {"DESCC(IMB_) = 0", "PDTRAN", 12, "DESCC(IMB_)", true, tran, {}, {}},
+      {"DESCA(IMB_) = 0", "PDGEADD", 8, "DESCA(IMB_)", true, geadd, {}, {}},
+      {"DESCA(INB_) = -1", "PDTRAN", 7, "DESCA(INB_)", true, tran, {}, {}},
+      {"DESCC(INB_) = 0", "PDTRADD", 14, "DESCC(INB_)", true, tradd, {}, {}},
+      {"DESCA(DTYPE_) = 3", "PDTRAN", 7, "DESCA(DTYPE_)", true, tran, {}, {}},
+      {"DESCC(DTYPE_) = 3", "PDGEADD", 13, "DESCC(DTYPE_)", true, geadd, {}, {}},
+      {"DESCC(LLD_) = local rows counted with IMB_, minus 1, where C has rows",
+       "PDTRADD",
+       14,
+       "DESCC(LLD_)",
+       false,
+       tradd,
+       {},
+       {}},
+      {"DESCC(LLD_) = local rows counted with MB_ only",
+       "PDGEADD",
+       13,
+       "DESCC(LLD_)",
+       false,
+       geadd,
+       {},
+       {}},
+  };
+  for (Bad &b : bad) {
+    std::copy(in.desca, in.desca + 11, b.desca);
+    std::copy(in.descc, in.descc + 11, b.descc);
+  }
+  bad[0].descc[4] = 0;
+  bad[1].desca[4] = 0;
+  bad[2].desca[5] = -1;
+  bad[3].descc[5] = 0;
+  bad[4].desca[0] = 3;
+  bad[5].descc[0] = 3;
+  const int rows_here = in.descc[10]; // LLD_ = max(1, local rows counted with IMB_)
+  if (rows_here > 1) {
+    bad[6].descc[10] = rows_here - 1;
+    bad[6].here = true;
+  }
+  if (std::max(1, nine_rows) < rows_here) {
+    bad[7].descc[10] = std::max(1, nine_rows);
+    bad[7].here = true;
+  }
+  for (const Bad &b : bad) {
+    // Every rank takes part in every case, even where no rank passes a bad value (the last
+    // one on one rank: C's rows counted with MB_ and with IMB_ agree).
+    if (on_any_rank(b.here) == 0) continue;
+    std::vector<unsigned char> c = in.c;
+    errtest::StderrCapture capture;
+    b.run(b.desca, b.descc, reinterpret_cast<double *>(c.data()));
+    const int status = redist_scalapack_last_status();
+    const std::string said = capture.finish();
+    EXPECT_NE(status, 0) << b.what << " on rank " << world_rank();
+    EXPECT_TRUE(c == in.c) << b.what << ": C changed on rank " << world_rank();
+    const std::string position = "argument " + std::to_string(b.position);
+    const std::string expected = std::string("{ redist } ") + b.routine + ": " + position +
+                                 (b.here ? std::string(" (") + b.field + ")" : std::string());
+    EXPECT_NE(said.find(expected), std::string::npos)
+        << b.what << " on rank " << world_rank() << ": expected \"" << expected
+        << "\" in what was printed: " << said;
+    EXPECT_EQ(errtest::count_lines(said), 1U) << b.what << ": " << said;
+  }
+  Cblacs_gridexit(g.ctxt);
+}
+
 // The C API (redist_plan_create_op + redist_plan_execute_op) on the random cases' layouts
 // against PBLAS, bit for bit; each plan executed four times, alternating two alpha, beta.
 TEST(PblasOps, CApiAgainstPblas) {
@@ -452,7 +592,8 @@ TEST(PblasOps, CApiAgainstPblas) {
   int failures = 0;
   for (int i = 0; i < cases; ++i) {
     Case k = draw(rng, world_size());
-    Case k2 = k; // the second execution's coefficients
+    k.inb_desc_a = k.inb_desc_c = false; // the C API's layouts have no first blocks
+    Case k2 = k;                         // the second execution's coefficients
     k2.alpha_kind = static_cast<int>(rng.uniform(0, 4));
     k2.beta_kind = static_cast<int>(rng.uniform(1, 4));
     draw_scalar(rng, k.x, k2.alpha_kind, k2.alpha);
