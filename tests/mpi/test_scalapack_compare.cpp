@@ -359,6 +359,44 @@ Outcome run_typed(const Case &c, bool participant, int ca, int cb, int ci) {
   }
 }
 
+/// The BLACS contexts of a case (collective over every world rank).
+struct Contexts {
+  int a = -1, b = -1, i = -1;
+  bool participant = false; ///< this rank is in ICTXT
+  std::string error;        ///< this rank's grid is not where the case says
+  bool agreed = false;      ///< every rank's grids were built as drawn
+};
+
+Contexts make_contexts(const Case &c) {
+  const int me = world_rank();
+  Contexts x;
+  x.a = create_context(c.a.grid, x.error);
+  x.b = c.relation == Relation::SameContext ? x.a : create_context(c.b.grid, x.error);
+  switch (c.ictxt_is) {
+  case Ictxt::OfA:
+    x.i = x.a;
+    x.participant = c.a.grid.contains(me);
+    break;
+  case Ictxt::OfB:
+    x.i = x.b;
+    x.participant = c.b.grid.contains(me);
+    break;
+  case Ictxt::Own:
+    x.i = create_context(c.ictxt, x.error);
+    x.participant = c.ictxt.contains(me);
+    break;
+  }
+  // Every rank must agree that the grids were built as drawn before anyone calls.
+  x.agreed = on_any_rank(!x.error.empty()) == 0;
+  return x;
+}
+
+void free_contexts(const Case &c, const Contexts &x) {
+  if (c.ictxt_is == Ictxt::Own) free_context(x.i);
+  if (c.relation != Relation::SameContext) free_context(x.b);
+  free_context(x.a);
+}
+
 struct Stats {
   std::map<std::string, int> counts;
   void add(const std::string &k) { ++counts[k]; }
@@ -391,38 +429,14 @@ TEST(ScalapackCompare, RandomCases) {
     ++run;
     watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " +
                  c.describe());
-    std::string harness_error;
-    const int ctxt_a = create_context(c.a.grid, harness_error);
-    const int ctxt_b =
-        c.relation == Relation::SameContext ? ctxt_a : create_context(c.b.grid, harness_error);
-    int ctxt_i = -1;
-    bool participant = false;
-    switch (c.ictxt_is) {
-    case Ictxt::OfA:
-      ctxt_i = ctxt_a;
-      participant = c.a.grid.contains(me);
-      break;
-    case Ictxt::OfB:
-      ctxt_i = ctxt_b;
-      participant = c.b.grid.contains(me);
-      break;
-    case Ictxt::Own:
-      ctxt_i = create_context(c.ictxt, harness_error);
-      participant = c.ictxt.contains(me);
-      break;
-    }
-    // Every rank must agree that the grids were built as drawn before anyone calls.
-    int harness_bad = harness_error.empty() ? 0 : 1, any_harness_bad = 0;
-    MPI_Allreduce(&harness_bad, &any_harness_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    const Contexts ctxt = make_contexts(c);
     Outcome out;
-    if (any_harness_bad == 0) {
-      out = run_typed(c, participant, ctxt_a, ctxt_b, ctxt_i);
+    if (ctxt.agreed) {
+      out = run_typed(c, ctxt.participant, ctxt.a, ctxt.b, ctxt.i);
     } else {
-      out.failure = harness_error.empty() ? "" : "  " + harness_error;
+      out.failure = ctxt.error.empty() ? "" : "  " + ctxt.error;
     }
-    if (c.ictxt_is == Ictxt::Own) free_context(ctxt_i);
-    if (c.relation != Relation::SameContext) free_context(ctxt_b);
-    free_context(ctxt_a);
+    free_contexts(c, ctxt);
     if (options().clear_cache) redist_scalapack_clear_cache();
     watchdog_disarm();
 
@@ -460,6 +474,187 @@ TEST(ScalapackCompare, RandomCases) {
          " where ScaLAPACK disagreed with the oracle" +
          (quirk_list.empty() ? "" : " (cases" + quirk_list + ")") + "\n[  COVER   ]" + stats.str() +
          "\n");
+  EXPECT_EQ(failed_cases, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 11-integer descriptors (DTYPE_ = 2, BLOCK_CYCLIC_2D_INB: a first block of IMB_ x INB_ on
+// (RSRC_, CSRC_), then blocks of MB_ x NB_ round-robin from the next process row / column) in
+// PxGEMR2D / PxTRMR2D: redist's documented extension. ScaLAPACK's routines read a descriptor
+// as 9 integers whatever DTYPE_ says, so they are no oracle here: every global element is
+// placed by FirstBlockDim (owner and local index from the IMB/MB formulas directly), apart
+// from src/ and from the harness's numroc / local_to_global. Each case is a RandomCases case
+// (grids, contexts, windows, types, trmr2d, by-value entries, repeated calls) whose A and B
+// descriptors are, at random and at least one of them, 11-integer ones, IMB_ / INB_ from 1
+// to beyond MB_ / NB_ and beyond M_ / N_; on every rank of ICTXT redist's B buffer (padding
+// and guard included) must equal the oracle's, A and the descriptors must be unchanged and
+// the call must succeed.
+
+/// One side of a first-blocks case: IMB_ / INB_, or 0 for a 9-integer descriptor.
+struct FirstBlocks {
+  std::int64_t imb = 0, inb = 0;
+  [[nodiscard]] bool eleven() const { return imb > 0; }
+  [[nodiscard]] std::string describe() const {
+    return eleven() ? "11-integer IMB_=" + std::to_string(imb) + " INB_=" + std::to_string(inb)
+                    : std::string("9-integer");
+  }
+};
+
+/// A side as this process holds it: rows and columns placed from the first blocks.
+struct Placed {
+  FirstBlockDim rows, cols;
+  LocalBuf lb;
+  Placed(const MatSpec &s, const FirstBlocks &f, int rank)
+      : rows{s.mg, f.eleven() ? f.imb : s.mb, s.mb, s.rsrc, s.grid.nprow},
+        cols{s.ng, f.eleven() ? f.inb : s.nb, s.nb, s.csrc, s.grid.npcol} {
+    lb.member = s.grid.find(rank, lb.pr, lb.pc);
+    if (lb.member) {
+      lb.locr = rows.count(lb.pr);
+      lb.locc = cols.count(lb.pc);
+      lb.lld = std::max<std::int64_t>(1, lb.locr) +
+               s.lld_extra[static_cast<std::size_t>(lb.pr + lb.pc * s.grid.nprow)];
+    }
+    lb.elems = lb.lld * lb.locc + GuardElems;
+  }
+  /// Buffer position of global (gi, gj) on this process, -1 if another process holds it.
+  [[nodiscard]] std::int64_t position(std::int64_t gi, std::int64_t gj) const {
+    if (!lb.member || rows.owner(gi) != lb.pr || cols.owner(gj) != lb.pc) return -1;
+    return rows.local(gi) + lb.lld * cols.local(gj);
+  }
+};
+
+/// The descriptor (11 integers, or 9 and two unused) of side `which` (0: A, 1: B); outside
+/// its grid CTXT_ = -1 and, as the case says, garbage or real values in the rest.
+std::array<int, 11> first_blocks_desc(const Case &c, int which, const FirstBlocks &f,
+                                      const Placed &p, int ctxt) {
+  const MatSpec &s = which == 0 ? c.a : c.b;
+  const auto i = [](std::int64_t v) { return static_cast<int>(v); };
+  std::array<int, 11> d{};
+  if (!p.lb.member && c.garbage_desc) {
+    const auto *g = c.garbage.data() + 9 * which;
+    std::copy(g, g + 9, d.begin());
+    d[9] = g[0];
+    d[10] = g[1];
+  } else if (f.eleven()) {
+    d = {2,       ctxt,    i(s.mg), i(s.ng), i(f.imb),   i(f.inb),
+         i(s.mb), i(s.nb), s.rsrc,  s.csrc,  i(p.lb.lld)};
+  } else {
+    d = {1, ctxt, i(s.mg), i(s.ng), i(s.mb), i(s.nb), s.rsrc, s.csrc, i(p.lb.lld), 0, 0};
+  }
+  if (!p.lb.member) d[1] = -1;
+  return d;
+}
+
+template <class T>
+std::string run_first_blocks(const Case &c, const FirstBlocks &fa, const FirstBlocks &fb,
+                             int ctxt_a, int ctxt_b, int ctxt_i) {
+  const int me = world_rank();
+  const Placed pa(c.a, fa, me), pb(c.b, fb, me);
+  std::array<int, 11> desca = first_blocks_desc(c, 0, fa, pa, ctxt_a);
+  std::array<int, 11> descb = first_blocks_desc(c, 1, fb, pb, ctxt_b);
+  const std::array<int, 11> desca_orig = desca, descb_orig = descb;
+  const CopySpec cs = c.copy();
+  std::string failure;
+  const auto round = [&](int a_salt, int b_salt, const std::string &label) {
+    std::vector<T> a(static_cast<std::size_t>(pa.lb.elems));
+    for (std::size_t p = 0; p < a.size(); ++p)
+      a[p] = Elem<T>::make(-(APaddingCode + static_cast<std::int64_t>(p)));
+    for (std::int64_t gj = 0; gj < c.a.ng; ++gj)
+      for (std::int64_t gi = 0; gi < c.a.mg; ++gi)
+        if (const std::int64_t p = pa.position(gi, gj); p >= 0)
+          a[static_cast<std::size_t>(p)] = Elem<T>::make(a_code(c.a, gi, gj, a_salt));
+    const std::vector<T> a_orig = a;
+    std::vector<T> b, want;
+    fill_sentinel(pb.lb, b_salt, b);
+    want = b;
+    for (std::int64_t wj = 0; wj < c.n; ++wj)
+      for (std::int64_t wi = 0; wi < c.m; ++wi) {
+        const std::int64_t p = pb.position(c.b.ia - 1 + wi, c.b.ja - 1 + wj);
+        if (p < 0 || !in_region(cs.region, cs.unit_diag, c.m, c.n, wi, wj)) continue;
+        want[static_cast<std::size_t>(p)] =
+            Elem<T>::make(a_code(c.a, c.a.ia - 1 + wi, c.a.ja - 1 + wj, a_salt));
+      }
+    Calls<T>::redist(Args{&c, a.data(), desca.data(), b.data(), descb.data(), ctxt_i});
+    const int status = redist_scalapack_last_status();
+    if (status != 0)
+      failure += label + "redist_scalapack_last_status() = " + std::to_string(status) + "\n";
+    if (std::memcmp(a.data(), a_orig.data(), a.size() * sizeof(T)) != 0)
+      failure += label + "redist modified A's local buffer\n";
+    if (desca != desca_orig || descb != descb_orig)
+      failure += label + "redist modified a descriptor\n";
+    std::int64_t bad = 0;
+    for (std::size_t p = 0; p < b.size(); ++p) {
+      if (std::memcmp(&b[p], &want[p], sizeof(T)) == 0) continue;
+      if (bad++ < 4) {
+        const auto l = static_cast<std::int64_t>(p);
+        const std::string where =
+            l < pb.lb.lld * pb.lb.locc
+                ? "local (" + std::to_string(l % pb.lb.lld) + "," + std::to_string(l / pb.lb.lld) +
+                      ")"
+                : "guard element " + std::to_string(l - pb.lb.lld * pb.lb.locc);
+        failure += label + "  " + where + ": expected " + describe_code(code_of(want[p]), c.a) +
+                   ", got " + show(b[p]) + " = " + describe_code(code_of(b[p]), c.a) + "\n";
+      }
+    }
+    if (bad > 0)
+      failure += label + std::to_string(bad) + " elements of B's local buffer differ from the " +
+                 "oracle (rank " + std::to_string(me) + ")\n";
+  };
+  round(1 + c.index % 3, 4, "  ");
+  if (c.repeat) round(5 + c.index % 3, 8, "  (repeated call) ");
+  return failure;
+}
+
+std::string run_first_blocks_typed(const Case &c, const FirstBlocks &fa, const FirstBlocks &fb,
+                                   int ca, int cb, int ci) {
+  switch (c.type) {
+  case 's':
+    return run_first_blocks<float>(c, fa, fb, ca, cb, ci);
+  case 'd':
+    return run_first_blocks<double>(c, fa, fb, ca, cb, ci);
+  case 'c':
+    return run_first_blocks<std::complex<float>>(c, fa, fb, ca, cb, ci);
+  case 'z':
+    return run_first_blocks<std::complex<double>>(c, fa, fb, ca, cb, ci);
+  default:
+    return run_first_blocks<int>(c, fa, fb, ca, cb, ci);
+  }
+}
+
+TEST(FirstBlockDescriptors, CopiesAgainstOracle) {
+  const int np = world_size();
+  const std::uint64_t seed = shared_seed("FirstBlockDescriptors.CopiesAgainstOracle",
+                                         20261129ULL + static_cast<unsigned>(np));
+  Rng rng(seed);
+  int failed_cases = 0;
+  for (int index = 0; index < options().cases; ++index) {
+    const Case c = draw_case(rng, np, index);
+    FirstBlocks fa, fb;
+    const bool eleven_a = rng.coin(0.6);
+    const bool eleven_b = !eleven_a || rng.coin(0.6);
+    const std::int64_t imb_a = random_first_block(rng, c.a.mb, c.a.mg);
+    const std::int64_t inb_a = random_first_block(rng, c.a.nb, c.a.ng);
+    const std::int64_t imb_b = random_first_block(rng, c.b.mb, c.b.mg);
+    const std::int64_t inb_b = random_first_block(rng, c.b.nb, c.b.ng);
+    if (eleven_a) fa = {imb_a, inb_a};
+    if (eleven_b) fb = {imb_b, inb_b};
+    if (options().only_case >= 0 && options().only_case != index) continue;
+    const std::string what = c.describe() + "    DESCA " + fa.describe() + ", DESCB " +
+                             fb.describe() + " (LLD: the padding above on the rows these place)\n";
+    if (options().verbose) print0(what);
+    watchdog_arm("seed " + std::to_string(seed) + " np " + std::to_string(np) + ", " + what);
+    const Contexts ctxt = make_contexts(c);
+    std::string failure = ctxt.error.empty() ? "" : "  " + ctxt.error;
+    if (ctxt.agreed && ctxt.participant)
+      failure = run_first_blocks_typed(c, fa, fb, ctxt.a, ctxt.b, ctxt.i);
+    free_contexts(c, ctxt);
+    if (options().clear_cache) redist_scalapack_clear_cache();
+    watchdog_disarm();
+    if (!failure.empty())
+      ADD_FAILURE() << "seed " << seed << " np " << np << ", " << what << failure;
+    failed_cases += on_any_rank(!failure.empty());
+    if (failed_cases > 5) break;
+  }
   EXPECT_EQ(failed_cases, 0);
 }
 
