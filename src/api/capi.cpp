@@ -262,7 +262,8 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
   f.diag = static_cast<unsigned char>(unit_diag != 0 ? 'U' : 'N');
   for (const auto &[l, fields, position] :
        {std::tuple{&a, &f.a, &args.a}, std::tuple{&b, &f.b, &args.b}}) {
-    *fields = {l->m, l->n, l->mb, l->nb, l->rsrc, l->csrc, l->i, l->j, l->nprow, l->npcol};
+    *fields = {l->m, l->n,     l->mb,    l->nb, l->rsrc, l->csrc, l->i,
+               l->j, l->nprow, l->npcol, l->mb, l->nb,   0};
     const Layout layout = to_layout(*l);
     int pr = -1;
     int pc = -1;

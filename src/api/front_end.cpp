@@ -373,8 +373,9 @@ Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &a
                                                 std::tuple{'B', &f.b, std::size_t{2}, &t.dst}}) {
     const int nprow = static_cast<int>(s->nprow.max);
     const int npcol = static_cast<int>(s->npcol.max);
-    layout->rows = {s->m.max, s->mb.max, nprow, static_cast<int>(s->rsrc.max)};
-    layout->cols = {s->n.max, s->nb.max, npcol, static_cast<int>(s->csrc.max)};
+    layout->rows = {s->m.max, s->mb.max, nprow, static_cast<int>(s->rsrc.max), s->imb.max};
+    layout->cols = {s->n.max, s->nb.max, npcol, static_cast<int>(s->csrc.max), s->inb.max};
+    layout->row_major = s->order.max != 0;
     layout->i = s->i.max - call.index_base;
     layout->j = s->j.max - call.index_base;
     layout->grid.nprow = nprow;

@@ -23,9 +23,11 @@ namespace redist::front_end {
 /// The argument a value comes from, for messages (each family names its arguments).
 enum class Arg { none, m, n, uplo, diag, desca, ia, ja, descb, ib, jb, environment };
 
-/// The values of one side (A or B) that every process in that side's grid must agree on.
+/// The values of one side (A or B) that every process in that side's grid must agree on:
+/// imb, inb the first block's rows and columns (PBLAS's IMB_, INB_; mb, nb without one), order
+/// 1 for row-major local arrays.
 template <class V> struct SideFields {
-  V m{}, n{}, mb{}, nb{}, rsrc{}, csrc{}, i{}, j{}, nprow{}, npcol{};
+  V m{}, n{}, mb{}, nb{}, rsrc{}, csrc{}, i{}, j{}, nprow{}, npcol{}, imb{}, inb{}, order{};
 };
 
 /// The values of a call that must agree everywhere; V is a value, or its agreed range.
@@ -59,6 +61,9 @@ template <class F, class... T> void each_field(F &&f, T &...fields) {
     f(j, "J", s.j...);
     f(desc, "grid rows", s.nprow...);
     f(desc, "grid columns", s.npcol...);
+    f(desc, "IMB_", s.imb...);
+    f(desc, "INB_", s.inb...);
+    f(desc, "order", s.order...);
   };
   side(Arg::desca, Arg::ia, Arg::ja, fields.a...);
   side(Arg::descb, Arg::ib, Arg::jb, fields.b...);
@@ -142,7 +147,7 @@ struct CachedPlan {
 /// A cache key: the values a lookup compares, in place (a lookup allocates nothing), and
 /// their hash, compared first.
 struct Key {
-  static constexpr std::size_t kCapacity = 64;
+  static constexpr std::size_t kCapacity = 72;
   std::array<long long, kCapacity> values{};
   std::size_t size = 0;
   std::uint64_t hash = 0;

@@ -17,7 +17,6 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
            const char *diag, redist_int m, redist_int n, const void *a, redist_int ia,
            redist_int ja, const redist_int *desca, void *b, redist_int ib, redist_int jb,
            const redist_int *descb, redist_int ictxt) {
-  static const redist_int kNoGrid[DLEN_] = {1, -1, 0, 0, 1, 1, 0, 0, 1};
   const Positions pos = trapezoid ? kTrmr : kGemr;
   Call c{
       routine,
@@ -28,8 +27,8 @@ void entry(const char *routine, std::size_t element_size, bool trapezoid, const 
       m,
       n,
       ictxt,
-      Side{'A', desca ? desca : kNoGrid, ia, ja, a, {}, pos.desca, pos.ia, pos.ja, pos.a},
-      Side{'B', descb ? descb : kNoGrid, ib, jb, b, {}, pos.descb, pos.ib, pos.jb, pos.b},
+      Side{'A', desca ? desca : kNoGrid, ia, ja, a, {}, pos.desca, pos.ia, pos.ja, pos.a, {}},
+      Side{'B', descb ? descb : kNoGrid, ib, jb, b, {}, pos.descb, pos.ib, pos.jb, pos.b, {}},
       b,
       pos};
   last_status = c_barrier(routine, [&] {
@@ -56,7 +55,6 @@ void operation_entry(const char *routine, Scalar type, const Positions &pos, cha
                      const char *uplo, redist_int m, redist_int n, const void *alpha, const void *a,
                      redist_int ia, redist_int ja, const redist_int *desca, const void *beta,
                      void *c, redist_int ic, redist_int jc, const redist_int *descc) {
-  static const redist_int kNoGrid[DLEN_] = {1, -1, 0, 0, 1, 1, 0, 0, 1};
   const bool trapezoid = pos.uplo > 0;
   static const unsigned char kZero[16] = {};
   // A NULL alpha or beta is reported as an argument (checked before any use).
@@ -70,8 +68,8 @@ void operation_entry(const char *routine, Scalar type, const Positions &pos, cha
             m,
             n,
             descc != nullptr ? descc[CTXT_] : -1,
-            Side{'A', desca ? desca : kNoGrid, ia, ja, a, {}, pos.desca, pos.ia, pos.ja, pos.a},
-            Side{'C', descc ? descc : kNoGrid, ic, jc, c, {}, pos.descb, pos.ib, pos.jb, pos.b},
+            Side{'A', desca ? desca : kNoGrid, ia, ja, a, {}, pos.desca, pos.ia, pos.ja, pos.a, {}},
+            Side{'C', descc ? descc : kNoGrid, ic, jc, c, {}, pos.descb, pos.ib, pos.jb, pos.b, {}},
             c,
             pos,
             &op,

@@ -40,10 +40,33 @@ MPI_Comm context_comm(redist_int ctxt) {
   return comm;
 }
 
-namespace {
+Descriptor read_descriptor(const redist_int *desc) {
+  Descriptor d;
+  d.dtype = desc[DTYPE_];
+  d.ctxt = desc[CTXT_];
+  if (d.dtype == kBlockCyclic2D) {
+    d.m = desc[2];
+    d.n = desc[3];
+    d.mb = d.imb = desc[4];
+    d.nb = d.inb = desc[5];
+    d.rsrc = desc[6];
+    d.csrc = desc[7];
+    d.lld = desc[8];
+  } else if (d.dtype == kBlockCyclic2DInb) {
+    d.m = desc[2];
+    d.n = desc[3];
+    d.imb = desc[4];
+    d.inb = desc[5];
+    d.mb = desc[6];
+    d.nb = desc[7];
+    d.rsrc = desc[8];
+    d.csrc = desc[9];
+    d.lld = desc[10];
+  }
+  return d;
+}
 
-constexpr const char *kDescName[DLEN_] = {"DTYPE_", "CTXT_", "M_",    "N_",  "MB_",
-                                          "NB_",    "RSRC_", "CSRC_", "LLD_"};
+namespace {
 
 std::atomic<long long> call_count{0};
 
@@ -76,40 +99,50 @@ std::string quoted(char ch) {
   return ch == '\0' ? "''" : std::string("'") + ch + "'";
 }
 
-Index numroc(Index extent, Index block, int proc, int src, int nprocs) {
-  return BlockCyclic{extent, block, nprocs, src}.local_extent(proc);
-}
-
 void check_side(const Call &c, const Side &s) {
-  const redist_int *d = s.desc;
-  const auto field = [&](Desc f) {
-    return std::string("DESC") + s.name + "(" + kDescName[f] + ")";
+  const Descriptor &d = s.d;
+  const auto field = [&](const char *name) {
+    return std::string("DESC") + s.name + "(" + name + ")";
   };
-  if (d[DTYPE_] != 1) fail(c, s.pos_desc, field(DTYPE_), d[DTYPE_], "descriptor type must be 1");
-  if (d[M_] < 0) fail(c, s.pos_desc, field(M_), d[M_], "must be >= 0");
-  if (d[N_] < 0) fail(c, s.pos_desc, field(N_), d[N_], "must be >= 0");
-  if (d[MB_] < 1) fail(c, s.pos_desc, field(MB_), d[MB_], "block size must be >= 1");
-  if (d[NB_] < 1) fail(c, s.pos_desc, field(NB_), d[NB_], "block size must be >= 1");
-  for (const Desc f : {M_, N_, MB_, NB_}) {
-    if (above_agreed(d[f])) fail(c, s.pos_desc, field(f), d[f], kAgreedLimit);
+  if (d.dtype != kBlockCyclic2D && d.dtype != kBlockCyclic2DInb)
+    fail(c, s.pos_desc, field("DTYPE_"), d.dtype,
+         "descriptor type must be 1 (9 integers) or 2 (11 integers, PBLAS's BLOCK_CYCLIC_2D_INB)");
+  // IMB_ and INB_ are checked where the descriptor has them (11 integers).
+  const bool first_blocks = d.dtype == kBlockCyclic2DInb;
+  const std::tuple<const char *, redist_int, redist_int, const char *> entries[] = {
+      {"M_", d.m, 0, "must be >= 0"},
+      {"N_", d.n, 0, "must be >= 0"},
+      {"IMB_", d.imb, 1, "first block size must be >= 1"},
+      {"INB_", d.inb, 1, "first block size must be >= 1"},
+      {"MB_", d.mb, 1, "block size must be >= 1"},
+      {"NB_", d.nb, 1, "block size must be >= 1"}};
+  const auto checked = [&](const char *name) { return first_blocks || name[0] != 'I'; };
+  for (const auto &[name, value, lowest, reason] : entries) {
+    if (checked(name) && value < lowest) fail(c, s.pos_desc, field(name), value, reason);
+  }
+  for (const auto &[name, value, lowest, reason] : entries) {
+    if (checked(name) && above_agreed(value)) fail(c, s.pos_desc, field(name), value, kAgreedLimit);
   }
   // The distribution's period, block size times processes, must be an Index.
-  if (d[MB_] > INT64_MAX / s.grid.nprow)
-    fail(c, s.pos_desc, field(MB_), d[MB_], "block size times grid rows must be below 2^63");
-  if (d[NB_] > INT64_MAX / s.grid.npcol)
-    fail(c, s.pos_desc, field(NB_), d[NB_], "block size times grid columns must be below 2^63");
-  if (d[RSRC_] < 0 || d[RSRC_] >= s.grid.nprow)
-    fail(c, s.pos_desc, field(RSRC_), d[RSRC_],
+  if (d.mb > INT64_MAX / s.grid.nprow)
+    fail(c, s.pos_desc, field("MB_"), d.mb, "block size times grid rows must be below 2^63");
+  if (d.nb > INT64_MAX / s.grid.npcol)
+    fail(c, s.pos_desc, field("NB_"), d.nb, "block size times grid columns must be below 2^63");
+  if (d.rsrc < 0 || d.rsrc >= s.grid.nprow)
+    fail(c, s.pos_desc, field("RSRC_"), d.rsrc,
          "must be in [0, " + std::to_string(s.grid.nprow) + ") (grid rows)");
-  if (d[CSRC_] < 0 || d[CSRC_] >= s.grid.npcol)
-    fail(c, s.pos_desc, field(CSRC_), d[CSRC_],
+  if (d.csrc < 0 || d.csrc >= s.grid.npcol)
+    fail(c, s.pos_desc, field("CSRC_"), d.csrc,
          "must be in [0, " + std::to_string(s.grid.npcol) + ") (grid columns)");
-  const Index local_rows = numroc(d[M_], d[MB_], static_cast<int>(s.grid.myrow),
-                                  static_cast<int>(d[RSRC_]), static_cast<int>(s.grid.nprow));
-  const Index local_cols = numroc(d[N_], d[NB_], static_cast<int>(s.grid.mycol),
-                                  static_cast<int>(d[CSRC_]), static_cast<int>(s.grid.npcol));
-  if (d[LLD_] < std::max<Index>(1, local_rows))
-    fail(c, s.pos_desc, field(LLD_), d[LLD_],
+  const auto local_extent = [](Index extent, Index first, Index block, redist_int src,
+                               redist_int nprocs, redist_int p) {
+    return BlockCyclic{extent, block, static_cast<int>(nprocs), static_cast<int>(src), first}
+        .local_extent(static_cast<int>(p));
+  };
+  const Index local_rows = local_extent(d.m, d.imb, d.mb, d.rsrc, s.grid.nprow, s.grid.myrow);
+  const Index local_cols = local_extent(d.n, d.inb, d.nb, d.csrc, s.grid.npcol, s.grid.mycol);
+  if (d.lld < std::max<Index>(1, local_rows))
+    fail(c, s.pos_desc, field("LLD_"), d.lld,
          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
   const auto i_name = [&] { return std::string("I") + s.name; };
   const auto j_name = [&] { return std::string("J") + s.name; };
@@ -122,14 +155,14 @@ void check_side(const Call &c, const Side &s) {
   const char *rows_name = swap ? "N" : "M";
   const char *cols_name = swap ? "M" : "N";
   if (c.m > 0 && c.n > 0) {
-    if (s.i < 1 || s.i > d[M_] - rows + 1)
+    if (s.i < 1 || s.i > d.m - rows + 1)
       fail(c, s.pos_i, i_name(), s.i,
            "rows " + i_name() + ".." + i_name() + "+" + rows_name + "-1 (" + rows_name + " = " +
-               std::to_string(rows) + ") must lie in 1.." + std::to_string(d[M_]));
-    if (s.j < 1 || s.j > d[N_] - cols + 1)
+               std::to_string(rows) + ") must lie in 1.." + std::to_string(d.m));
+    if (s.j < 1 || s.j > d.n - cols + 1)
       fail(c, s.pos_j, j_name(), s.j,
            "columns " + j_name() + ".." + j_name() + "+" + cols_name + "-1 (" + cols_name + " = " +
-               std::to_string(cols) + ") must lie in 1.." + std::to_string(d[N_]));
+               std::to_string(cols) + ") must lie in 1.." + std::to_string(d.n));
     if (s.data == nullptr && local_rows > 0 && local_cols > 0)
       fail(c, s.pos_data, std::string(1, s.name), 0,
            "NULL local array on a process that holds part of the matrix");
@@ -263,10 +296,10 @@ front_end::CallArgs describe(const Call &c, const ScheduleOptions &options) {
   for (const auto &[s, fields, position] :
        {std::tuple{&c.a, &f.a, &args.a}, std::tuple{&c.b, &f.b, &args.b}}) {
     if (!s->grid.member()) continue;
-    const redist_int *d = s->desc;
-    *fields = {d[M_],    d[N_], d[MB_], d[NB_],        d[RSRC_],
-               d[CSRC_], s->i,  s->j,   s->grid.nprow, s->grid.npcol};
-    *position = {true, s->grid.myrow, s->grid.mycol, d[LLD_]};
+    const Descriptor &d = s->d;
+    *fields = {d.m,  d.n,           d.mb,          d.nb,  d.rsrc, d.csrc, s->i,
+               s->j, s->grid.nprow, s->grid.npcol, d.imb, d.inb,  0};
+    *position = {true, s->grid.myrow, s->grid.mycol, d.lld};
   }
   f.strategy = static_cast<long long>(options.strategy);
   f.max_concurrent = options.max_concurrent;
@@ -431,6 +464,9 @@ int run_call(Call &c) {
   const blacs::GridInfo ig = blacs::grid_info(c.ictxt);
   c.a.grid = blacs::grid_info(c.a.desc[CTXT_]);
   c.b.grid = blacs::grid_info(c.b.desc[CTXT_]);
+  for (Side *s : {&c.a, &c.b}) {
+    if (s->grid.member()) s->d = read_descriptor(s->desc);
+  }
 
   EnvironmentOptions environment;
   std::optional<ArgumentError> local_error = environment_options(c, environment);

@@ -16,8 +16,24 @@ namespace redist::scalapack {
 // Hidden: each library keeps its own (their redist_int differs) and exports none of it.
 #pragma GCC visibility push(hidden)
 
-/// The entries of a ScaLAPACK array descriptor, DESCA(M_) and so on (0-based here).
-enum Desc { DTYPE_ = 0, CTXT_, M_, N_, MB_, NB_, RSRC_, CSRC_, LLD_, DLEN_ };
+/// Where DTYPE_ and CTXT_ are in a descriptor of either type (0-based here); the other entries
+/// are read through read_descriptor.
+enum DescHead { DTYPE_ = 0, CTXT_ = 1 };
+/// The descriptor types: ScaLAPACK's 9 integers (DTYPE_, CTXT_, M_, N_, MB_, NB_, RSRC_, CSRC_,
+/// LLD_) and PBLAS's 11 (BLOCK_CYCLIC_2D_INB: DTYPE_, CTXT_, M_, N_, IMB_, INB_, MB_, NB_,
+/// RSRC_, CSRC_, LLD_), whose first block row and column hold IMB_ rows and INB_ columns.
+inline constexpr redist_int kBlockCyclic2D = 1;
+inline constexpr redist_int kBlockCyclic2DInb = 2;
+
+/// A descriptor's entries by name, of either type (a 9-integer one has IMB_ = MB_ and
+/// INB_ = NB_); of another type, only dtype and ctxt are read.
+struct Descriptor {
+  redist_int dtype = kBlockCyclic2D, ctxt = -1, m = 0, n = 0, imb = 1, inb = 1, mb = 1, nb = 1,
+             rsrc = 0, csrc = 0, lld = 1;
+};
+Descriptor read_descriptor(const redist_int *desc);
+/// A descriptor of a process outside every grid: CTXT_ = -1.
+inline constexpr redist_int kNoGrid[9] = {kBlockCyclic2D, -1, 0, 0, 1, 1, 0, 0, 1};
 
 /// Argument positions of one routine (1-based, as PXERBLA counts them).
 struct Positions {
@@ -40,6 +56,7 @@ struct Side {
   const void *data = nullptr;
   blacs::GridInfo grid;
   int pos_desc = 0, pos_i = 0, pos_j = 0, pos_data = 0;
+  Descriptor d; // read from desc where this process is in the grid
 };
 
 /// One call of an entry as this process sees it.

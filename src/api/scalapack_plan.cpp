@@ -31,13 +31,13 @@ void describe_descriptors(const redist_int *desca, redist_int ia, redist_int ja,
                      "not a BLACS context (use -1 on processes outside the grid)");
     const blacs::GridInfo g = blacs::grid_info(desc[CTXT_]);
     if (!g.member()) continue;
-    if (desc[DTYPE_] != 1)
+    const Descriptor d = read_descriptor(desc);
+    if (d.dtype != kBlockCyclic2D)
       throw Error(REDIST_ERR_ARGUMENT,
-                  std::string(call) + ": " + field + "DTYPE_) = " + std::to_string(desc[DTYPE_]) +
+                  std::string(call) + ": " + field + "DTYPE_) = " + std::to_string(d.dtype) +
                       " on rank " + std::to_string(rank) + " of ICTXT: descriptor type must be 1");
-    *fields = {desc[M_],    desc[N_], desc[MB_], desc[NB_], desc[RSRC_],
-               desc[CSRC_], i,        j,         g.nprow,   g.npcol};
-    *position = {true, g.myrow, g.mycol, desc[LLD_]};
+    *fields = {d.m, d.n, d.mb, d.nb, d.rsrc, d.csrc, i, j, g.nprow, g.npcol, d.imb, d.inb, 0};
+    *position = {true, g.myrow, g.mycol, d.lld};
   }
 }
 

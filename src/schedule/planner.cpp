@@ -289,24 +289,62 @@ std::string choose_phases(const ScheduleOptions &options, std::size_t element_by
   return {};
 }
 
+namespace {
+
+bool uniform_column_major(const Layout &l) {
+  return !l.row_major && l.rows.uniform() && l.cols.uniform();
+}
+
+// Owners no uniform block-cyclic transfer has (a first block larger than the block size inside
+// the window, along a dimension of several processes): every message at once, the one schedule
+// that needs only the rank plans.
+std::string choose_all_at_once_only(const RankPlan &plan, const ScheduleOptions &options,
+                                    const ScheduleInputs &inputs, std::size_t element_bytes,
+                                    ScheduleChoice &choice) {
+  choice = ScheduleChoice{};
+  Index chunk = 0;
+  if (std::string why = check_options(options, element_bytes, chunk); !why.empty()) return why;
+  const Strategy s = options.strategy;
+  if (s != Strategy::automatic && s != Strategy::multiphase && s != Strategy::all_at_once) {
+    return std::string(strategy_name(s)) +
+           " needs block-cyclic owners, and a first block larger than the block size lies in "
+           "the window: only all-at-once applies";
+  }
+  choice.strategy = Strategy::all_at_once;
+  return all_at_once_choice(options, inputs, plan.m * plan.n, inputs.all_at_once_seconds, choice);
+}
+
+} // namespace
+
 std::string choose_schedule(const Transfer &t, const RankPlan &plan, const ScheduleOptions &options,
                             const ScheduleInputs &inputs, std::size_t element_bytes,
                             ScheduleChoice &choice) {
+  // The schedules are computed from block sizes and source processes: first blocks and
+  // row-major arrays are scheduled as the uniform column-major transfer with the same peers and
+  // message sizes (plan.hpp's uniform_owners).
+  // Two phases move through an intermediate array laid out from t's own layouts.
+  const bool phases_apply = uniform_column_major(t.src) && uniform_column_major(t.dst);
+  Transfer uniform;
+  if (phases_apply) {
+    uniform = t;
+  } else if (!uniform_owners(t, uniform)) {
+    return choose_all_at_once_only(plan, options, inputs, element_bytes, choice);
+  }
   return choose_phases(
       options, element_bytes,
       [&](const ScheduleOptions &o, ScheduleChoice &c) {
-        return choose_one_phase(t, plan, o, inputs, element_bytes, c);
+        return choose_one_phase(uniform, plan, o, inputs, element_bytes, c);
       },
       [&](double bound, ScheduleChoice &c) {
-        return choose_two_phase(t, plan, options, element_bytes, c, bound);
+        return phases_apply && choose_two_phase(uniform, plan, options, element_bytes, c, bound);
       },
       // All-at-once is compared on the estimate the phases are costed with.
       [&](const ScheduleChoice &one) {
-        return one.strategy == Strategy::all_at_once && !node_levels(t, options)
-                   ? all_at_once_estimate(t, options.model, element_bytes).all_at_once_seconds
+        return one.strategy == Strategy::all_at_once && !node_levels(uniform, options)
+                   ? all_at_once_estimate(uniform, options.model, element_bytes).all_at_once_seconds
                    : one.stats.seconds;
       },
-      kNoIntermediateLayout, choice);
+      phases_apply ? kNoIntermediateLayout : kFirstBlocksOrRowMajor, choice);
 }
 
 std::string global_schedule(const Transfer &t, const ScheduleOptions &options,

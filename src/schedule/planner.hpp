@@ -169,6 +169,10 @@ struct MidDimension {
 
 /// Why a multiphase request runs in one phase when no intermediate layout applies or fits.
 inline constexpr const char *kNoIntermediateLayout = "multiphase: no intermediate layout applies";
+/// Why a multiphase request runs in one phase for first blocks or row-major arrays (the
+/// intermediate layouts are laid out from uniform column-major ones).
+inline constexpr const char *kFirstBlocksOrRowMajor =
+    "multiphase: no intermediate layout for first blocks or row-major arrays";
 
 /// One rank's part of the all-at-once exchange, in messages and elements.
 struct AllAtOnceTotals {

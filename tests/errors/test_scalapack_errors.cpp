@@ -364,17 +364,18 @@ protected:
 
 const char kSides[2] = {'A', 'B'};
 
-TEST_P(ScalapackErrors, DescriptorTypeNotOne) {
+TEST_P(ScalapackErrors, DescriptorTypeNeitherOneNorTwo) {
   const int bad = errtest::last_rank();
+  const char *reason =
+      "descriptor type must be 1 (9 integers) or 2 (11 integers, PBLAS's BLOCK_CYCLIC_2D_INB)";
   for (const char side : kSides) {
-    run({label(side, "DTYPE_ = 2 on the last process"),
+    run({label(side, "DTYPE_ = 3 on the last process"),
          [=](Args &x, int rank) {
-           if (rank == bad) x.desc(side)[DTYPE_] = 2;
+           if (rank == bad) x.desc(side)[DTYPE_] = 3;
          },
-         invalid({bad}, pos().desc(side), desc_name(side, DTYPE_), 2,
-                 "descriptor type must be 1")});
+         invalid({bad}, pos().desc(side), desc_name(side, DTYPE_), 3, reason)});
     run({label(side, "DTYPE_ = 0 everywhere"), [=](Args &x, int) { x.desc(side)[DTYPE_] = 0; },
-         invalid({}, pos().desc(side), desc_name(side, DTYPE_), 0, "descriptor type must be 1")});
+         invalid({}, pos().desc(side), desc_name(side, DTYPE_), 0, reason)});
   }
 }
 

@@ -292,9 +292,9 @@ contains
     type(redist_options) :: bad_options
 
     da = desca
-    da(1) = 2
-    call descriptor_case('DESCA(DTYPE_) = 2 everywhere', da, descb, ictxt, -1, &
-                         'DESCA(DTYPE_) = 2', .false.)
+    da(1) = 3
+    call descriptor_case('DESCA(DTYPE_) = 3 everywhere', da, descb, ictxt, -1, &
+                         'DESCA(DTYPE_) = 3', .false.)
     db = descb
     if (me == last) db(1) = 7
     call descriptor_case('DESCB(DTYPE_) = 7 on the last rank', desca, db, ictxt, last, &
@@ -361,10 +361,10 @@ contains
 
     call reset_b()
     da = desca
-    da(1) = 2
+    da(1) = 3
     call pdgemr2d(rows, cols, a64, 1, 1, da, b64, 1, 1, descb, ictxt)
-    call check_scalapack('PDGEMR2D, DESCA(DTYPE_) = 2 everywhere', -1)
-    call check_b('PDGEMR2D, DESCA(DTYPE_) = 2 everywhere')
+    call check_scalapack('PDGEMR2D, DESCA(DTYPE_) = 3 everywhere', -1)
+    call check_b('PDGEMR2D, DESCA(DTYPE_) = 3 everywhere')
     db = descb
     if (me == last) db(6) = 0
     call pdgemr2d(rows, cols, a64, 1, 1, desca, b64, 1, 1, db, ictxt)

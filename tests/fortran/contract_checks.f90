@@ -117,16 +117,16 @@ contains
 
     desca = [1, ictxt, 4, 4 * nprocs, 2, 2, 0, 0, 4]
     descb = [1, ictxt, 4, 4 * nprocs, 4, 4, 0, 0, 4]
-    if (me == 0) desca(1) = 2
+    if (me == 0) desca(1) = 3
     call redist_plan_create(plan, 4, 4 * nprocs, REDIST_DOUBLE, desca, 1, 1, descb, 1, 1, ictxt, &
                             status)
     message = redist_message()
     if (me == 0) then
       call expect(status == REDIST_ERR_ARGUMENT .and. index(message, 'DTYPE_') > 0, &
-                  'DESCA(DTYPE_) = 2 must give REDIST_ERR_ARGUMENT on its process', failures)
+                  'DESCA(DTYPE_) = 3 must give REDIST_ERR_ARGUMENT on its process', failures)
     else
       call expect(status == REDIST_ERR_REMOTE, &
-                  'DESCA(DTYPE_) = 2 on rank 0 must give REDIST_ERR_REMOTE elsewhere', failures)
+                  'DESCA(DTYPE_) = 3 on rank 0 must give REDIST_ERR_REMOTE elsewhere', failures)
     end if
 
     desca(1) = 1

@@ -1,6 +1,7 @@
 // The planner: for every rank of random 2-D transfers, the steps it lays out cover that
 // rank's messages exactly, agree pairwise with its peers' steps, and complete when executed
 // by a step-by-step simulation of the non-blocking exchange (no deadlock).
+#include "kinds_support.hpp"
 #include "planner.hpp"
 #include "rank_steps_support.hpp"
 #include "schedule_cyclic.hpp"
@@ -140,6 +141,51 @@ TEST(Planner, RankStepsCoverAgreeAndComplete) {
                        << describe_transfer(t, comm_size);
   }
   EXPECT_GT(g_two_phase_plans_checked, two_phase_before + 20); // multiphase and auto engaged
+}
+
+// First blocks and row-major arrays (PBLAS's 11-integer descriptors, the C API's row-major
+// layouts) are scheduled as the uniform column-major transfer with the same owners: every
+// rank's steps still cover its own messages and agree with its peers'; they never run two
+// phases; where no uniform transfer has their owners, only all-at-once is offered.
+TEST(Planner, FirstBlocksAndRowMajorArraysGetValidSteps) {
+  Random rng(test_seed(22));
+  const std::vector<Strategy> strategies = {
+      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar,
+      Strategy::stepwise,  Strategy::greedy,      Strategy::circulant,
+      Strategy::ggp,       Strategy::oggp,        Strategy::multiphase};
+  int stepped = 0;
+  int refused = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const KindsCase c = random_kinds_case(rng, true);
+    ScheduleOptions o;
+    o.strategy = strategies[static_cast<std::size_t>(
+        rng.uniform_int(0, static_cast<int>(strategies.size()) - 1))];
+    if (o.strategy != Strategy::all_at_once) {
+      if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
+      if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
+    }
+    Transfer uniform;
+    const bool has_uniform = uniform_owners(c.t, uniform);
+    const std::string why = check_rank_steps(c.t, c.comm_size, o, 4);
+    if (has_uniform) {
+      ASSERT_EQ(why, "") << "trial " << trial << " " << strategy_name(o.strategy) << " "
+                         << describe_transfer(c.t, c.comm_size);
+      stepped += o.strategy != Strategy::all_at_once && o.strategy != Strategy::automatic;
+      continue;
+    }
+    if (why.empty()) continue; // all at once within the limits
+    ++refused;
+    const bool only_all_at_once = why.find("only all-at-once applies") != std::string::npos;
+    const bool all_at_once_limit = why.find("all-at-once") != std::string::npos;
+    ASSERT_TRUE(only_all_at_once || all_at_once_limit)
+        << "trial " << trial << " " << strategy_name(o.strategy) << ": " << why;
+    const bool explicit_steps = o.strategy != Strategy::automatic &&
+                                o.strategy != Strategy::multiphase &&
+                                o.strategy != Strategy::all_at_once;
+    ASSERT_EQ(only_all_at_once, explicit_steps) << "trial " << trial << ": " << why;
+  }
+  EXPECT_GT(stepped, 500);
+  EXPECT_GT(refused, 20);
 }
 
 // The schedule of one phase is valid for the messages between distinct ranks of its transfer.
