@@ -7,7 +7,9 @@
 !> Collective over every process of ICTXT.
 !>
 !> A and B are passed as arrays of their element type (any rank, or an array element); on a
-!> process outside a grid, DESCx(CTXT_) = -1 and the array is not referenced.
+!> process outside a grid, DESCx(CTXT_) = -1 and the array is not referenced. Descriptors are
+!> assumed-size, DESCx(*): ScaLAPACK's 9 integers (DTYPE_ = 1) or PBLAS's 11 (DTYPE_ = 2, with
+!> first blocks IMB_ x INB_), for the PBLAS routines and, as redist's extension, the copies.
 module redist_scalapack
   use, intrinsic :: iso_c_binding, only: c_char, c_double, c_double_complex, c_float, &
                                          c_float_complex, c_int, c_long_long
@@ -25,7 +27,7 @@ module redist_scalapack
     subroutine psgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
         bind(c, name='redist_psgemr2d_')
       import :: c_int, c_float
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       real(c_float), intent(in) :: a(*)
       real(c_float), intent(inout) :: b(*)
     end subroutine psgemr2d
@@ -33,7 +35,7 @@ module redist_scalapack
     subroutine pdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
         bind(c, name='redist_pdgemr2d_')
       import :: c_int, c_double
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       real(c_double), intent(in) :: a(*)
       real(c_double), intent(inout) :: b(*)
     end subroutine pdgemr2d
@@ -41,7 +43,7 @@ module redist_scalapack
     subroutine pcgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
         bind(c, name='redist_pcgemr2d_')
       import :: c_int, c_float_complex
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       complex(c_float_complex), intent(in) :: a(*)
       complex(c_float_complex), intent(inout) :: b(*)
     end subroutine pcgemr2d
@@ -49,7 +51,7 @@ module redist_scalapack
     subroutine pzgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
         bind(c, name='redist_pzgemr2d_')
       import :: c_int, c_double_complex
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       complex(c_double_complex), intent(in) :: a(*)
       complex(c_double_complex), intent(inout) :: b(*)
     end subroutine pzgemr2d
@@ -57,7 +59,7 @@ module redist_scalapack
     subroutine pigemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
         bind(c, name='redist_pigemr2d_')
       import :: c_int
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       integer(c_int), intent(in) :: a(*)
       integer(c_int), intent(inout) :: b(*)
     end subroutine pigemr2d
@@ -66,7 +68,7 @@ module redist_scalapack
         bind(c, name='redist_pstrmr2d_')
       import :: c_char, c_float, c_int
       character(kind=c_char), intent(in) :: uplo, diag
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       real(c_float), intent(in) :: a(*)
       real(c_float), intent(inout) :: b(*)
     end subroutine pstrmr2d
@@ -75,7 +77,7 @@ module redist_scalapack
         bind(c, name='redist_pdtrmr2d_')
       import :: c_char, c_double, c_int
       character(kind=c_char), intent(in) :: uplo, diag
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       real(c_double), intent(in) :: a(*)
       real(c_double), intent(inout) :: b(*)
     end subroutine pdtrmr2d
@@ -84,7 +86,7 @@ module redist_scalapack
         bind(c, name='redist_pctrmr2d_')
       import :: c_char, c_float_complex, c_int
       character(kind=c_char), intent(in) :: uplo, diag
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       complex(c_float_complex), intent(in) :: a(*)
       complex(c_float_complex), intent(inout) :: b(*)
     end subroutine pctrmr2d
@@ -93,7 +95,7 @@ module redist_scalapack
         bind(c, name='redist_pztrmr2d_')
       import :: c_char, c_double_complex, c_int
       character(kind=c_char), intent(in) :: uplo, diag
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       complex(c_double_complex), intent(in) :: a(*)
       complex(c_double_complex), intent(inout) :: b(*)
     end subroutine pztrmr2d
@@ -102,7 +104,7 @@ module redist_scalapack
         bind(c, name='redist_pitrmr2d_')
       import :: c_char, c_int
       character(kind=c_char), intent(in) :: uplo, diag
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ib, jb, descb(9), ictxt
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ib, jb, descb(*), ictxt
       integer(c_int), intent(in) :: a(*)
       integer(c_int), intent(inout) :: b(*)
     end subroutine pitrmr2d
@@ -112,7 +114,7 @@ module redist_scalapack
         bind(c, name='redist_psgeadd_')
       import :: c_char, c_float, c_int
       character(kind=c_char), intent(in) :: trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       real(c_float), intent(in) :: alpha, beta, a(*)
       real(c_float), intent(inout) :: c(*)
     end subroutine psgeadd
@@ -121,7 +123,7 @@ module redist_scalapack
         bind(c, name='redist_pstradd_')
       import :: c_char, c_float, c_int
       character(kind=c_char), intent(in) :: uplo, trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       real(c_float), intent(in) :: alpha, beta, a(*)
       real(c_float), intent(inout) :: c(*)
     end subroutine pstradd
@@ -130,7 +132,7 @@ module redist_scalapack
         bind(c, name='redist_pdgeadd_')
       import :: c_char, c_double, c_int
       character(kind=c_char), intent(in) :: trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       real(c_double), intent(in) :: alpha, beta, a(*)
       real(c_double), intent(inout) :: c(*)
     end subroutine pdgeadd
@@ -139,7 +141,7 @@ module redist_scalapack
         bind(c, name='redist_pdtradd_')
       import :: c_char, c_double, c_int
       character(kind=c_char), intent(in) :: uplo, trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       real(c_double), intent(in) :: alpha, beta, a(*)
       real(c_double), intent(inout) :: c(*)
     end subroutine pdtradd
@@ -148,7 +150,7 @@ module redist_scalapack
         bind(c, name='redist_pcgeadd_')
       import :: c_char, c_float_complex, c_int
       character(kind=c_char), intent(in) :: trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_float_complex), intent(in) :: alpha, beta, a(*)
       complex(c_float_complex), intent(inout) :: c(*)
     end subroutine pcgeadd
@@ -157,7 +159,7 @@ module redist_scalapack
         bind(c, name='redist_pctradd_')
       import :: c_char, c_float_complex, c_int
       character(kind=c_char), intent(in) :: uplo, trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_float_complex), intent(in) :: alpha, beta, a(*)
       complex(c_float_complex), intent(inout) :: c(*)
     end subroutine pctradd
@@ -166,7 +168,7 @@ module redist_scalapack
         bind(c, name='redist_pzgeadd_')
       import :: c_char, c_double_complex, c_int
       character(kind=c_char), intent(in) :: trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_double_complex), intent(in) :: alpha, beta, a(*)
       complex(c_double_complex), intent(inout) :: c(*)
     end subroutine pzgeadd
@@ -175,7 +177,7 @@ module redist_scalapack
         bind(c, name='redist_pztradd_')
       import :: c_char, c_double_complex, c_int
       character(kind=c_char), intent(in) :: uplo, trans
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_double_complex), intent(in) :: alpha, beta, a(*)
       complex(c_double_complex), intent(inout) :: c(*)
     end subroutine pztradd
@@ -183,7 +185,7 @@ module redist_scalapack
     subroutine pstran(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
         bind(c, name='redist_pstran_')
       import :: c_float, c_int
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       real(c_float), intent(in) :: alpha, beta, a(*)
       real(c_float), intent(inout) :: c(*)
     end subroutine pstran
@@ -191,7 +193,7 @@ module redist_scalapack
     subroutine pdtran(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
         bind(c, name='redist_pdtran_')
       import :: c_double, c_int
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       real(c_double), intent(in) :: alpha, beta, a(*)
       real(c_double), intent(inout) :: c(*)
     end subroutine pdtran
@@ -199,7 +201,7 @@ module redist_scalapack
     subroutine pctranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
         bind(c, name='redist_pctranu_')
       import :: c_float_complex, c_int
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_float_complex), intent(in) :: alpha, beta, a(*)
       complex(c_float_complex), intent(inout) :: c(*)
     end subroutine pctranu
@@ -207,7 +209,7 @@ module redist_scalapack
     subroutine pztranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
         bind(c, name='redist_pztranu_')
       import :: c_double_complex, c_int
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_double_complex), intent(in) :: alpha, beta, a(*)
       complex(c_double_complex), intent(inout) :: c(*)
     end subroutine pztranu
@@ -215,7 +217,7 @@ module redist_scalapack
     subroutine pctranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
         bind(c, name='redist_pctranc_')
       import :: c_float_complex, c_int
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_float_complex), intent(in) :: alpha, beta, a(*)
       complex(c_float_complex), intent(inout) :: c(*)
     end subroutine pctranc
@@ -223,7 +225,7 @@ module redist_scalapack
     subroutine pztranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
         bind(c, name='redist_pztranc_')
       import :: c_double_complex, c_int
-      integer(c_int), intent(in) :: m, n, ia, ja, desca(9), ic, jc, descc(9)
+      integer(c_int), intent(in) :: m, n, ia, ja, desca(*), ic, jc, descc(*)
       complex(c_double_complex), intent(in) :: alpha, beta, a(*)
       complex(c_double_complex), intent(inout) :: c(*)
     end subroutine pztranc
