@@ -11,17 +11,12 @@ program redist_fortran_compare
   implicit none
   integer :: me, nprocs, ictxt, k, cases, failures, total_failures, comparisons
   integer(int64) :: seed
-  character(len=64) :: argument
   type(rng_t) :: rng
   type(case_t) :: c
 
   cases = 100
   seed = 20260521
-  do k = 1, command_argument_count()
-    call get_command_argument(k, argument)
-    if (argument(1:8) == '--cases=') read (argument(9:), *) cases
-    if (argument(1:7) == '--seed=') read (argument(8:), *) seed
-  end do
+  call command_options(cases, seed)
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, me)

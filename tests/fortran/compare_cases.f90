@@ -19,7 +19,7 @@ module compare_cases
   use scalapack_reference
   implicit none
   private
-  public :: rng_t, case_t, draw_case, free_case, run_case, same_bits
+  public :: rng_t, case_t, draw_case, free_case, run_case, same_bits, command_options
 
   interface module_gemr2d
     procedure psgemr2d, pdgemr2d, pcgemr2d, pzgemr2d, pigemr2d
@@ -88,6 +88,19 @@ contains
     integer, intent(in) :: percent
     coin = rng%uniform(1, 100) <= percent
   end function coin
+
+  !> --cases=N and --seed=S from the command line (left as they are when absent).
+  subroutine command_options(cases, seed)
+    integer, intent(inout) :: cases
+    integer(int64), intent(inout) :: seed
+    character(len=64) :: argument
+    integer :: k
+    do k = 1, command_argument_count()
+      call get_command_argument(k, argument)
+      if (argument(1:8) == '--cases=') read (argument(9:), *) cases
+      if (argument(1:7) == '--seed=') read (argument(8:), *) seed
+    end do
+  end subroutine command_options
 
   !> A grid of 1..nprocs world processes in random order and shape, made with BLACS_GRIDMAP
   !> (collective over every world process).

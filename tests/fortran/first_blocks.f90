@@ -14,7 +14,7 @@ program redist_fortran_first_blocks
   use, intrinsic :: iso_fortran_env, only: int64, output_unit
   use, intrinsic :: iso_c_binding, only: c_double_complex
   use mpi_f08
-  use compare_cases, only: rng_t
+  use compare_cases, only: rng_t, command_options
   use redist_scalapack, only: pzgeadd, pztranu, pztranc, pztradd, pzgemr2d, &
                               redist_scalapack_last_status
   use scalapack_reference, only: blacs_get, blacs_gridinit, blacs_gridinfo, blacs_gridexit, &
@@ -34,16 +34,11 @@ program redist_fortran_first_blocks
     [character(len=8) :: 'PZGEADD', 'PZTRANU', 'PZTRANC', 'PZTRADD', 'PZGEMR2D']
   integer :: me, nprocs, k, cases, failures, total_failures
   integer(int64) :: seed
-  character(len=64) :: argument
   type(rng_t) :: rng
 
   cases = 200
   seed = 20261129
-  do k = 1, command_argument_count()
-    call get_command_argument(k, argument)
-    if (argument(1:8) == '--cases=') read (argument(9:), *) cases
-    if (argument(1:7) == '--seed=') read (argument(8:), *) seed
-  end do
+  call command_options(cases, seed)
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, me)
@@ -166,6 +161,26 @@ contains
                s%lld * local_index(gj, s%inb, s%nb, npcol)
   end function position
 
+  !> Every element of side s this process holds set to its global value (A's or C's).
+  subroutine place(s, of_a, nprow, npcol, myrow, mycol, x)
+    type(side_t), intent(in) :: s
+    logical, intent(in) :: of_a
+    integer, intent(in) :: nprow, npcol, myrow, mycol
+    complex(c_double_complex), intent(inout) :: x(:)
+    integer :: gi, gj, r
+    do gj = 0, s%ng - 1
+      do gi = 0, s%mg - 1
+        r = position(s, gi, gj, nprow, npcol, myrow, mycol)
+        if (r == 0) cycle
+        if (of_a) then
+          x(r) = a_value(gi, gj)
+        else
+          x(r) = c_value(gi, gj)
+        end if
+      end do
+    end do
+  end subroutine place
+
   complex(c_double_complex) function a_value(gi, gj)
     integer, intent(in) :: gi, gj
     a_value = cmplx(1 + gi + 100 * gj, gi - 2 * gj, c_double_complex)
@@ -190,7 +205,7 @@ contains
   subroutine run_case(index, failures)
     integer, intent(in) :: index
     integer, intent(inout) :: failures
-    integer :: routine, m, n, am, an, nprow, npcol, ctxt, r, c, myrow, mycol, wi, wj, p, q, bad, k
+    integer :: routine, m, n, am, an, nprow, npcol, ctxt, r, c, myrow, mycol, wi, wj, bad, k
     character :: trans, uplo
     complex(c_double_complex) :: alpha, beta, av
     complex(c_double_complex), allocatable :: a(:), cl(:), want(:)
@@ -229,19 +244,9 @@ contains
 
     allocate (a(max(1, sa%lld * sa%locc)), cl(sc%lld * sc%locc + 7))
     a = (0, 0)
-    do q = 0, sa%ng - 1
-      do p = 0, sa%mg - 1
-        r = position(sa, p, q, nprow, npcol, myrow, mycol)
-        if (r > 0) a(r) = a_value(p, q)
-      end do
-    end do
+    call place(sa, .true., nprow, npcol, myrow, mycol, a)
     cl = (-777, 777) ! LLD padding rows and the guard stay so
-    do q = 0, sc%ng - 1
-      do p = 0, sc%mg - 1
-        r = position(sc, p, q, nprow, npcol, myrow, mycol)
-        if (r > 0) cl(r) = c_value(p, q)
-      end do
-    end do
+    call place(sc, .false., nprow, npcol, myrow, mycol, cl)
     want = cl
     do wj = 0, n - 1
       do wi = 0, m - 1
