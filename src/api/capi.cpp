@@ -1,6 +1,7 @@
 // The extern "C" API of redist.h: the checks its entries share, plan creation, destroy, the
 // plan's information, redist_alloc and redist_free (executions in capi_execute.cpp, batches in
-// capi_batch.cpp, N-d plans in capi_nd.cpp). Every body runs inside c_barrier().
+// capi_batch.cpp, N-d plans in capi_nd.cpp, the proposed order of a new grid in
+// capi_relabel.cpp). Every body runs inside c_barrier().
 
 #include "capi_internal.hpp"
 #include "collective.hpp"

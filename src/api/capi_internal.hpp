@@ -1,5 +1,6 @@
 #pragma once
-// Shared by the files of the C API (capi.cpp, capi_execute.cpp, capi_batch.cpp, capi_nd.cpp).
+// Shared by the files of the C API (capi.cpp, capi_execute.cpp, capi_batch.cpp, capi_nd.cpp,
+// capi_relabel.cpp).
 
 #include "api_internal.hpp"
 #include "front_end.hpp"
