@@ -249,81 +249,60 @@ MatSpec whole(std::int64_t mg, std::int64_t ng, std::int64_t mb, std::int64_t nb
   return s;
 }
 
+// A hand-picked case: the window, the layouts, and what is known of the answer (the order, the
+// bytes kept before and after; empty / -1: checked against the count and brute force only).
+Case picked(std::int64_t m, std::int64_t n, redist_type type, MatSpec a, MatSpec b,
+            std::vector<int> want_order = {}, std::int64_t want_before = -1,
+            std::int64_t want_after = -1) {
+  Case c;
+  c.m = m;
+  c.n = n;
+  c.type = type;
+  c.a = std::move(a);
+  c.b = std::move(b);
+  c.want_order = std::move(want_order);
+  c.want_before = want_before;
+  c.want_after = want_after;
+  return c;
+}
+
 std::vector<Case> hand_picked_cases(int size) {
   std::vector<Case> out;
-  {
-    // 1 x 1 grids, smaller than the communicator: the one rank of A takes B's position.
-    Case c;
-    c.m = 5;
-    c.n = 3;
-    c.a = whole(5, 3, 2, 2, 1, 1, {size - 1});
-    c.b = whole(5, 3, 4, 1, 1, 1);
-    c.want_order = {size - 1};
-    c.want_before = size == 1 ? 5 * 3 * 8 : 0;
-    c.want_after = 5 * 3 * 8;
-    out.push_back(c);
-  }
-  {
-    // An empty window: nothing to keep, the identity stays.
-    Case c;
-    c.m = 0;
-    c.n = 4;
-    c.a = whole(3, 4, 1, 1, 1, 1, {0});
-    c.b = whole(3, 4, 1, 1, size, 1);
-    c.want_order.resize(static_cast<std::size_t>(size));
-    std::iota(c.want_order.begin(), c.want_order.end(), 0);
-    c.want_before = 0;
-    c.want_after = 0;
-    out.push_back(c);
-  }
+  // 1 x 1 grids, smaller than the communicator: the one rank of A takes B's position.
+  out.push_back(picked(5, 3, REDIST_DOUBLE, whole(5, 3, 2, 2, 1, 1, {size - 1}),
+                       whole(5, 3, 4, 1, 1, 1), {size - 1}, size == 1 ? 5 * 3 * 8 : 0, 5 * 3 * 8));
+  // An empty window: nothing to keep, the identity stays.
+  std::vector<int> identity(static_cast<std::size_t>(size));
+  std::iota(identity.begin(), identity.end(), 0);
+  out.push_back(picked(0, 4, REDIST_INT32, whole(3, 4, 1, 1, 1, 1, {0}), whole(3, 4, 1, 1, size, 1),
+                       identity, 0, 0));
   if (size >= 2) {
     // Aligned blocks, A's ranks backwards: B takes them backwards and keeps everything.
-    Case c;
-    c.m = 4;
-    c.n = 6 * size;
-    std::vector<int> backwards(static_cast<std::size_t>(size));
-    std::iota(backwards.rbegin(), backwards.rend(), 0);
-    c.a = whole(4, 6 * size, 4, 3, 1, size, backwards);
-    c.b = whole(4, 6 * size, 2, 3, 1, size);
-    c.want_order = backwards;
-    c.want_after = 4 * 6 * size * 8;
-    c.type = REDIST_DOUBLE;
-    out.push_back(c);
-    // The same with a grid smaller than the communicator and windows at offsets.
-    Case w;
-    w.m = 7;
-    w.n = 5;
-    w.a = whole(10, 9, 3, 2, 2, 1, {1, 0});
-    w.a.ia = 4; // rows 3..9: blocks of 3 from row 3 on rank 0, then 1, then 0
+    std::vector<int> backwards(identity.rbegin(), identity.rend());
+    out.push_back(picked(4, 6 * size, REDIST_DOUBLE, whole(4, 6 * size, 4, 3, 1, size, backwards),
+                         whole(4, 6 * size, 2, 3, 1, size), backwards, -1, 4 * 6 * size * 8));
+    // A grid smaller than the communicator and windows at offsets: A's rows 3..9 in blocks of
+    // 3 from row 3 on ranks 0, 1, 0; B's rows 1..7: rows 0..2 at position 0, 3..5 at 1, 6..7
+    // at 0.
+    Case w = picked(7, 5, REDIST_COMPLEX_DOUBLE, whole(10, 9, 3, 2, 2, 1, {1, 0}),
+                    whole(8, 5, 3, 5, 2, 1));
+    w.a.ia = 4;
     w.a.ja = 5;
-    w.b = whole(8, 5, 3, 5, 2, 1);
-    w.b.ia = 2; // rows 1..7: B's block 0 (rows 0..2) at position 0, 3..5 at 1, 6..7 at 0
-    w.type = REDIST_COMPLEX_DOUBLE;
+    w.b.ia = 2;
     out.push_back(w);
   }
   if (size >= 3) {
     // docs/schedules.md's example: 6 x 4, rows in blocks of 2 on ranks 0, 1, 2, to blocks of 3
     // on two positions; ranks 0 and 2 keep rows 0-1 and 4-5 (128 bytes) where 0 and 1 keep
     // rows 0-1 and 3 (96 bytes).
-    Case c;
-    c.m = 6;
-    c.n = 4;
-    c.a = whole(6, 4, 2, 4, 3, 1, {0, 1, 2});
-    c.b = whole(6, 4, 3, 4, 2, 1);
-    c.want_order = {0, 2};
-    c.want_before = 96;
-    c.want_after = 128;
-    out.push_back(c);
+    out.push_back(picked(6, 4, REDIST_DOUBLE, whole(6, 4, 2, 4, 3, 1, {0, 1, 2}),
+                         whole(6, 4, 3, 4, 2, 1), {0, 2}, 96, 128));
   }
   if (size >= 4) {
     // A 2 x 2 grid to a 1 x 4 grid with column blocks that do not align.
-    Case c;
-    c.m = 9;
-    c.n = 11;
-    c.a = whole(9, 11, 2, 3, 2, 2, {3, 1, 2, 0});
-    c.b = whole(9, 11, 9, 2, 1, 4);
+    Case c = picked(9, 11, REDIST_FLOAT, whole(9, 11, 2, 3, 2, 2, {3, 1, 2, 0}),
+                    whole(9, 11, 9, 2, 1, 4));
     c.b.csrc = 2;
-    c.type = REDIST_FLOAT;
     out.push_back(c);
   }
   return out;
