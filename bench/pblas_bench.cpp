@@ -12,7 +12,9 @@
 // The memcpy moves, on every rank at once, as many bytes as the rank's part of C's window (of
 // the trapezoid for PxTRADD): no implementation writes its part of C faster than that, so
 // "pblas/cpy" (PBLAS's median over the memcpy's) bounds the ratio any implementation could
-// reach on this machine in this run.
+// reach on this machine in this run. The cases marked 11-int pass PBLAS's 11-integer
+// descriptors for the same layouts as the 9-integer cases above them; IMB=17 gives A a first
+// block of 17 rows and columns.
 #include <mpi.h>
 
 #include <algorithm>
@@ -52,7 +54,27 @@ struct Case {
   int mb_a, mb_c;
   int offset = 0; // IA = JA = 1 + offset, IC = JC = 1 + 2 * offset, RSRC/CSRC of A: last
   double alpha[2], beta[2];
+  // PBLAS's 11-integer descriptors (DTYPE_ = 2): A's with a first block of imb_a rows and
+  // columns (0: 9 integers), C's with IMB_ = MB_ (the same layout as with 9).
+  int imb_a = 0;
+  bool eleven_c = false;
 };
+
+// Elements process p holds of `extent` dealt as a first block of `first` on src, then blocks
+// of `block` from src + 1 (PBLAS's PB_Cnumroc at index 0).
+int local_extent(int extent, int first, int block, int p, int src, int nprocs) {
+  const int in_first = std::min(extent, first);
+  const int rest = extent - in_first;
+  const int next = (src + 1) % nprocs;
+  return (p == src ? in_first : 0) + numroc_(&rest, &block, &p, &next, &nprocs);
+}
+
+// An 11-integer descriptor (BLOCK_CYCLIC_2D_INB).
+void descinit_inb(int *d, int extent, int first, int block, int src_r, int src_c, int ctxt,
+                  int lld) {
+  const int fields[11] = {2, ctxt, extent, extent, first, first, block, block, src_r, src_c, lld};
+  std::copy(fields, fields + 11, d);
+}
 
 using bench::median;
 using bench::timed;
@@ -91,6 +113,10 @@ int main(int argc, char **argv) {
       {"pdgeadd T 64->100 a=2 b=.5", Kind::geadd_t, 1, np, 64, 100, 0, {2, 0}, {0.5, 0}},
       {"pztranc 64->100 (N/2)", Kind::ztranc, 1, np, 64, 100, 0, {1, 0.5}, {0.25, -1}},
       {"pdtradd U N 64->100 b=1", Kind::tradd, 1, np, 64, 100, 0, {-1, 0}, {1, 0}},
+      {"pdgeadd N 64->100 11-int", Kind::geadd_n, 1, np, 64, 100, 0, {2, 0}, {0.5, 0}, 64, true},
+      {"pdtran grid 64->100 11-int", Kind::tran, gpr, gpc, 64, 100, 0, {1, 0}, {0, 0}, 64, true},
+      {"pdgeadd N IMB=17 64->100", Kind::geadd_n, 1, np, 64, 100, 0, {2, 0}, {0.5, 0}, 17},
+      {"pdtran grid IMB=17 64->100", Kind::tran, gpr, gpc, 64, 100, 0, {1, 0}, {0, 0}, 17},
   };
   if (me == 0) {
     std::printf("pblas_bench: %d ranks, N = %d, median of %d (max over ranks)\n", np, size, reps);
@@ -116,17 +142,24 @@ int main(int argc, char **argv) {
     const int m = n - off; // window
     const int zero = 0;
     const int src_r = off > 0 ? c.nprow - 1 : 0, src_c = off > 0 ? c.npcol - 1 : 0;
-    int desca[9] = {}, descc[9] = {}, info = 0;
+    int desca[11] = {}, descc[11] = {}, info = 0;
     double t_p = 0, t_r = 0, t_first = 0, t_copy = 0;
     bool equal = true;
     if (member) {
-      const int lra = numroc_(&extent, &c.mb_a, &myr, &src_r, &c.nprow);
-      const int lca = numroc_(&extent, &c.mb_a, &myc, &src_c, &c.npcol);
+      const int first_a = c.imb_a > 0 ? c.imb_a : c.mb_a;
+      const int lra = local_extent(extent, first_a, c.mb_a, myr, src_r, c.nprow);
+      const int lca = local_extent(extent, first_a, c.mb_a, myc, src_c, c.npcol);
       const int lrc = numroc_(&extent, &c.mb_c, &myr, &zero, &c.nprow);
       const int lcc = numroc_(&extent, &c.mb_c, &myc, &zero, &c.npcol);
       const int llda = std::max(1, lra), lldc = std::max(1, lrc);
-      descinit_(desca, &extent, &extent, &c.mb_a, &c.mb_a, &src_r, &src_c, &ctxt, &llda, &info);
-      descinit_(descc, &extent, &extent, &c.mb_c, &c.mb_c, &zero, &zero, &ctxt, &lldc, &info);
+      if (c.imb_a > 0)
+        descinit_inb(desca, extent, c.imb_a, c.mb_a, src_r, src_c, ctxt, llda);
+      else
+        descinit_(desca, &extent, &extent, &c.mb_a, &c.mb_a, &src_r, &src_c, &ctxt, &llda, &info);
+      if (c.eleven_c)
+        descinit_inb(descc, extent, c.mb_c, c.mb_c, 0, 0, ctxt, lldc);
+      else
+        descinit_(descc, &extent, &extent, &c.mb_c, &c.mb_c, &zero, &zero, &ctxt, &lldc, &info);
       std::vector<double> a(static_cast<std::size_t>(llda) * std::max(1, lca) * es);
       std::vector<double> c0(static_cast<std::size_t>(lldc) * std::max(1, lcc) * es);
       std::mt19937_64 gen(static_cast<unsigned>(me) + 1);

@@ -234,6 +234,21 @@ module redist
     module procedure calibrate, calibrate_f08
   end interface redist_calibrate
 
+  !> redist_propose_grid_ranks(comm, m, n, type, a, b, ranks, status [, bytes_kept_before,
+  !>   bytes_kept_after]): the ranks of comm to put on a destination grid being created so that
+  !>   the most of a copy of the m x n window from a to b stays on its own process (redist.h;
+  !>   a copy of the whole window). The grid's shape is that of ranks (nprow x npcol): b's
+  !>   ranks are ignored and may be unallocated. On success ranks(pr + 1, pc + 1) is the
+  !>   proposed rank at grid position (pr, pc), the same on every process (b%ranks = ranks
+  !>   then describes the grid), and the optional integer(int64) arguments receive the bytes
+  !>   that stay on their process with the identity order (rank pr + pc*nprow at (pr, pc)) and
+  !>   with the proposed one. On error nothing is changed. Collective over comm (an integer
+  !>   handle or a type(MPI_Comm)).
+  public :: redist_propose_grid_ranks
+  interface redist_propose_grid_ranks
+    module procedure propose_grid_ranks, propose_grid_ranks_f08
+  end interface redist_propose_grid_ranks
+
   public :: redist_plan_destroy, redist_plan_get_info, redist_message, redist_status_name, &
             redist_get_version, &
             redist_schedule_name, redist_alloc, redist_free
@@ -399,6 +414,19 @@ module redist
       type(c_ptr), value :: memory
       integer(c_int) :: status
     end function c_free
+
+    function c_propose_grid_ranks(comm, m, n, type, a, b, ranks, bytes_kept_before, &
+                                  bytes_kept_after) &
+        bind(c, name='redist_f_propose_grid_ranks') result(status)
+      import :: c_int, c_int64_t, c_layout
+      integer(c_int), value :: comm
+      integer(c_int64_t), value :: m, n
+      integer(c_int), value :: type
+      type(c_layout), intent(in) :: a, b
+      integer(c_int), intent(out) :: ranks(*)
+      integer(c_int64_t), intent(out) :: bytes_kept_before, bytes_kept_after
+      integer(c_int) :: status
+    end function c_propose_grid_ranks
 
     function c_calibrate(comm, alpha, beta) bind(c, name='redist_f_calibrate') result(status)
       import :: c_double, c_int
@@ -1363,6 +1391,44 @@ contains
     integer, intent(out) :: status
     call calibrate(comm%MPI_VAL, alpha, beta, status)
   end subroutine calibrate_f08
+
+  subroutine propose_grid_ranks(comm, m, n, type, a, b, ranks, status, bytes_kept_before, &
+                                bytes_kept_after)
+    integer, intent(in) :: comm, m, n, type
+    type(redist_layout), intent(in) :: a, b
+    integer, intent(inout) :: ranks(:, :)
+    integer, intent(out) :: status
+    integer(int64), intent(inout), optional :: bytes_kept_before, bytes_kept_after
+    integer(c_int), allocatable, target :: ranks_a(:), ranks_b(:)
+    integer(c_int) :: proposed(max(1, size(ranks)))
+    integer(c_int64_t) :: before, after
+    type(c_layout) :: grid
+
+    call c_set_message(c_null_char)
+    grid = to_c_layout(b, ranks_b)
+    grid%nprow = size(ranks, 1)
+    grid%npcol = size(ranks, 2)
+    grid%ranks = c_null_ptr
+    status = c_propose_grid_ranks(int(comm, c_int), int(m, c_int64_t), int(n, c_int64_t), &
+                                  int(type, c_int), to_c_layout(a, ranks_a), grid, proposed, &
+                                  before, after)
+    if (status /= REDIST_SUCCESS) return
+    ranks = reshape(int(proposed(1:size(ranks))), shape(ranks))
+    if (present(bytes_kept_before)) bytes_kept_before = before
+    if (present(bytes_kept_after)) bytes_kept_after = after
+  end subroutine propose_grid_ranks
+
+  subroutine propose_grid_ranks_f08(comm, m, n, type, a, b, ranks, status, bytes_kept_before, &
+                                    bytes_kept_after)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: m, n, type
+    type(redist_layout), intent(in) :: a, b
+    integer, intent(inout) :: ranks(:, :)
+    integer, intent(out) :: status
+    integer(int64), intent(inout), optional :: bytes_kept_before, bytes_kept_after
+    call propose_grid_ranks(comm%MPI_VAL, m, n, type, a, b, ranks, status, bytes_kept_before, &
+                            bytes_kept_after)
+  end subroutine propose_grid_ranks_f08
 
   !> The message of the last error of a redist call on this thread ("" if none): the call, the
   !> argument and the reason.

@@ -35,6 +35,13 @@ int redist_f_calibrate(MPI_Fint comm, double *alpha, double *beta) {
   return redist_calibrate(MPI_Comm_f2c(comm), alpha, beta);
 }
 
+int redist_f_propose_grid_ranks(MPI_Fint comm, int64_t m, int64_t n, int type,
+                                const redist_layout *a, const redist_layout *b, int *ranks,
+                                int64_t *bytes_kept_before, int64_t *bytes_kept_after) {
+  return redist_propose_grid_ranks(MPI_Comm_f2c(comm), m, n, (redist_type)type, a, b, ranks,
+                                   bytes_kept_before, bytes_kept_after);
+}
+
 int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist_int *desca,
                               redist_int ia, redist_int ja, const redist_int *descb, redist_int ib,
                               redist_int jb, redist_int ictxt, int region, int unit_diag,

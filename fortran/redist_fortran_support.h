@@ -20,6 +20,9 @@ int redist_f_plan_create_desc(redist_int m, redist_int n, int type, const redist
                               redist_int jb, redist_int ictxt, int region, int unit_diag,
                               const redist_options *options, redist_plan *plan);
 int redist_f_calibrate(MPI_Fint comm, double *alpha, double *beta);
+int redist_f_propose_grid_ranks(MPI_Fint comm, int64_t m, int64_t n, int type,
+                                const redist_layout *a, const redist_layout *b, int *ranks,
+                                int64_t *bytes_kept_before, int64_t *bytes_kept_after);
 int redist_f_plan_create_op(MPI_Fint comm, int op, int64_t m, int64_t n, int type,
                             const redist_layout *a, const redist_layout *b, int region,
                             const redist_options *options, redist_plan *plan);

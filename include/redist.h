@@ -375,6 +375,40 @@ int redist_plan_execute_batch(redist_plan plan, const void *const *alphas, const
 int redist_plan_execute_batch_begin(redist_plan plan, const void *const *alphas,
                                     const void *const *a, const void *const *betas, void *const *b);
 
+/**
+ * Propose the rank order of a destination grid that is being created (a new BLACS grid, say):
+ * which rank of @p comm to put at each position of @p b's grid so that the most of the m x n
+ * window copied from @p a stays on its own process and the fewest bytes cross the network
+ * (docs/guide.md, "Choosing the ranks of a new grid"). Nothing moves: every process computes
+ * the same order from the same arguments (a maximum-weight assignment of ranks to positions;
+ * among orders that keep as much, the one closest to the identity). Collective over @p comm.
+ * For a copy of the whole window (redist_plan_create with REDIST_REGION_FULL): trapezoids and
+ * redist_plan_create_op's transposes are not covered; only bytes kept on the same process
+ * count (not on the same node). Meant for grids of up to a few thousand positions.
+ * @param comm       the communicator; every process of it calls. Every one of its ranks is a
+ *                   candidate.
+ * @param m          rows of the window to be copied.
+ * @param n          columns of the window to be copied.
+ * @param type       the element type (bytes are elements times its size).
+ * @param a          the source layout and the window's start in it (lld is ignored).
+ * @param b          the destination layout: its m, n, mb, nb, nprow, npcol, rsrc, csrc, i and j
+ *                   are used, its ranks and lld ignored (ranks may be NULL).
+ * @param ranks      receives b's nprow*npcol positions' ranks: distinct ranks of @p comm,
+ *                   column-major (position (pr, pc) is ranks[pr + pc*nprow], as in
+ *                   redist_layout::ranks), the same on every process.
+ * @param bytes_kept_before  receives the bytes of the window that stay on their process with
+ *                   the identity order, rank p at position p (BLACS_GRIDINIT's column-major
+ *                   order); may be NULL.
+ * @param bytes_kept_after   the same with the proposed order, never less; the bytes saved are
+ *                   after - before. May be NULL.
+ * @pre every process passes the same m, n, type and layouts (but lld and b's ranks).
+ * @return REDIST_SUCCESS, or an error status on every process (a grid with more positions than
+ *         @p comm has processes is REDIST_ERR_ARGUMENT); nothing is written then.
+ */
+int redist_propose_grid_ranks(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                              const redist_layout *a, const redist_layout *b, int *ranks,
+                              int64_t *bytes_kept_before, int64_t *bytes_kept_after);
+
 /** Destroy a plan and set *plan to NULL. Collective; a NULL plan is accepted. If an execution
  * is in flight, it is completed first (its failure is not reported). */
 int redist_plan_destroy(redist_plan *plan);

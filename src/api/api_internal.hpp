@@ -19,10 +19,20 @@
 
 namespace redist {
 
+/// Which fields of a layout validate_layout checks beyond its shape, blocks, source process
+/// and window: its rank map, and this process's lld (which needs the rank map). A layout that
+/// only describes a grid (redist_propose_grid_ranks's destination, whose ranks are being
+/// chosen) is checked without them.
+struct LayoutChecks {
+  bool ranks = true;
+  bool lld = true;
+};
+
 /// Check one layout's arguments on this rank; throws REDIST_ERR_ARGUMENT naming
 /// `call` and `name` (e.g. "a") and the field. `window_m/n` is the copied window.
 void validate_layout(const std::string &call, const std::string &name, const redist_layout &l,
-                     Index window_m, Index window_n, int comm_size, int rank);
+                     Index window_m, Index window_n, int comm_size, int rank,
+                     LayoutChecks checks = {});
 
 /// Throw REDIST_ERR_MPI "<call>: <what> failed" unless code is MPI_SUCCESS.
 void check_mpi(int code, const char *call, const char *what);

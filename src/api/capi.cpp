@@ -1,6 +1,7 @@
 // The extern "C" API of redist.h: the checks its entries share, plan creation, destroy, the
 // plan's information, redist_alloc and redist_free (executions in capi_execute.cpp, batches in
-// capi_batch.cpp, N-d plans in capi_nd.cpp). Every body runs inside c_barrier().
+// capi_batch.cpp, N-d plans in capi_nd.cpp, the proposed order of a new grid in
+// capi_relabel.cpp). Every body runs inside c_barrier().
 
 #include "capi_internal.hpp"
 #include "collective.hpp"
@@ -21,7 +22,7 @@
 namespace redist {
 
 void validate_layout(const std::string &call, const std::string &name, const redist_layout &l,
-                     Index window_m, Index window_n, int comm_size, int rank) {
+                     Index window_m, Index window_n, int comm_size, int rank, LayoutChecks checks) {
   const auto arg = [&](const char *field) { return name + "->" + field; };
   if (l.m < 0) throw_argument(call, arg("m"), l.m, "global rows must be >= 0");
   if (l.n < 0) throw_argument(call, arg("n"), l.n, "global columns must be >= 0");
@@ -43,19 +44,21 @@ void validate_layout(const std::string &call, const std::string &name, const red
     throw_argument(call, arg("rsrc"), l.rsrc, "must be in [0, nprow)");
   if (l.csrc < 0 || l.csrc >= l.npcol)
     throw_argument(call, arg("csrc"), l.csrc, "must be in [0, npcol)");
-  if (l.ranks == nullptr) throw_argument(call, arg("ranks"), 0, "NULL rank map");
-  const std::size_t positions = static_cast<std::size_t>(l.nprow) * l.npcol;
-  std::vector<int> seen(l.ranks, l.ranks + positions);
-  for (std::size_t idx = 0; idx < positions; ++idx) {
-    if (seen[idx] < 0 || seen[idx] >= comm_size) {
-      throw_argument(call, arg("ranks[") + std::to_string(idx) + "]", seen[idx],
-                     "not a rank of the communicator");
+  if (checks.ranks) {
+    if (l.ranks == nullptr) throw_argument(call, arg("ranks"), 0, "NULL rank map");
+    const std::size_t positions = static_cast<std::size_t>(l.nprow) * l.npcol;
+    std::vector<int> seen(l.ranks, l.ranks + positions);
+    for (std::size_t idx = 0; idx < positions; ++idx) {
+      if (seen[idx] < 0 || seen[idx] >= comm_size) {
+        throw_argument(call, arg("ranks[") + std::to_string(idx) + "]", seen[idx],
+                       "not a rank of the communicator");
+      }
     }
-  }
-  std::sort(seen.begin(), seen.end());
-  const auto dup = std::adjacent_find(seen.begin(), seen.end());
-  if (dup != seen.end()) {
-    throw_argument(call, arg("ranks"), *dup, "rank appears twice in the grid");
+    std::sort(seen.begin(), seen.end());
+    const auto dup = std::adjacent_find(seen.begin(), seen.end());
+    if (dup != seen.end()) {
+      throw_argument(call, arg("ranks"), *dup, "rank appears twice in the grid");
+    }
   }
   if (l.i < 0 || l.i > l.m - window_m) {
     throw_argument(call, arg("i"), l.i,
@@ -67,6 +70,7 @@ void validate_layout(const std::string &call, const std::string &name, const red
                    "window columns [j, j+" + std::to_string(window_n) + ") outside the " +
                        std::to_string(l.n) + " columns of the matrix");
   }
+  if (!checks.ranks || !checks.lld) return;
   const Layout layout = to_layout(l);
   int pr = 0;
   int pc = 0;
@@ -298,7 +302,7 @@ bool transposes(int op) {
 
 void check_call(const char *call, const std::string &prefix, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int op, int size,
-                int rank) {
+                int rank, LayoutChecks a_checks, LayoutChecks b_checks) {
   if (m < 0) throw_argument(call, prefix + "m", m, "must be >= 0");
   if (n < 0) throw_argument(call, prefix + "n", n, "must be >= 0");
   if (type_size(type) == 0) throw_argument(call, prefix + "type", type, "unknown redist_type");
@@ -310,8 +314,9 @@ void check_call(const char *call, const std::string &prefix, int64_t m, int64_t 
   if (a == nullptr) throw_argument(call, prefix + "a", 0, "NULL layout");
   if (b == nullptr) throw_argument(call, prefix + "b", 0, "NULL layout");
   const bool transposed = transposes(op);
-  validate_layout(call, prefix + "a", *a, transposed ? n : m, transposed ? m : n, size, rank);
-  validate_layout(call, prefix + "b", *b, m, n, size, rank);
+  validate_layout(call, prefix + "a", *a, transposed ? n : m, transposed ? m : n, size, rank,
+                  a_checks);
+  validate_layout(call, prefix + "b", *b, m, n, size, rank, b_checks);
 }
 
 Transfer transfer_of(int64_t m, int64_t n, const redist_layout &a, const redist_layout &b,

@@ -1,5 +1,6 @@
 #pragma once
-// Shared by the files of the C API (capi.cpp, capi_execute.cpp, capi_batch.cpp, capi_nd.cpp).
+// Shared by the files of the C API (capi.cpp, capi_execute.cpp, capi_batch.cpp, capi_nd.cpp,
+// capi_relabel.cpp).
 
 #include "api_internal.hpp"
 #include "front_end.hpp"
@@ -25,10 +26,11 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
                              int rank, const ScheduleOptions &options);
 
 /// The checks of one call's m, n, type, layouts, region and op (-1: a copy), on this process;
-/// `prefix` comes before each argument's name ("ops[3]." in a batch).
+/// `prefix` comes before each argument's name ("ops[3]." in a batch). `a_checks`, `b_checks`:
+/// what of each layout is checked beyond its shape (validate_layout).
 void check_call(const char *call, const std::string &prefix, int64_t m, int64_t n, int type,
                 const redist_layout *a, const redist_layout *b, int region, int op, int size,
-                int rank);
+                int rank, LayoutChecks a_checks = {}, LayoutChecks b_checks = {});
 
 /// The transfer of a checked call (op -1: a copy).
 Transfer transfer_of(int64_t m, int64_t n, const redist_layout &a, const redist_layout &b,

@@ -44,16 +44,16 @@ template <> MPI_Datatype datatype<double>() {
   return MPI_DOUBLE;
 }
 
-/// Room for a second round of `count` words and its flag: `inline_words` where they fit.
+/// Room for a second round of `count` words: `inline_words` where they fit.
 template <class T>
 std::span<T> room(T *inline_words, std::size_t fit, std::vector<T> &heap, std::size_t count) {
-  if (count + 1 <= fit) return {inline_words, count + 1};
-  heap.resize(count + 1);
+  if (count <= fit) return {inline_words, count};
+  heap.resize(count);
   return heap;
 }
 
-/// The second round after `first` produced `result` here (or lost it): [lost anywhere, the
-/// result] reduced with MPI_MAX, this process giving the lowest values where it lost it.
+/// The second round after `first` produced `result` here (or lost it): the result reduced with
+/// MPI_MAX, this process giving the lowest values where it lost it.
 /// `second` holds the round's words; with `request`, a process that has the result leaves the
 /// round in flight there.
 template <class T>
@@ -61,11 +61,10 @@ int confirm(MPI_Comm comm, const Outcome &first, std::span<T> result, std::span<
             MPI_Request *request) {
   if (first.round == Round::unposted) return first.rc;
   const bool lost = first.round == Round::lost;
-  second[0] = lost ? 1 : 0;
   if (lost) {
-    std::fill(second.begin() + 1, second.end(), std::numeric_limits<T>::lowest());
+    std::fill(second.begin(), second.end(), std::numeric_limits<T>::lowest());
   } else {
-    std::copy(result.begin(), result.end(), second.begin() + 1);
+    std::copy(result.begin(), result.end(), second.begin());
   }
   const auto post = [&](MPI_Request *r) {
     return MPI_Iallreduce(MPI_IN_PLACE, second.data(), static_cast<int>(second.size()),
@@ -78,7 +77,7 @@ int confirm(MPI_Comm comm, const Outcome &first, std::span<T> result, std::span<
   const Outcome again = run(post);
   if (!lost) return MPI_SUCCESS; // had its result: a failure here is the one failure
   if (again.round != Round::done) return again.rc != MPI_SUCCESS ? again.rc : first.rc;
-  std::copy(second.begin() + 1, second.end(), result.begin());
+  std::copy(second.begin(), second.end(), result.begin());
   return MPI_SUCCESS;
 }
 

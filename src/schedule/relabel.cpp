@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 namespace redist {
 
@@ -38,11 +39,16 @@ std::vector<Weight> weights(const Transfer &t, const std::vector<int> &candidate
   }
   const VolumeGraph rows = volume_graph(t.rows());
   const VolumeGraph cols = volume_graph(t.cols());
-  // Source grid position -> candidate index (or -1).
+  // Source grid position -> candidate index (or -1), in O(positions + candidates): the
+  // candidates may be every rank of a large communicator.
+  std::unordered_map<int, int> index_of;
+  index_of.reserve(candidates.size());
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    index_of.emplace(candidates[c], static_cast<int>(c));
   std::vector<int> candidate_of(t.src.grid.ranks.size(), -1);
   for (std::size_t s = 0; s < t.src.grid.ranks.size(); ++s) {
-    const auto it = std::find(candidates.begin(), candidates.end(), t.src.grid.ranks[s]);
-    if (it != candidates.end()) candidate_of[s] = static_cast<int>(it - candidates.begin());
+    const auto it = index_of.find(t.src.grid.ranks[s]);
+    if (it != index_of.end()) candidate_of[s] = it->second;
   }
   std::vector<Weight> out;
   for (const Message &r : rows.messages) {
