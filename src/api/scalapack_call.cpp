@@ -141,7 +141,8 @@ void check_side(const Call &c, const Side &s) {
   };
   const Index local_rows = local_extent(d.m, d.imb, d.mb, d.rsrc, s.grid.nprow, s.grid.myrow);
   const Index local_cols = local_extent(d.n, d.inb, d.nb, d.csrc, s.grid.npcol, s.grid.mycol);
-  if (d.lld < std::max<Index>(1, local_rows))
+  // As PBLAS's PB_Cchkmat: a process holding no column of the matrix needs LLD_ >= 1 only.
+  if (d.lld < 1 || (local_cols > 0 && d.lld < local_rows))
     fail(c, s.pos_desc, field("LLD_"), d.lld,
          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
   const auto i_name = [&] { return std::string("I") + s.name; };
