@@ -19,6 +19,11 @@
 
 namespace redist {
 
+/// The largest value of a global argument that every process agrees on (2^53 - 1: once carried
+/// as doubles, now part of the contract), and the reason given for a larger one.
+inline constexpr long long kLargestAgreed = (1LL << 53) - 1;
+inline constexpr const char *kAgreedLimit = "must be below 2^53 = 9007199254740992";
+
 /// Check one layout's arguments on this rank; throws REDIST_ERR_ARGUMENT naming
 /// `call` and `name` (e.g. "a") and the field ("a->m"; with `ext`, a redist_layout_ext's
 /// "a->layout.m" and "a->imb"). `window_m/n` is the copied window.

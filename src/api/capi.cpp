@@ -29,13 +29,11 @@ void validate_layout(const std::string &call, const std::string &name, const red
   if (l.mb < 1) throw_argument(call, arg("mb"), l.mb, "block size must be >= 1");
   if (l.nb < 1) throw_argument(call, arg("nb"), l.nb, "block size must be >= 1");
   // The first blocks of a redist_layout_ext, limited as the ScaLAPACK entries limit IMB_, INB_.
-  constexpr Index kLargestAgreed = (Index{1} << 53) - 1;
   for (const auto &[field, value] : {std::pair{"imb", x.imb}, std::pair{"inb", x.inb}}) {
     if (value < 0)
       throw_argument(call, name + "->" + field, value,
                      "first block size must be >= 1 (0 = the block size)");
-    if (value > kLargestAgreed)
-      throw_argument(call, name + "->" + field, value, "must be below 2^53 = 9007199254740992");
+    if (value > kLargestAgreed) throw_argument(call, name + "->" + field, value, kAgreedLimit);
   }
   if (x.order != REDIST_ORDER_COLUMN_MAJOR && x.order != REDIST_ORDER_ROW_MAJOR)
     throw_argument(call, name + "->order", x.order,

@@ -653,6 +653,28 @@ TEST(CApiExt, Errors) {
     }
     EXPECT_EQ(plan, nullptr) << mu.what;
   }
+  // Executing: a NULL B on rank 0, which holds part of B's window (rows 1-2 of the first block):
+  // an error on every rank, every B untouched.
+  {
+    const redist_layout_ext la = o.a.layout(), lb = o.b.layout();
+    redist_plan plan = nullptr;
+    ASSERT_EQ(redist_plan_create_ext(MPI_COMM_WORLD, o.m, o.n, REDIST_DOUBLE, &la, &lb,
+                                     REDIST_REGION_FULL, 0, nullptr, &plan),
+              REDIST_SUCCESS)
+        << redist_last_error();
+    Bytes a, b;
+    fill(o, a, b, 1);
+    const Bytes before = b;
+    const int st = redist_plan_execute(plan, a.data(), me == 0 ? nullptr : b.data());
+    const std::string message = redist_last_error();
+    EXPECT_EQ(st, me == 0 ? REDIST_ERR_ARGUMENT : REDIST_ERR_REMOTE) << message;
+    if (me == 0) {
+      EXPECT_EQ(message.rfind("redist_plan_execute: argument b = 0: NULL local array", 0), 0U)
+          << message;
+    }
+    EXPECT_EQ(b, before) << "B was modified";
+    redist_plan_destroy(&plan);
+  }
   // The same in a batch names the operation; the op entry names itself.
   {
     const redist_layout_ext la = o.a.layout();
