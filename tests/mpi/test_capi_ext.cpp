@@ -283,8 +283,9 @@ Op draw_op(Rng &rng, int np, bool op_only) {
   Op o;
   o.op = op_only || rng.coin(0.5) ? static_cast<int>(rng.uniform(0, 2)) : -1;
   o.type = static_cast<int>(rng.uniform(0, 5));
-  o.m = rng.coin(0.05) ? 0 : rng.uniform(1, 24);
-  o.n = rng.coin(0.05) ? 0 : rng.uniform(1, 24);
+  const std::int64_t largest = rng.coin(0.1) ? 90 : 24; // now and then many blocks
+  o.m = rng.coin(0.05) ? 0 : rng.uniform(1, largest);
+  o.n = rng.coin(0.05) ? 0 : rng.uniform(1, largest);
   const int r = static_cast<int>(rng.uniform(0, 3));
   o.region = r == 3 ? REDIST_REGION_FULL : r;
   o.unit_diag = o.op == -1 && o.region != REDIST_REGION_FULL && rng.coin(0.5);
@@ -327,7 +328,7 @@ enum class Mode { blocking, split };
 
 // One plan of one operation: created, executed twice (blocking or split), destroyed.
 std::string run_single(const Op &o, const redist_options *options, Mode mode, int salt,
-                       bool &refused) {
+                       bool &refused, std::int64_t &steps) {
   const redist_layout_ext la = o.a.layout(), lb = o.b.layout();
   redist_plan plan = nullptr;
   const int st =
@@ -380,6 +381,7 @@ std::string run_single(const Op &o, const redist_options *options, Mode mode, in
   redist_plan_info info{};
   if (fail.empty() && redist_plan_get_info(plan, &info) != REDIST_SUCCESS)
     fail = std::string("get_info: ") + redist_last_error();
+  steps = info.steps;
   redist_plan_destroy(&plan);
   return fail;
 }
@@ -403,7 +405,7 @@ TEST(CApiExt, RandomCopiesAndOps) {
   const std::uint64_t seed =
       shared_seed("CApiExt.RandomCopiesAndOps", 913000ULL + static_cast<unsigned>(np));
   Rng rng(seed);
-  int failed = 0, run = 0, refused_count = 0;
+  int failed = 0, run = 0, refused_count = 0, stepped = 0;
   for (int index = 0; index < options().cases; ++index) {
     const Op o = draw_op(rng, np, false);
     const bool with_options = rng.coin(0.5);
@@ -419,15 +421,18 @@ TEST(CApiExt, RandomCopiesAndOps) {
     if (options().verbose) print0(what + "\n");
     watchdog_arm(what);
     bool refused = false;
+    std::int64_t steps = 0;
     const std::string fail =
-        run_single(o, with_options ? &opts : nullptr, mode, index % 7, refused);
+        run_single(o, with_options ? &opts : nullptr, mode, index % 7, refused, steps);
+    stepped += steps > 1 ? 1 : 0;
     watchdog_disarm();
     ++run;
     refused_count += refused ? 1 : 0;
     failed += all_ok(fail, what);
   }
   print0("[  CASES   ] " + std::to_string(run) + " first-block / row-major plans on " +
-         std::to_string(np) + " ranks, " + std::to_string(refused_count) + " schedules refused, " +
+         std::to_string(np) + " ranks, " + std::to_string(stepped) +
+         " in several steps on rank 0, " + std::to_string(refused_count) + " schedules refused, " +
          std::to_string(failed) + " failed\n");
   EXPECT_EQ(failed, 0);
   EXPECT_LT(refused_count, run / 2 + 1);
