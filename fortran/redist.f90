@@ -110,6 +110,21 @@ module redist
     integer(int64) :: lld = 1         !< local leading dimension on this process
   end type redist_layout
 
+  !> Local storage orders of a 2-D layout (type(redist_layout_ext)): column-major, local
+  !> element (r, c) at r + c*lld (0-based; a Fortran array b(lld, *) holds it in b(r+1, c+1)),
+  !> or row-major, at r*lld + c (b(lld, *) holds it in b(c+1, r+1); lld >= local columns).
+  integer, parameter, public :: REDIST_ORDER_COLUMN_MAJOR = 0, REDIST_ORDER_ROW_MAJOR = 1
+
+  !> A block-cyclic layout with a first block of its own and a local storage order (redist.h:
+  !> redist_layout_ext; PBLAS's 11-integer descriptors): redist_layout's fields, and the first
+  !> block row holds imb rows on grid row rsrc, then blocks of mb rows go round-robin from grid
+  !> row rsrc + 1 (IMB_; inb, nb and csrc likewise along the columns). imb = 0 (inb = 0) means
+  !> mb (nb): redist_layout's distribution.
+  type, public, extends(redist_layout) :: redist_layout_ext
+    integer(int64) :: imb = 0, inb = 0               !< first block rows and columns (IMB_, INB_)
+    integer :: order = REDIST_ORDER_COLUMN_MAJOR     !< REDIST_ORDER_COLUMN_MAJOR or _ROW_MAJOR
+  end type redist_layout_ext
+
   !> One operation of a batch (redist_plan_create_batch): B := alpha op(A) + beta B on the
   !> m x n window of layout b, as redist_plan_create_op takes it (for REDIST_OP_T and _C A's
   !> window is n x m). Every process passes the same values (but the layouts' lld).
@@ -120,6 +135,16 @@ module redist
     type(redist_layout) :: a, b
     integer :: region = REDIST_REGION_FULL     !< REDIST_REGION_FULL, _UPPER or _LOWER
   end type redist_batch_op
+
+  !> One operation of a batch on layouts with first blocks or row-major local arrays
+  !> (redist_plan_create_batch with type(redist_batch_op_ext) operations).
+  type, public :: redist_batch_op_ext
+    integer :: op = REDIST_OP_N                !< REDIST_OP_N, _T or _C
+    integer(int64) :: m = 0, n = 0             !< the window of b
+    integer :: type = REDIST_DOUBLE            !< a REDIST_* element type
+    type(redist_layout_ext) :: a, b
+    integer :: region = REDIST_REGION_FULL     !< REDIST_REGION_FULL, _UPPER or _LOWER
+  end type redist_batch_op_ext
 
   !> Plan options (redist.h: redist_options); the defaults choose everything automatically.
   type, public, bind(c) :: redist_options
@@ -147,11 +172,16 @@ module redist
   !>                    [, region, unit_diag, options])
   !>   from ScaLAPACK descriptors, exactly as PxGEMR2D / PxTRMR2D take them (DESCx(CTXT_) = -1
   !>   on processes outside a grid). Collective over every process of ictxt.
+  !>   Descriptors of 9 integers (DTYPE_ = 1) or of PBLAS's 11 (DTYPE_ = 2, first blocks).
+  !> redist_plan_create(plan, comm, m, n, type, a, b, status [, region, unit_diag, options])
+  !>   with a, b of type(redist_layout_ext): first blocks and row-major local arrays
+  !>   (redist_plan_create_ext; its messages name the fields "b->layout.lld", "b->imb").
   !> region: REDIST_REGION_FULL (default), _UPPER or _LOWER (PxTRMR2D's trapezoids);
   !> unit_diag: .true. leaves the diagonal out of a trapezoid (DIAG = 'U').
   public :: redist_plan_create
   interface redist_plan_create
-    module procedure create_from_layouts, create_from_layouts_f08, create_from_descriptors
+    module procedure create_from_layouts, create_from_layouts_f08, create_from_descriptors, &
+                     create_ext, create_ext_f08
   end interface redist_plan_create
 
   !> redist_plan_execute(plan, a, b, status): copy from local array a to local array b
@@ -177,9 +207,11 @@ module redist
   !>   B := alpha op(A) + beta B on the m x n window of layout b (op = REDIST_OP_N, _T or _C;
   !>   for _T and _C A's window is n x m); region: the whole window, or its upper / lower
   !>   trapezoid through the window's top-left corner (PxTRADD). Collective over comm.
+  !>   a, b of type(redist_layout_ext): first blocks and row-major local arrays
+  !>   (redist_plan_create_op_ext).
   public :: redist_plan_create_op
   interface redist_plan_create_op
-    module procedure create_op, create_op_f08
+    module procedure create_op, create_op_f08, create_op_ext, create_op_ext_f08
   end interface redist_plan_create_op
 
   !> redist_plan_execute_op(plan, alpha, a, beta, b, status): B := alpha op(A) + beta B;
@@ -211,6 +243,8 @@ module redist
   !>   operations ops(1:k) (type(redist_batch_op)) moved together, one message per pair of
   !>   processes (docs/guide.md, "Batches"); comm an integer handle or a type(MPI_Comm).
   !>   Messages name an operation as C does: ops[k - 1] for ops(k). Collective over comm.
+  !>   ops of type(redist_batch_op_ext): layouts with first blocks or row-major local arrays
+  !>   (redist_plan_create_batch_ext).
   !> redist_plan_execute_batch(plan, a, b, status [, alphas, betas]) and
   !>   redist_plan_execute_batch_begin(plan, a, b, status [, alphas, betas]), completed by
   !>   redist_plan_execute_end: for every k, B_k := alphas(k) op_k(A_k) + betas(k) B_k. a(k),
@@ -222,7 +256,7 @@ module redist
   !>   used until the end; the arrays of pointers and the values are read in the begin.
   public :: redist_plan_create_batch, redist_plan_execute_batch, redist_plan_execute_batch_begin
   interface redist_plan_create_batch
-    module procedure create_batch, create_batch_f08
+    module procedure create_batch, create_batch_f08, create_batch_ext, create_batch_ext_f08
   end interface redist_plan_create_batch
 
   public :: redist_block, redist_cyclic, redist_gen_block, redist_star
@@ -259,6 +293,13 @@ module redist
     type(c_ptr) :: ranks
     integer(c_int64_t) :: i, j, lld
   end type c_layout
+
+  !> redist.h's redist_layout_ext.
+  type, bind(c) :: c_layout_ext
+    type(c_layout) :: layout
+    integer(c_int64_t) :: imb, inb
+    integer(c_int) :: order
+  end type c_layout_ext
 
   type, bind(c) :: c_batch_op
     integer(c_int) :: op
@@ -308,6 +349,42 @@ module redist
       type(c_ptr), intent(out) :: plan
       integer(c_int) :: status
     end function c_plan_create_op
+
+    function c_plan_create_ext(comm, m, n, type, a, b, region, unit_diag, options, plan) &
+        bind(c, name='redist_f_plan_create_ext') result(status)
+      import :: c_int, c_int64_t, c_layout_ext, c_ptr
+      integer(c_int), value :: comm
+      integer(c_int64_t), value :: m, n
+      integer(c_int), value :: type, region, unit_diag
+      type(c_layout_ext), intent(in) :: a, b
+      type(c_ptr), value :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_plan_create_ext
+
+    function c_plan_create_op_ext(comm, op, m, n, type, a, b, region, options, plan) &
+        bind(c, name='redist_f_plan_create_op_ext') result(status)
+      import :: c_int, c_int64_t, c_layout_ext, c_ptr
+      integer(c_int), value :: comm, op
+      integer(c_int64_t), value :: m, n
+      integer(c_int), value :: type, region
+      type(c_layout_ext), intent(in) :: a, b
+      type(c_ptr), value :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_plan_create_op_ext
+
+    !> ops: redist_batch_op_ext, whose fields are redist_batch_op's (a, b point to
+    !> c_layout_ext).
+    function c_plan_create_batch_ext(comm, count, ops, options, plan) &
+        bind(c, name='redist_f_plan_create_batch_ext') result(status)
+      import :: c_batch_op, c_int, c_ptr
+      integer(c_int), value :: comm, count
+      type(c_batch_op), intent(in) :: ops(*)
+      type(c_ptr), value :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_plan_create_batch_ext
 
     function c_plan_create_batch(comm, count, ops, options, plan) &
         bind(c, name='redist_f_plan_create_batch') result(status)
@@ -377,7 +454,7 @@ module redist
         bind(c, name='redist_f_plan_create_desc') result(status)
       import :: c_int, c_ptr
       integer(c_int), value :: m, n, ia, ja, ib, jb, ictxt, type, region, unit_diag
-      integer(c_int), intent(in) :: desca(9), descb(9)
+      integer(c_int), intent(in) :: desca(11), descb(11)
       type(c_ptr), value :: options
       type(c_ptr), intent(out) :: plan
       integer(c_int) :: status
@@ -491,17 +568,10 @@ contains
     integer, intent(out) :: status
     integer, intent(in), optional :: region
     logical, intent(in), optional :: unit_diag
-    type(redist_options), intent(in), optional, target :: options
-    integer(c_int), allocatable, target :: ranks_a(:), ranks_b(:)
-    type(c_ptr) :: options_ptr
-
-    call c_set_message(c_null_char)
-    options_ptr = c_null_ptr
-    if (present(options)) options_ptr = c_loc(options)
-    status = c_plan_create(int(comm, c_int), int(m, c_int64_t), int(n, c_int64_t), int(type, c_int), &
-                           to_c_layout(a, ranks_a), to_c_layout(b, ranks_b), &
-                           region_code(region), diag_code(unit_diag), options_ptr, plan%handle)
-    call set_plan_type(plan, status, type)
+    type(redist_options), intent(in), optional :: options
+    call create_either(plan, comm, m, n, type, redist_layout_ext(redist_layout=a), &
+                       redist_layout_ext(redist_layout=b), .false., status, region, unit_diag, &
+                       options)
   end subroutine create_from_layouts
 
   subroutine create_from_layouts_f08(plan, comm, m, n, type, a, b, status, region, unit_diag, &
@@ -522,7 +592,7 @@ contains
   subroutine create_from_descriptors(plan, m, n, type, desca, ia, ja, descb, ib, jb, ictxt, &
                                      status, region, unit_diag, options)
     type(redist_plan), intent(out) :: plan
-    integer, intent(in) :: m, n, type, desca(9), ia, ja, descb(9), ib, jb, ictxt
+    integer, intent(in) :: m, n, type, desca(:), ia, ja, descb(:), ib, jb, ictxt
     integer, intent(out) :: status
     integer, intent(in), optional :: region
     logical, intent(in), optional :: unit_diag
@@ -530,15 +600,88 @@ contains
     type(c_ptr) :: options_ptr
 
     call c_set_message(c_null_char)
-    options_ptr = c_null_ptr
-    if (present(options)) options_ptr = c_loc(options)
+    options_ptr = options_address(options)
     status = c_plan_create_desc(int(m, c_int), int(n, c_int), int(type, c_int), &
-                                int(desca, c_int), int(ia, c_int), int(ja, c_int), &
-                                int(descb, c_int), int(ib, c_int), int(jb, c_int), &
+                                c_descriptor(desca), int(ia, c_int), int(ja, c_int), &
+                                c_descriptor(descb), int(ib, c_int), int(jb, c_int), &
                                 int(ictxt, c_int), region_code(region), diag_code(unit_diag), &
                                 options_ptr, plan%handle)
     call set_plan_type(plan, status, type)
   end subroutine create_from_descriptors
+
+  !> A descriptor of 9 or 11 integers as the C call reads it: 11 integers, zeros past the end.
+  function c_descriptor(desc) result(c)
+    integer, intent(in) :: desc(:)
+    integer(c_int) :: c(11)
+    c = 0
+    c(1:min(11, size(desc))) = int(desc(1:min(11, size(desc))), c_int)
+  end function c_descriptor
+
+  subroutine create_ext(plan, comm, m, n, type, a, b, status, region, unit_diag, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm, m, n, type
+    type(redist_layout_ext), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: region
+    logical, intent(in), optional :: unit_diag
+    type(redist_options), intent(in), optional :: options
+    call create_either(plan, comm, m, n, type, a, b, .true., status, region, unit_diag, options)
+  end subroutine create_ext
+
+  !> The plan of a copy (redist_plan_create / _opt) or, with `op`, of B := alpha op(A) + beta B
+  !> (redist_plan_create_op) on layouts a, b given to C as redist_layout (their C layouts'
+  !> first member), or with `ext` as redist_layout_ext (redist_plan_create_ext, _op_ext).
+  subroutine create_either(plan, comm, m, n, type, a, b, ext, status, region, unit_diag, &
+                           options, op)
+    type(redist_plan), intent(inout) :: plan
+    integer, intent(in) :: comm, m, n, type
+    type(redist_layout_ext), intent(in) :: a, b
+    logical, intent(in) :: ext
+    integer, intent(out) :: status
+    integer, intent(in), optional :: region
+    logical, intent(in), optional :: unit_diag
+    type(redist_options), intent(in), optional :: options
+    integer, intent(in), optional :: op
+    integer(c_int), allocatable, target :: ranks_a(:), ranks_b(:)
+    type(c_layout_ext) :: ca, cb
+    integer(c_int) :: c_comm, c_type
+    integer(c_int64_t) :: c_m, c_n
+
+    call c_set_message(c_null_char)
+    ca = to_c_layout_ext(a, ranks_a)
+    cb = to_c_layout_ext(b, ranks_b)
+    c_comm = int(comm, c_int)
+    c_type = int(type, c_int)
+    c_m = int(m, c_int64_t)
+    c_n = int(n, c_int64_t)
+    if (.not. present(op) .and. ext) then
+      status = c_plan_create_ext(c_comm, c_m, c_n, c_type, ca, cb, region_code(region), &
+                                 diag_code(unit_diag), options_address(options), plan%handle)
+    else if (.not. present(op)) then
+      status = c_plan_create(c_comm, c_m, c_n, c_type, ca%layout, cb%layout, &
+                             region_code(region), diag_code(unit_diag), &
+                             options_address(options), plan%handle)
+    else if (ext) then
+      status = c_plan_create_op_ext(c_comm, int(op, c_int), c_m, c_n, c_type, ca, cb, &
+                                    region_code(region), options_address(options), plan%handle)
+    else
+      status = c_plan_create_op(c_comm, int(op, c_int), c_m, c_n, c_type, ca%layout, cb%layout, &
+                                region_code(region), options_address(options), plan%handle)
+    end if
+    call set_plan_type(plan, status, type)
+  end subroutine create_either
+
+  subroutine create_ext_f08(plan, comm, m, n, type, a, b, status, region, unit_diag, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: m, n, type
+    type(redist_layout_ext), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: region
+    logical, intent(in), optional :: unit_diag
+    type(redist_options), intent(in), optional :: options
+    call create_ext(plan, comm%MPI_VAL, m, n, type, a, b, status, region, unit_diag, options)
+  end subroutine create_ext_f08
 
   subroutine set_plan_type(plan, status, type)
     type(redist_plan), intent(inout) :: plan
@@ -564,6 +707,17 @@ contains
       if (size(ranks) > 0) c%ranks = c_loc(ranks)
     end if
   end function to_c_layout
+
+  !> The C description of `layout` with its first blocks and storage order.
+  function to_c_layout_ext(layout, ranks) result(c)
+    type(redist_layout_ext), intent(in) :: layout
+    integer(c_int), allocatable, target, intent(out) :: ranks(:)
+    type(c_layout_ext) :: c
+    c%layout = to_c_layout(layout%redist_layout, ranks)
+    c%imb = layout%imb
+    c%inb = layout%inb
+    c%order = int(layout%order, c_int)
+  end function to_c_layout_ext
 
   integer(c_int) function region_code(region)
     integer, intent(in), optional :: region
@@ -775,8 +929,7 @@ contains
     end if
     ! A problem seen here makes the C call fail here (ndims 0) and on the other processes.
     if (len(problem) > 0) c_a%ndims = 0
-    options_ptr = c_null_ptr
-    if (present(options)) options_ptr = c_loc(options)
+    options_ptr = options_address(options)
     status = c_nd_plan_create(int(comm, c_int), int(type, c_int), c_a, c_b, perm_ptr, &
                               options_ptr, plan%handle)
     if (len(problem) > 0 .and. status == REDIST_ERR_ARGUMENT) &
@@ -920,18 +1073,10 @@ contains
     type(redist_layout), intent(in) :: a, b
     integer, intent(out) :: status
     integer, intent(in), optional :: region
-    type(redist_options), intent(in), optional, target :: options
-    integer(c_int), allocatable, target :: ranks_a(:), ranks_b(:)
-    type(c_ptr) :: options_ptr
-
-    call c_set_message(c_null_char)
-    options_ptr = c_null_ptr
-    if (present(options)) options_ptr = c_loc(options)
-    status = c_plan_create_op(int(comm, c_int), int(op, c_int), int(m, c_int64_t), &
-                              int(n, c_int64_t), int(type, c_int), to_c_layout(a, ranks_a), &
-                              to_c_layout(b, ranks_b), region_code(region), options_ptr, &
-                              plan%handle)
-    call set_plan_type(plan, status, type)
+    type(redist_options), intent(in), optional :: options
+    call create_either(plan, comm, m, n, type, redist_layout_ext(redist_layout=a), &
+                       redist_layout_ext(redist_layout=b), .false., status, region, &
+                       options=options, op=op)
   end subroutine create_op
 
   subroutine create_op_f08(plan, comm, op, m, n, type, a, b, status, region, options)
@@ -944,6 +1089,28 @@ contains
     type(redist_options), intent(in), optional :: options
     call create_op(plan, comm%MPI_VAL, op, m, n, type, a, b, status, region, options)
   end subroutine create_op_f08
+
+  subroutine create_op_ext(plan, comm, op, m, n, type, a, b, status, region, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm, op, m, n, type
+    type(redist_layout_ext), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: region
+    type(redist_options), intent(in), optional :: options
+    call create_either(plan, comm, m, n, type, a, b, .true., status, region, options=options, &
+                       op=op)
+  end subroutine create_op_ext
+
+  subroutine create_op_ext_f08(plan, comm, op, m, n, type, a, b, status, region, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: op, m, n, type
+    type(redist_layout_ext), intent(in) :: a, b
+    integer, intent(out) :: status
+    integer, intent(in), optional :: region
+    type(redist_options), intent(in), optional :: options
+    call create_op_ext(plan, comm%MPI_VAL, op, m, n, type, a, b, status, region, options)
+  end subroutine create_op_ext_f08
 
   !> The address of a's first element if a is contiguous, else c_null_ptr (never used then).
   function address(a) result(pointer)
@@ -1014,29 +1181,63 @@ contains
     integer, intent(in) :: comm
     type(redist_batch_op), intent(in) :: ops(:)
     integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    type(redist_batch_op_ext), allocatable :: as_ext(:)
+    integer :: k
+
+    allocate (as_ext(size(ops)))
+    do k = 1, size(ops)
+      as_ext(k) = redist_batch_op_ext(op=ops(k)%op, m=ops(k)%m, n=ops(k)%n, type=ops(k)%type, &
+                                      a=redist_layout_ext(redist_layout=ops(k)%a), &
+                                      b=redist_layout_ext(redist_layout=ops(k)%b), &
+                                      region=ops(k)%region)
+    end do
+    call submit_batch(plan, comm, as_ext, .false., status, options)
+  end subroutine create_batch
+
+  !> redist_plan_create_batch of ops (their layouts as redist_layout: each C layout's first
+  !> member), or with `ext` redist_plan_create_batch_ext; the plan then knows it is a batch.
+  subroutine submit_batch(plan, comm, ops, ext, status, options)
+    type(redist_plan), intent(inout) :: plan
+    integer, intent(in) :: comm
+    type(redist_batch_op_ext), intent(in) :: ops(:)
+    logical, intent(in) :: ext
+    integer, intent(out) :: status
     type(redist_options), intent(in), optional, target :: options
-    type(c_layout), allocatable, target :: layouts(:, :)
+    type(c_layout_ext), allocatable, target :: layouts(:, :)
     type(rank_map), allocatable, target :: maps(:, :)
     type(c_batch_op), allocatable :: c_ops(:)
-    type(c_ptr) :: options_ptr
     integer :: k
 
     call c_set_message(c_null_char)
     allocate (layouts(2, size(ops)), maps(2, size(ops)), c_ops(size(ops)))
     do k = 1, size(ops)
-      layouts(1, k) = to_c_layout(ops(k)%a, maps(1, k)%ranks)
-      layouts(2, k) = to_c_layout(ops(k)%b, maps(2, k)%ranks)
+      layouts(1, k) = to_c_layout_ext(ops(k)%a, maps(1, k)%ranks)
+      layouts(2, k) = to_c_layout_ext(ops(k)%b, maps(2, k)%ranks)
       c_ops(k) = c_batch_op(op=int(ops(k)%op, c_int), m=int(ops(k)%m, c_int64_t), &
                             n=int(ops(k)%n, c_int64_t), type=int(ops(k)%type, c_int), &
-                            a=c_loc(layouts(1, k)), b=c_loc(layouts(2, k)), &
+                            a=c_loc(layouts(1, k)%layout), b=c_loc(layouts(2, k)%layout), &
                             region=int(ops(k)%region, c_int))
+      if (ext) c_ops(k)%a = c_loc(layouts(1, k))
+      if (ext) c_ops(k)%b = c_loc(layouts(2, k))
     end do
-    options_ptr = c_null_ptr
-    if (present(options)) options_ptr = c_loc(options)
-    status = c_plan_create_batch(int(comm, c_int), int(size(ops), c_int), c_ops, options_ptr, &
-                                 plan%handle)
+    if (ext) then
+      status = c_plan_create_batch_ext(int(comm, c_int), int(size(ops), c_int), c_ops, &
+                                       options_address(options), plan%handle)
+    else
+      status = c_plan_create_batch(int(comm, c_int), int(size(ops), c_int), c_ops, &
+                                   options_address(options), plan%handle)
+    end if
     if (status == REDIST_SUCCESS) plan%batch_count = size(ops)
-  end subroutine create_batch
+  end subroutine submit_batch
+
+  !> The address of options, or c_null_ptr without them (the defaults).
+  function options_address(options) result(pointer)
+    type(redist_options), intent(in), optional, target :: options
+    type(c_ptr) :: pointer
+    pointer = c_null_ptr
+    if (present(options)) pointer = c_loc(options)
+  end function options_address
 
   subroutine create_batch_f08(plan, comm, ops, status, options)
     type(redist_plan), intent(out) :: plan
@@ -1046,6 +1247,24 @@ contains
     type(redist_options), intent(in), optional :: options
     call create_batch(plan, comm%MPI_VAL, ops, status, options)
   end subroutine create_batch_f08
+
+  subroutine create_batch_ext(plan, comm, ops, status, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm
+    type(redist_batch_op_ext), intent(in) :: ops(:)
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call submit_batch(plan, comm, ops, .true., status, options)
+  end subroutine create_batch_ext
+
+  subroutine create_batch_ext_f08(plan, comm, ops, status, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    type(redist_batch_op_ext), intent(in) :: ops(:)
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call create_batch_ext(plan, comm%MPI_VAL, ops, status, options)
+  end subroutine create_batch_ext_f08
 
   subroutine redist_plan_execute_batch(plan, a, b, status, alphas, betas)
     type(redist_plan), intent(in) :: plan

@@ -63,6 +63,25 @@ int redist_f_plan_create_batch(MPI_Fint comm, int count, const redist_batch_op *
   return redist_plan_create_batch(MPI_Comm_f2c(comm), count, ops, options, plan);
 }
 
+int redist_f_plan_create_ext(MPI_Fint comm, int64_t m, int64_t n, int type,
+                             const redist_layout_ext *a, const redist_layout_ext *b, int region,
+                             int unit_diag, const redist_options *options, redist_plan *plan) {
+  return redist_plan_create_ext(MPI_Comm_f2c(comm), m, n, (redist_type)type, a, b,
+                                (redist_region)region, unit_diag, options, plan);
+}
+
+int redist_f_plan_create_op_ext(MPI_Fint comm, int op, int64_t m, int64_t n, int type,
+                                const redist_layout_ext *a, const redist_layout_ext *b, int region,
+                                const redist_options *options, redist_plan *plan) {
+  return redist_plan_create_op_ext(MPI_Comm_f2c(comm), (redist_op)op, m, n, (redist_type)type, a, b,
+                                   (redist_region)region, options, plan);
+}
+
+int redist_f_plan_create_batch_ext(MPI_Fint comm, int count, const redist_batch_op_ext *ops,
+                                   const redist_options *options, redist_plan *plan) {
+  return redist_plan_create_batch_ext(MPI_Comm_f2c(comm), count, ops, options, plan);
+}
+
 enum { max_dims = 7 };
 
 /* MPI's code for a distribution of the module; an unknown code stays an invalid one, which

@@ -28,6 +28,14 @@ int redist_f_plan_create_op(MPI_Fint comm, int op, int64_t m, int64_t n, int typ
                             const redist_options *options, redist_plan *plan);
 int redist_f_plan_create_batch(MPI_Fint comm, int count, const redist_batch_op *ops,
                                const redist_options *options, redist_plan *plan);
+int redist_f_plan_create_ext(MPI_Fint comm, int64_t m, int64_t n, int type,
+                             const redist_layout_ext *a, const redist_layout_ext *b, int region,
+                             int unit_diag, const redist_options *options, redist_plan *plan);
+int redist_f_plan_create_op_ext(MPI_Fint comm, int op, int64_t m, int64_t n, int type,
+                                const redist_layout_ext *a, const redist_layout_ext *b, int region,
+                                const redist_options *options, redist_plan *plan);
+int redist_f_plan_create_batch_ext(MPI_Fint comm, int count, const redist_batch_op_ext *ops,
+                                   const redist_options *options, redist_plan *plan);
 
 /* An N-d array as module redist describes it: distributions by the module's codes
  * (REDIST_F_DIST_*), GEN_BLOCK extents of all GEN_BLOCK dimensions one after another, the

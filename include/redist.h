@@ -6,7 +6,8 @@
  * - Indices in this API are 0-based (window offsets @c i, @c j, grid coordinates, source
  *   processes). The ScaLAPACK-compatible entry points (redist_scalapack.h) keep ScaLAPACK's
  *   1-based IA/JA/IB/JB.
- * - Local arrays are column-major with leading dimension @c lld (in elements).
+ * - Local arrays are column-major with leading dimension @c lld (in elements); layouts of
+ *   redist_layout_ext may be row-major and have first blocks of their own.
  * - Every function returns a status (REDIST_SUCCESS or an error code); after an error,
  *   redist_last_error() returns a message naming the call, the argument and the reason.
  *   The message is thread-local.
@@ -235,6 +236,52 @@ int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n, red
                           const redist_layout *a, const redist_layout *b, redist_region region,
                           const redist_options *options, redist_plan *plan);
 
+/** The local storage order of a 2-D layout's local array (redist_layout_ext::order). */
+typedef enum redist_order {
+  REDIST_ORDER_COLUMN_MAJOR = 0, /**< local element (r, c) at r + c*lld (as redist_layout) */
+  REDIST_ORDER_ROW_MAJOR = 1     /**< local element (r, c) at r*lld + c (C's order) */
+} redist_order;
+
+/**
+ * A 2-D block-cyclic layout with a first block of its own and a local storage order (PBLAS's
+ * 11-integer descriptors, DTYPE_ = 2, and C's row-major local arrays). A separate struct, not
+ * fields appended to redist_layout: that struct carries no size or version. Every process
+ * passes the same values for every field except layout.lld.
+ *
+ * Along the rows, the first block row holds @c imb rows (global rows 0..imb-1) on grid row
+ * layout.rsrc; the following blocks of layout.mb rows go round-robin from grid row rsrc+1
+ * (PBLAS's IMB_; likewise @c inb, layout.nb and layout.csrc along the columns). imb may be
+ * below, equal to or above mb; @c imb = mb (or 0) is redist_layout's distribution.
+ * Row-major (REDIST_ORDER_ROW_MAJOR): local element (r, c) is at r*lld + c, and layout.lld
+ * must be >= max(1, local columns); column-major: at r + c*lld, lld >= max(1, local rows).
+ */
+typedef struct redist_layout_ext {
+  redist_layout layout; /**< the layout and window as redist_layout has them */
+  int64_t imb;          /**< rows of the first block row (IMB_), >= 1; 0 = layout.mb */
+  int64_t inb;          /**< columns of the first block column (INB_), >= 1; 0 = layout.nb */
+  int order;            /**< a redist_order: the local arrays' storage order on this layout */
+} redist_layout_ext;
+
+/**
+ * redist_plan_create_opt on layouts with first blocks or row-major local arrays
+ * (redist_layout_ext). Everything else is as redist_plan_create_opt (@p options may be NULL);
+ * errors name the fields as "a->layout.lld", "b->imb", "b->order". The plan is executed,
+ * split, reported and destroyed as any other.
+ */
+int redist_plan_create_ext(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                           const redist_layout_ext *a, const redist_layout_ext *b,
+                           redist_region region, int unit_diag, const redist_options *options,
+                           redist_plan *plan);
+
+/**
+ * redist_plan_create_op on layouts with first blocks or row-major local arrays
+ * (redist_layout_ext): B := alpha op(A) + beta B, executed by redist_plan_execute_op.
+ */
+int redist_plan_create_op_ext(MPI_Comm comm, redist_op op, int64_t m, int64_t n, redist_type type,
+                              const redist_layout_ext *a, const redist_layout_ext *b,
+                              redist_region region, const redist_options *options,
+                              redist_plan *plan);
+
 /** HPF's GEN_BLOCK in redist_darray::distribs: an explicit extent per process. */
 #define REDIST_DISTRIBUTE_GEN_BLOCK 4101
 
@@ -353,6 +400,25 @@ typedef struct redist_batch_op {
  */
 int redist_plan_create_batch(MPI_Comm comm, int count, const redist_batch_op *ops,
                              const redist_options *options, redist_plan *plan);
+
+/** One operation of redist_plan_create_batch_ext: redist_batch_op on redist_layout_ext. */
+typedef struct redist_batch_op_ext {
+  redist_op op;               /**< op(A): A, A^T or A^H */
+  int64_t m;                  /**< rows of the window of b */
+  int64_t n;                  /**< columns of the window of b */
+  redist_type type;           /**< the element type of A and B */
+  const redist_layout_ext *a; /**< A's layout and window start */
+  const redist_layout_ext *b; /**< B's layout and window start */
+  redist_region region;       /**< the whole window or a trapezoid, as redist_plan_create_op */
+} redist_batch_op_ext;
+
+/**
+ * redist_plan_create_batch on layouts with first blocks or row-major local arrays: each
+ * operation checked as redist_plan_create_op_ext checks it ("ops[3].b->imb"), executed by
+ * redist_plan_execute_batch.
+ */
+int redist_plan_create_batch_ext(MPI_Comm comm, int count, const redist_batch_op_ext *ops,
+                                 const redist_options *options, redist_plan *plan);
 
 /**
  * Execute a batch plan: for every operation k, B_k := alphas[k] op_k(A_k) + betas[k] B_k, bit

@@ -116,15 +116,17 @@ long long redist_scalapack_call_count(void);
  * Create a plan of the C API (redist.h: execute with redist_plan_execute, free with
  * redist_plan_destroy) from ScaLAPACK descriptors and a BLACS context, as PxGEMR2D
  * (region REDIST_REGION_FULL) or PxTRMR2D take them: 1-based IA, JA, IB, JB; DESCx(CTXT_) = -1
- * on processes outside x's grid. Collective over every process of ICTXT. type is a
- * redist_type, region a redist_region, options NULL for the defaults.
+ * on processes outside x's grid; descriptors of 9 integers (DTYPE_ = 1) or PBLAS's 11
+ * (DTYPE_ = 2, first blocks IMB_, INB_: the plan is then redist_plan_create_ext's).
+ * Collective over every process of ICTXT. type is a redist_type, region a redist_region,
+ * options NULL for the defaults.
  * Bad input gives an error status on every process of ICTXT, never a crash or a hang: the
  * process that saw it its own message (redist_last_error()), the others REDIST_ERR_REMOTE
  * naming the lowest such rank of ICTXT; arguments that differ between processes give
  * REDIST_ERR_MISMATCH everywhere. Checked: descriptor contexts that are not BLACS contexts,
- * DTYPE_, and everything redist_plan_create_opt checks on the layouts (block sizes, sources,
- * window, LLD on every process, options). An ICTXT that is not a BLACS context of a process
- * is an error on that process only: there is no communicator to tell the others, which then
+ * DTYPE_, IMB_ and INB_, and everything redist_plan_create_opt checks on the layouts (block sizes,
+ * sources, window, LLD on every process, options). An ICTXT that is not a BLACS context of a
+ * process is an error on that process only: there is no communicator to tell the others, which then
  * wait for it, as in the PxGEMR2D entries.
  */
 int redist_plan_create_scalapack(redist_int m, redist_int n, int type, const redist_int *desca,

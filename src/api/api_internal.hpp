@@ -28,10 +28,16 @@ struct LayoutChecks {
   bool lld = true;
 };
 
+/// The largest value of a global argument that every process agrees on (2^53 - 1: once carried
+/// as doubles, now part of the contract), and the reason given for a larger one.
+inline constexpr long long kLargestAgreed = (1LL << 53) - 1;
+inline constexpr const char *kAgreedLimit = "must be below 2^53 = 9007199254740992";
+
 /// Check one layout's arguments on this rank; throws REDIST_ERR_ARGUMENT naming
-/// `call` and `name` (e.g. "a") and the field. `window_m/n` is the copied window.
-void validate_layout(const std::string &call, const std::string &name, const redist_layout &l,
-                     Index window_m, Index window_n, int comm_size, int rank,
+/// `call` and `name` (e.g. "a") and the field ("a->m"; with `ext`, a redist_layout_ext's
+/// "a->layout.m" and "a->imb"). `window_m/n` is the copied window.
+void validate_layout(const std::string &call, const std::string &name, const redist_layout_ext &l,
+                     bool ext, Index window_m, Index window_n, int comm_size, int rank,
                      LayoutChecks checks = {});
 
 /// Throw REDIST_ERR_MPI "<call>: <what> failed" unless code is MPI_SUCCESS.
@@ -69,6 +75,8 @@ CommPosition comm_position(const char *call, MPI_Comm comm);
 
 /// Convert a validated C layout.
 Layout to_layout(const redist_layout &l);
+/// Convert a validated C layout with first blocks and storage order.
+Layout to_layout(const redist_layout_ext &l);
 
 /// Run `local_checks` on every rank (it returns a fingerprint of the arguments that must be
 /// equal on all ranks), then agree across `comm`: if any rank failed, every rank throws (the

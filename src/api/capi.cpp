@@ -21,13 +21,26 @@
 
 namespace redist {
 
-void validate_layout(const std::string &call, const std::string &name, const redist_layout &l,
-                     Index window_m, Index window_n, int comm_size, int rank, LayoutChecks checks) {
-  const auto arg = [&](const char *field) { return name + "->" + field; };
+void validate_layout(const std::string &call, const std::string &name, const redist_layout_ext &x,
+                     bool ext, Index window_m, Index window_n, int comm_size, int rank,
+                     LayoutChecks checks) {
+  const redist_layout &l = x.layout;
+  const auto arg = [&](const char *field) { return name + (ext ? "->layout." : "->") + field; };
   if (l.m < 0) throw_argument(call, arg("m"), l.m, "global rows must be >= 0");
   if (l.n < 0) throw_argument(call, arg("n"), l.n, "global columns must be >= 0");
   if (l.mb < 1) throw_argument(call, arg("mb"), l.mb, "block size must be >= 1");
   if (l.nb < 1) throw_argument(call, arg("nb"), l.nb, "block size must be >= 1");
+  // The first blocks of a redist_layout_ext, limited as the ScaLAPACK entries limit IMB_, INB_.
+  for (const auto &[field, value] : {std::pair{"imb", x.imb}, std::pair{"inb", x.inb}}) {
+    if (value < 0)
+      throw_argument(call, name + "->" + field, value,
+                     "first block size must be >= 1 (0 = the block size)");
+    if (value > kLargestAgreed) throw_argument(call, name + "->" + field, value, kAgreedLimit);
+  }
+  if (x.order != REDIST_ORDER_COLUMN_MAJOR && x.order != REDIST_ORDER_ROW_MAJOR)
+    throw_argument(call, name + "->order", x.order,
+                   "unknown redist_order (REDIST_ORDER_COLUMN_MAJOR = 0 or "
+                   "REDIST_ORDER_ROW_MAJOR = 1)");
   if (l.nprow < 1) throw_argument(call, arg("nprow"), l.nprow, "grid rows must be >= 1");
   if (l.npcol < 1) throw_argument(call, arg("npcol"), l.npcol, "grid columns must be >= 1");
   // The distribution's period, block size times processes, must be an Index.
@@ -71,24 +84,30 @@ void validate_layout(const std::string &call, const std::string &name, const red
                        std::to_string(l.n) + " columns of the matrix");
   }
   if (!checks.ranks || !checks.lld) return;
-  const Layout layout = to_layout(l);
+  const Layout layout = to_layout(x);
   int pr = 0;
   int pc = 0;
   if (layout.grid.find(rank, pr, pc)) {
+    // lld strides over the local rows (column-major) or the local columns (row-major), each
+    // counted with the first block.
+    const bool row_major = layout.row_major;
     const Index local_rows = layout.rows.local_extent(pr);
-    if (l.lld < std::max<Index>(1, local_rows)) {
-      throw_argument(
-          call, arg("lld"), l.lld,
-          "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)) +
-              " on rank " + std::to_string(rank));
-    }
-    // The local array's elements, lld times local columns, are offsets: they must be an Index
-    // (of 16-byte elements, so that byte offsets are too).
-    const Index local_cols = std::max<Index>(1, layout.cols.local_extent(pc));
-    if (l.lld > INT64_MAX / 16 / local_cols) {
+    const Index local_cols = layout.cols.local_extent(pc);
+    const Index inner = std::max<Index>(1, row_major ? local_cols : local_rows);
+    const Index outer = std::max<Index>(1, row_major ? local_rows : local_cols);
+    const char *inner_name = row_major ? "local columns" : "local rows";
+    const char *outer_name = row_major ? "local rows" : "local columns";
+    if (l.lld < inner) {
       throw_argument(call, arg("lld"), l.lld,
-                     "lld times the " + std::to_string(local_cols) +
-                         " local columns must be below 2^59 on rank " + std::to_string(rank));
+                     std::string("must be >= max(1, ") + inner_name +
+                         ") = " + std::to_string(inner) + " on rank " + std::to_string(rank));
+    }
+    // The local array's elements, lld times the local columns (rows, row-major), are offsets:
+    // they must be an Index (of 16-byte elements, so that byte offsets are too).
+    if (l.lld > INT64_MAX / 16 / outer) {
+      throw_argument(call, arg("lld"), l.lld,
+                     "lld times the " + std::to_string(outer) + " " + outer_name +
+                         " must be below 2^59 on rank " + std::to_string(rank));
     }
   }
 }
@@ -102,6 +121,30 @@ Layout to_layout(const redist_layout &l) {
   out.grid.ranks.assign(l.ranks, l.ranks + static_cast<std::size_t>(l.nprow) * l.npcol);
   out.i = l.i;
   out.j = l.j;
+  return out;
+}
+
+Layout to_layout(const redist_layout_ext &l) {
+  Layout out = to_layout(l.layout);
+  out.rows.first_block = l.imb;
+  out.cols.first_block = l.inb;
+  out.row_major = l.order == REDIST_ORDER_ROW_MAJOR;
+  return out;
+}
+
+LayoutArg layout_arg(const redist_layout *l) {
+  LayoutArg out;
+  if (l != nullptr) out = {{*l, 0, 0, REDIST_ORDER_COLUMN_MAJOR}, true, false};
+  return out;
+}
+
+LayoutArg layout_arg(const redist_layout_ext *l) {
+  LayoutArg out;
+  out.ext = true;
+  if (l != nullptr) {
+    out.value = *l;
+    out.given = true;
+  }
   return out;
 }
 
@@ -250,7 +293,7 @@ void apply_levels(const std::string &call, const redist_calibration &levels, Sch
 } // namespace
 
 front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, int region,
-                             int unit_diag, const redist_layout &a, const redist_layout &b,
+                             int unit_diag, const redist_layout_ext &a, const redist_layout_ext &b,
                              int rank, const ScheduleOptions &options) {
   front_end::CallArgs args;
   args.routine = call;
@@ -264,11 +307,24 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
                                       : region == REDIST_REGION_LOWER ? 'L'
                                                                       : ' ');
   f.diag = static_cast<unsigned char>(unit_diag != 0 ? 'U' : 'N');
-  for (const auto &[l, fields, position] :
+  for (const auto &[x, fields, position] :
        {std::tuple{&a, &f.a, &args.a}, std::tuple{&b, &f.b, &args.b}}) {
-    *fields = {l->m, l->n,     l->mb,    l->nb, l->rsrc, l->csrc, l->i,
-               l->j, l->nprow, l->npcol, l->mb, l->nb,   0};
-    const Layout layout = to_layout(*l);
+    const redist_layout *l = &x->layout;
+    // A first block of the block size is none (imb 0 says so too): both agree as mb.
+    *fields = {l->m,
+               l->n,
+               l->mb,
+               l->nb,
+               l->rsrc,
+               l->csrc,
+               l->i,
+               l->j,
+               l->nprow,
+               l->npcol,
+               x->imb != 0 ? x->imb : l->mb,
+               x->inb != 0 ? x->inb : l->nb,
+               x->order};
+    const Layout layout = to_layout(*x);
     int pr = -1;
     int pc = -1;
     const bool member = layout.grid.find(rank, pr, pc);
@@ -279,7 +335,7 @@ front_end::CallArgs describe(const char *call, int64_t m, int64_t n, int type, i
   f.max_memory = options.max_memory;
   Fingerprint digest;
   digest.add(type);
-  for (const redist_layout *l : {&a, &b}) {
+  for (const redist_layout *l : {&a.layout, &b.layout}) {
     for (long long idx = 0; idx < static_cast<long long>(l->nprow) * l->npcol; ++idx)
       digest.add(l->ranks[idx]);
   }
@@ -301,8 +357,8 @@ bool transposes(int op) {
 } // namespace
 
 void check_call(const char *call, const std::string &prefix, int64_t m, int64_t n, int type,
-                const redist_layout *a, const redist_layout *b, int region, int op, int size,
-                int rank, LayoutChecks a_checks, LayoutChecks b_checks) {
+                const LayoutArg &a, const LayoutArg &b, int region, int op, int size, int rank,
+                LayoutChecks a_checks, LayoutChecks b_checks) {
   if (m < 0) throw_argument(call, prefix + "m", m, "must be >= 0");
   if (n < 0) throw_argument(call, prefix + "n", n, "must be >= 0");
   if (type_size(type) == 0) throw_argument(call, prefix + "type", type, "unknown redist_type");
@@ -311,15 +367,15 @@ void check_call(const char *call, const std::string &prefix, int64_t m, int64_t 
     throw_argument(call, prefix + "region", region, "unknown redist_region");
   if (op != -1 && op != REDIST_OP_N && !transposes(op))
     throw_argument(call, prefix + "op", op, "unknown redist_op");
-  if (a == nullptr) throw_argument(call, prefix + "a", 0, "NULL layout");
-  if (b == nullptr) throw_argument(call, prefix + "b", 0, "NULL layout");
+  if (!a.given) throw_argument(call, prefix + "a", 0, "NULL layout");
+  if (!b.given) throw_argument(call, prefix + "b", 0, "NULL layout");
   const bool transposed = transposes(op);
-  validate_layout(call, prefix + "a", *a, transposed ? n : m, transposed ? m : n, size, rank,
-                  a_checks);
-  validate_layout(call, prefix + "b", *b, m, n, size, rank, b_checks);
+  validate_layout(call, prefix + "a", a.value, a.ext, transposed ? n : m, transposed ? m : n, size,
+                  rank, a_checks);
+  validate_layout(call, prefix + "b", b.value, b.ext, m, n, size, rank, b_checks);
 }
 
-Transfer transfer_of(int64_t m, int64_t n, const redist_layout &a, const redist_layout &b,
+Transfer transfer_of(int64_t m, int64_t n, const redist_layout_ext &a, const redist_layout_ext &b,
                      int region, int unit_diag, int op) {
   Transfer t;
   t.src = to_layout(a);
@@ -369,10 +425,10 @@ namespace {
 
 // type and region are the ints the C caller passed (enum_value): any value may arrive.
 // op: -1 for a copy, else the redist_op of redist_plan_create_op (any int the caller passed).
-int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
-                const redist_layout *a, const redist_layout *b, int region, int unit_diag,
-                const redist_options *options, const redist_calibration *levels, redist_plan *plan,
-                int op = -1) {
+// a, b: the layouts of either kind (layout_arg), read once.
+int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type, const LayoutArg &a,
+                const LayoutArg &b, int region, int unit_diag, const redist_options *options,
+                const redist_calibration *levels, redist_plan *plan, int op = -1) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     const CommPosition position = comm_position(call, comm);
@@ -388,7 +444,7 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
       ScheduleOptions schedule_opts =
           schedule_options(call, options != nullptr ? *options : defaults);
       if (levels != nullptr) apply_levels(call, *levels, schedule_opts);
-      args = describe(call, m, n, type, region, unit_diag, *a, *b, rank, schedule_opts);
+      args = describe(call, m, n, type, region, unit_diag, a.value, b.value, rank, schedule_opts);
       args.fields.operation = operation_field(op);
     } catch (const Error &e) {
       local = e;
@@ -409,21 +465,21 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
                   std::string(call) + ": processes passed different m, n, type, region, "
                                       "unit_diag, options or layouts (all but lld must agree)");
     }
-    Transfer t = transfer_of(m, n, *a, *b, region, unit_diag, op);
+    Transfer t = transfer_of(m, n, a.value, b.value, region, unit_diag, op);
 
     auto result = std::make_unique<redist_plan_s>();
     result->comm = PlanComm(call, comm);
-    front_end::Planned planned =
-        front_end::plan_everywhere(result->comm.handle, rank, size, result->comm.handle, t,
-                                   args.options, args.element_size, a->lld, b->lld, true);
+    front_end::Planned planned = front_end::plan_everywhere(
+        result->comm.handle, rank, size, result->comm.handle, t, args.options, args.element_size,
+        a.value.layout.lld, b.value.layout.lld, true);
     throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->op = op;
     result->type = type;
     result->transfer = std::move(t);
     result->options = args.options;
-    result->lld_a = a->lld;
-    result->lld_b = b->lld;
+    result->lld_a = a.value.layout.lld;
+    result->lld_b = b.value.layout.lld;
     result->rank = rank;
     result->size = size;
     *plan = result.release();
@@ -435,16 +491,16 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
 extern "C" int redist_plan_create(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
                                   const redist_layout *a, const redist_layout *b,
                                   redist_region region, int unit_diag, redist_plan *plan) {
-  return create_plan("redist_plan_create", comm, m, n, enum_value(type), a, b, enum_value(region),
-                     unit_diag, nullptr, nullptr, plan);
+  return create_plan("redist_plan_create", comm, m, n, enum_value(type), layout_arg(a),
+                     layout_arg(b), enum_value(region), unit_diag, nullptr, nullptr, plan);
 }
 
 extern "C" int redist_plan_create_opt(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
                                       const redist_layout *a, const redist_layout *b,
                                       redist_region region, int unit_diag,
                                       const redist_options *options, redist_plan *plan) {
-  return create_plan("redist_plan_create_opt", comm, m, n, enum_value(type), a, b,
-                     enum_value(region), unit_diag, options, nullptr, plan);
+  return create_plan("redist_plan_create_opt", comm, m, n, enum_value(type), layout_arg(a),
+                     layout_arg(b), enum_value(region), unit_diag, options, nullptr, plan);
 }
 
 extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
@@ -452,16 +508,32 @@ extern "C" int redist_plan_create_calibrated(MPI_Comm comm, int64_t m, int64_t n
                                              redist_region region, int unit_diag,
                                              const redist_options *options,
                                              const redist_calibration *levels, redist_plan *plan) {
-  return create_plan("redist_plan_create_calibrated", comm, m, n, enum_value(type), a, b,
-                     enum_value(region), unit_diag, options, levels, plan);
+  return create_plan("redist_plan_create_calibrated", comm, m, n, enum_value(type), layout_arg(a),
+                     layout_arg(b), enum_value(region), unit_diag, options, levels, plan);
 }
 
 extern "C" int redist_plan_create_op(MPI_Comm comm, redist_op op, int64_t m, int64_t n,
                                      redist_type type, const redist_layout *a,
                                      const redist_layout *b, redist_region region,
                                      const redist_options *options, redist_plan *plan) {
-  return create_plan("redist_plan_create_op", comm, m, n, enum_value(type), a, b,
-                     enum_value(region), 0, options, nullptr, plan, enum_value(op));
+  return create_plan("redist_plan_create_op", comm, m, n, enum_value(type), layout_arg(a),
+                     layout_arg(b), enum_value(region), 0, options, nullptr, plan, enum_value(op));
+}
+
+extern "C" int redist_plan_create_ext(MPI_Comm comm, int64_t m, int64_t n, redist_type type,
+                                      const redist_layout_ext *a, const redist_layout_ext *b,
+                                      redist_region region, int unit_diag,
+                                      const redist_options *options, redist_plan *plan) {
+  return create_plan("redist_plan_create_ext", comm, m, n, enum_value(type), layout_arg(a),
+                     layout_arg(b), enum_value(region), unit_diag, options, nullptr, plan);
+}
+
+extern "C" int redist_plan_create_op_ext(MPI_Comm comm, redist_op op, int64_t m, int64_t n,
+                                         redist_type type, const redist_layout_ext *a,
+                                         const redist_layout_ext *b, redist_region region,
+                                         const redist_options *options, redist_plan *plan) {
+  return create_plan("redist_plan_create_op_ext", comm, m, n, enum_value(type), layout_arg(a),
+                     layout_arg(b), enum_value(region), 0, options, nullptr, plan, enum_value(op));
 }
 
 extern "C" int redist_plan_destroy(redist_plan *plan) {

@@ -27,13 +27,9 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
   return front_end::plan_batch_everywhere(comm, rank, size, comm, transfers, sizes, lld_a, lld_b);
 }
 
-} // namespace redist
-
-using namespace redist;
-
-extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_batch_op *ops,
-                                        const redist_options *options, redist_plan *plan) {
-  static const char *call = "redist_plan_create_batch";
+int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
+                 const std::function<BatchArg(int)> &op_at, const redist_options *options,
+                 redist_plan *plan) {
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     const CommPosition position = comm_position(call, comm);
@@ -46,7 +42,7 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
     try {
       if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
       if (count < 1) throw_argument(call, "count", count, "must be >= 1");
-      if (ops == nullptr) throw_argument(call, "ops", 0, "NULL array");
+      if (!ops_given) throw_argument(call, "ops", 0, "NULL array");
       redist_options defaults;
       redist_options_init(&defaults);
       const redist_options &o = options != nullptr ? *options : defaults;
@@ -65,20 +61,20 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
       args.reserve(static_cast<std::size_t>(count));
       batch.reserve(static_cast<std::size_t>(count));
       for (at = 0; at < count; ++at) {
-        const redist_batch_op &op = ops[at];
-        const int kind = enum_value(op.op);
-        const int type = enum_value(op.type);
-        const int region = enum_value(op.region);
+        const BatchArg op = op_at(static_cast<int>(at));
+        const int kind = op.op;
+        const int type = op.type;
+        const int region = op.region;
         check_call(call, std::string("ops[") + std::to_string(at) + "].", op.m, op.n, type, op.a,
                    op.b, region, kind, size, rank);
-        args.push_back(
-            describe(call, op.m, op.n, type, region, 0, *op.a, *op.b, rank, schedule_opts));
+        args.push_back(describe(call, op.m, op.n, type, region, 0, op.a.value, op.b.value, rank,
+                                schedule_opts));
         front_end::CallFields<long long> &f = args.back().fields;
         f.operation = operation_field(kind);
         f.digest =
             static_cast<long long>(Fingerprint().add(f.digest).add(kind).value() >> 2); // T or C
-        batch.push_back({transfer_of(op.m, op.n, *op.a, *op.b, region, 0, kind), kind, type,
-                         op.a->lld, op.b->lld});
+        batch.push_back({transfer_of(op.m, op.n, op.a.value, op.b.value, region, 0, kind), kind,
+                         type, op.a.value.layout.lld, op.b.value.layout.lld});
       }
     } catch (const Error &e) {
       local = e;
@@ -124,4 +120,33 @@ extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_b
     result->size = size;
     *plan = result.release();
   });
+}
+
+} // namespace redist
+
+using namespace redist;
+
+namespace {
+
+/// The BatchArg of either kind of operation (the ints the C caller passed: any value may arrive).
+template <class Op> BatchArg batch_arg(const Op &op) {
+  return {enum_value(op.op), enum_value(op.type), enum_value(op.region), op.m, op.n,
+          layout_arg(op.a),  layout_arg(op.b)};
+}
+
+} // namespace
+
+extern "C" int redist_plan_create_batch(MPI_Comm comm, int count, const redist_batch_op *ops,
+                                        const redist_options *options, redist_plan *plan) {
+  return create_batch(
+      "redist_plan_create_batch", comm, count, ops != nullptr,
+      [&](int k) { return batch_arg(ops[k]); }, options, plan);
+}
+
+extern "C" int redist_plan_create_batch_ext(MPI_Comm comm, int count,
+                                            const redist_batch_op_ext *ops,
+                                            const redist_options *options, redist_plan *plan) {
+  return create_batch(
+      "redist_plan_create_batch_ext", comm, count, ops != nullptr,
+      [&](int k) { return batch_arg(ops[k]); }, options, plan);
 }

@@ -40,8 +40,10 @@ extern "C" int redist_propose_grid_ranks(MPI_Comm comm, int64_t m, int64_t n, re
     // same arguments, and a failure there (out of memory) is agreed like a bad argument.
     agree(comm, call, "m, n, type or layouts (all but lld and b->ranks must agree)", [&] {
       if (ranks == nullptr) throw_argument(call, "ranks", 0, "NULL output array");
-      check_call(call, "", m, n, kind, a, b, REDIST_REGION_FULL, -1, position.size, position.rank,
-                 {.ranks = true, .lld = false}, {.ranks = false, .lld = false});
+      const LayoutArg source = layout_arg(a);
+      LayoutArg destination = layout_arg(b);
+      check_call(call, "", m, n, kind, source, destination, REDIST_REGION_FULL, -1, position.size,
+                 position.rank, {.ranks = true, .lld = false}, {.ranks = false, .lld = false});
       const Index element_bytes = type_size(kind);
       if (n > 0 && m > INT64_MAX / element_bytes / n)
         throw_argument(call, "n", n,
@@ -50,11 +52,11 @@ extern "C" int redist_propose_grid_ranks(MPI_Comm comm, int64_t m, int64_t n, re
       // Every rank of comm is a candidate; the identity order puts rank p at position p.
       std::vector<int> candidates(static_cast<std::size_t>(position.size));
       std::iota(candidates.begin(), candidates.end(), 0);
-      redist_layout grid = *b;
-      grid.ranks = candidates.data();
+      destination.value.layout.ranks = candidates.data();
       try {
-        proposal = propose_relabelling(transfer_of(m, n, *a, grid, REDIST_REGION_FULL, 0, -1),
-                                       candidates, static_cast<std::size_t>(element_bytes));
+        proposal = propose_relabelling(
+            transfer_of(m, n, source.value, destination.value, REDIST_REGION_FULL, 0, -1),
+            candidates, static_cast<std::size_t>(element_bytes));
       } catch (const std::invalid_argument &e) {
         // Checked above: a full window, nprow*npcol <= size distinct candidates.
         throw Error(REDIST_ERR_INTERNAL, std::string(call) + ": internal error: " + e.what());

@@ -86,10 +86,8 @@ struct ArgumentError {
   fail(c, position, what, std::to_string(value), reason);
 }
 
-// The global arguments are limited to 2^53 (once carried as doubles, now part of the contract);
-// only an ILP64 build can pass larger values.
-constexpr long long kLargestAgreed = (1LL << 53) - 1;
-constexpr const char *kAgreedLimit = "must be below 2^53 = 9007199254740992";
+// The global arguments are limited to 2^53 (kLargestAgreed); only an ILP64 build can pass larger
+// values.
 // A function, not a comparison in place: with 32-bit redist_int the test is always false.
 bool above_agreed(long long v) {
   return v > kLargestAgreed;

@@ -32,10 +32,18 @@ void describe_descriptors(const redist_int *desca, redist_int ia, redist_int ja,
     const blacs::GridInfo g = blacs::grid_info(desc[CTXT_]);
     if (!g.member()) continue;
     const Descriptor d = read_descriptor(desc);
-    if (d.dtype != kBlockCyclic2D)
+    if (d.dtype != kBlockCyclic2D && d.dtype != kBlockCyclic2DInb)
       throw Error(REDIST_ERR_ARGUMENT,
                   std::string(call) + ": " + field + "DTYPE_) = " + std::to_string(d.dtype) +
-                      " on rank " + std::to_string(rank) + " of ICTXT: descriptor type must be 1");
+                      " on rank " + std::to_string(rank) +
+                      " of ICTXT: descriptor type must be 1 (9 integers) or 2 (11 integers, "
+                      "PBLAS's BLOCK_CYCLIC_2D_INB)");
+    // IMB_ and INB_ (11 integers) become redist_layout_ext's imb, inb, where 0 would mean "the
+    // block size": checked here.
+    for (const auto &[entry, value] : {std::pair{"IMB_)", d.imb}, std::pair{"INB_)", d.inb}}) {
+      if (d.dtype == kBlockCyclic2DInb && value < 1)
+        throw_argument(call, field + entry, value, "first block size must be >= 1");
+    }
     *fields = {d.m, d.n, d.mb, d.nb, d.rsrc, d.csrc, i, j, g.nprow, g.npcol, d.imb, d.inb, 0};
     *position = {true, g.myrow, g.mycol, d.lld};
   }
@@ -66,15 +74,17 @@ void throw_if_sides_differ(front_end::CallFields<front_end::Range> &ranges) {
 
 /// A plan of the C API (redist.h) from ScaLAPACK descriptors: the descriptor checks and the
 /// agreement of the front end, then redist_plan_create_opt on ICTXT's communicator with the
-/// layouts every process now knows (its checks name the layout fields, "b->mb").
+/// layouts every process now knows (its checks name the layout fields, "b->mb"; with first
+/// blocks, redist_plan_create_ext's "b->layout.mb").
 int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int *desca,
                           redist_int ia, redist_int ja, const redist_int *descb, redist_int ib,
                           redist_int jb, redist_int ictxt, int region, int unit_diag,
                           const redist_options *options, redist_plan *plan) {
   static const char *call = "redist_plan_create";
   MPI_Comm comm = MPI_COMM_NULL;
-  redist_layout layouts[2]{};
+  redist_layout_ext layouts[2]{};
   std::vector<int> ranks[2];
+  bool first_blocks = false;
   const int status = c_barrier(call, [&] {
     if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
     *plan = nullptr;
@@ -132,19 +142,26 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
       const Layout &l = s == 0 ? t.src : t.dst;
       const front_end::Position &p = s == 0 ? args.a : args.b;
       ranks[s] = l.grid.ranks;
-      layouts[s] =
-          redist_layout{l.rows.extent,   l.cols.extent, l.rows.block, l.cols.block,
-                        l.grid.nprow,    l.grid.npcol,  l.rows.src,   l.cols.src,
-                        ranks[s].data(), l.i,           l.j,          p.member ? p.lld : 1};
+      layouts[s] = {redist_layout{l.rows.extent, l.cols.extent, l.rows.block, l.cols.block,
+                                  l.grid.nprow, l.grid.npcol, l.rows.src, l.cols.src,
+                                  ranks[s].data(), l.i, l.j, p.member ? p.lld : 1},
+                    l.rows.first(), l.cols.first(), REDIST_ORDER_COLUMN_MAJOR};
+      first_blocks = first_blocks || !l.rows.uniform() || !l.cols.uniform();
     }
   });
   if (status != REDIST_SUCCESS) return status;
+  const auto region_value = static_cast<redist_region>(region);
+  // Descriptors with first blocks of their own (11 integers) make layouts of redist_layout_ext;
+  // the others the layouts of redist_plan_create, as before.
+  if (first_blocks)
+    return redist_plan_create_ext(comm, m, n, static_cast<redist_type>(type), &layouts[0],
+                                  &layouts[1], region_value, unit_diag, options, plan);
   return options == nullptr
-             ? redist_plan_create(comm, m, n, static_cast<redist_type>(type), &layouts[0],
-                                  &layouts[1], static_cast<redist_region>(region), unit_diag, plan)
-             : redist_plan_create_opt(comm, m, n, static_cast<redist_type>(type), &layouts[0],
-                                      &layouts[1], static_cast<redist_region>(region), unit_diag,
-                                      options, plan);
+             ? redist_plan_create(comm, m, n, static_cast<redist_type>(type), &layouts[0].layout,
+                                  &layouts[1].layout, region_value, unit_diag, plan)
+             : redist_plan_create_opt(comm, m, n, static_cast<redist_type>(type),
+                                      &layouts[0].layout, &layouts[1].layout, region_value,
+                                      unit_diag, options, plan);
 }
 
 } // namespace

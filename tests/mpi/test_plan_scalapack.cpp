@@ -293,7 +293,8 @@ TEST(PlanFromDescriptors, BadDescriptorOnOneRank) {
   const std::vector<Mutation> mutations = {
       {"DESCA(DTYPE_) = 7", false, 0, 7,
        "redist_plan_create: DESCA(DTYPE_) = 7 on rank " + std::to_string(bad) +
-           " of ICTXT: descriptor type must be 1"},
+           " of ICTXT: descriptor type must be 1 (9 integers) or 2 (11 integers, PBLAS's "
+           "BLOCK_CYCLIC_2D_INB)"},
       {"DESCB(CTXT_) = 424242", true, 1, 424242,
        "redist_plan_create: argument DESCB(CTXT_) = 424242: not a BLACS context (use -1 on "
        "processes outside the grid)"},
@@ -331,6 +332,60 @@ TEST(PlanFromDescriptors, BadDescriptorOnOneRank) {
   cs.n = 7;
   EXPECT_EQ(check_b(cs, s.a, s.b, s.lb, s.b_buf.data(), 1, 2, report), 0) << report;
   redist_plan_destroy(&plan);
+}
+
+// PBLAS's 11-integer descriptors (DTYPE_ = 2): B with first blocks IMB_ = 1, INB_ = 5 and an
+// LLD of 10, from A's 9-integer descriptor; B checked element by element from the IMB/MB
+// formulas. IMB_ = 0 is an error on its process, REDIST_ERR_REMOTE elsewhere.
+TEST(PlanFromDescriptors, ElevenIntegerDescriptors) {
+  ErrorSetup s;
+  const int np = world_size();
+  const int me = world_rank();
+  const std::array<int, 9> desca = descriptor(s.a, s.ctxt_a, s.la);
+  // B: np x 1 grid (ranks reversed), 9 x 7, IMB_ 1, MB_ 2, INB_ 5, NB_ 3, sources 0.
+  const std::array<int, 11> descb = {2, s.ctxt_b, 9, 7, 1, 5, 2, 3, 0, 0, 10};
+  const int pr = np - 1 - me; // B's grid row of this rank
+  const auto row_owner = [&](int g) { return g < 1 ? 0 : ((g - 1) / 2 + 1) % np; };
+  const auto row_local = [&](int g) {
+    if (g < 1) return g;
+    const int block = (g - 1) / 2;
+    return (row_owner(g) == 0 ? 1 : 0) + (block / np) * 2 + (g - 1) % 2;
+  };
+  const auto col_local = [](int g) { return g; }; // one grid column: every column local
+  std::vector<double> b(10 * 7 + 3, -1.0);
+  redist_plan plan = nullptr;
+  ASSERT_EQ(redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca.data(), 1, 1, descb.data(), 1,
+                                         1, s.ctxt_i, REDIST_REGION_FULL, 0, nullptr, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  ASSERT_EQ(redist_plan_execute(plan, s.a_buf.data(), b.data()), REDIST_SUCCESS)
+      << redist_last_error();
+  redist_plan_destroy(&plan);
+  std::vector<double> want(b.size(), -1.0);
+  for (int gi = 0; gi < 9; ++gi) {
+    if (row_owner(gi) != pr) continue;
+    for (int gj = 0; gj < 7; ++gj)
+      want[static_cast<std::size_t>(row_local(gi) + col_local(gj) * 10)] =
+          Elem<double>::make(a_code(s.a, gi, gj, 1));
+  }
+  EXPECT_EQ(b, want);
+
+  std::array<int, 11> bad = descb;
+  if (me == np - 1) bad[4] = 0; // IMB_
+  plan = nullptr;
+  const int status =
+      redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca.data(), 1, 1, bad.data(), 1, 1,
+                                   s.ctxt_i, REDIST_REGION_FULL, 0, nullptr, &plan);
+  const std::string message = redist_last_error();
+  if (me == np - 1) {
+    EXPECT_EQ(status, REDIST_ERR_ARGUMENT) << message;
+    EXPECT_EQ(message.rfind("redist_plan_create: argument DESCB(IMB_) = 0: first block size", 0),
+              0U)
+        << message;
+  } else {
+    EXPECT_EQ(status, REDIST_ERR_REMOTE) << message;
+  }
+  EXPECT_EQ(plan, nullptr);
 }
 
 } // namespace
