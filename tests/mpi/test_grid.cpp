@@ -357,6 +357,42 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
   }
 }
 
+// Blocks side by side in one local matrix (their columns interleaved in memory, none sharing
+// an element) are accepted: every block of A is rank 0's, stored as one column-major (or
+// row-major) 9 x 8 matrix with padding; B is a random grid.
+TEST(GridPlans, BlocksOfOneLocalMatrix) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  Rng rng(mpitest::shared_seed("GridPlans.BlocksOfOneLocalMatrix", 5));
+  for (int k = 0; k < 40; ++k) {
+    Case c;
+    c.a.grid.row_splits = random_splits(rng, 9);
+    c.a.grid.col_splits = random_splits(rng, 8);
+    Grid &g = c.a.grid;
+    g.row_major = rng.coin(0.5) ? 1 : 0;
+    const int64_t ld = g.row_major != 0 ? 8 + rng.uniform(0, 2) : 9 + rng.uniform(0, 2);
+    g.local.assign(static_cast<std::size_t>(size), {});
+    g.size.assign(static_cast<std::size_t>(size), 1);
+    g.size[0] = ld * (g.row_major != 0 ? 9 : 8);
+    for (int64_t col = 0; col < g.block_cols(); ++col) {
+      for (int64_t row = 0; row < g.block_rows(); ++row) {
+        const int64_t r0 = g.row_splits[static_cast<std::size_t>(row)];
+        const int64_t c0 = g.col_splits[static_cast<std::size_t>(col)];
+        g.owners.push_back(0);
+        g.placed.push_back({row, col, g.row_major != 0 ? r0 * ld + c0 : r0 + c0 * ld, ld});
+        g.local[0].push_back(g.placed.back());
+      }
+    }
+    c.b = random_side(rng, true, 9, 8, size);
+    c.op = static_cast<int>(rng.uniform(0, 1));
+    c.m = 8; // fits A (9 x 8) as it is and transposed
+    c.n = 8;
+    const std::string why = run<double>(c, rank);
+    ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0)
+        << "case " << k << " on rank " << rank << ": " << why;
+  }
+}
+
 // A fixed 6 x 5 grid of 2 x 2 blocks (rows cut at 3, columns at 2), block k owned by rank
 // k % size (every block rank 0's when `one_owner`), each rank's blocks one after another.
 Grid fixed_grid(int size, bool one_owner) {
