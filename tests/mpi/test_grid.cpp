@@ -529,4 +529,38 @@ TEST(GridPlans, ErrorsAgreeEverywhere) {
   }
 }
 
+// An execution with a NULL local array where this process holds elements of A: the argument
+// error here, REDIST_ERR_REMOTE elsewhere, B untouched everywhere; the plan then still runs.
+TEST(GridPlans, ExecutionErrorsAgreeEverywhere) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  Case c;
+  c.a.grid = fixed_grid(size, false);
+  c.b.grid = fixed_grid(size, true);
+  c.m = 6;
+  c.n = 5;
+  c.copy = true;
+  redist_block_grid ga{}, gb{};
+  redist_layout unused{};
+  const redist_any_layout va = c.a.view(rank, ga, unused);
+  const redist_any_layout vb = c.b.view(rank, gb, unused);
+  redist_plan plan = nullptr;
+  ASSERT_EQ(redist_grid_plan_create(MPI_COMM_WORLD, REDIST_OP_N, 6, 5, REDIST_DOUBLE, &va, &vb,
+                                    nullptr, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  std::vector<double> a(static_cast<std::size_t>(c.a.size(rank)), 1.0);
+  std::vector<double> b(static_cast<std::size_t>(c.b.size(rank)), -1.0);
+  const bool null_here = rank == 3 % size; // owns block 3 of A
+  int rc = redist_plan_execute(plan, null_here ? nullptr : a.data(), b.data());
+  EXPECT_EQ(rc, null_here ? REDIST_ERR_ARGUMENT : REDIST_ERR_REMOTE) << redist_last_error();
+  EXPECT_TRUE(std::all_of(b.begin(), b.end(), [](double x) { return x == -1.0; }));
+  rc = redist_plan_execute(plan, a.data(), b.data());
+  EXPECT_EQ(rc, REDIST_SUCCESS) << redist_last_error();
+  if (rank == 0) { // B is rank 0's: its window all copied
+    EXPECT_EQ(std::count(b.begin(), b.end(), 1.0), 30);
+  }
+  redist_plan_destroy(&plan);
+}
+
 } // namespace
