@@ -82,67 +82,6 @@ BlockGrid to_block_grid(const char *call, const std::string &arg, const redist_b
   return out;
 }
 
-/// Where local block b lies in the local array: elements [begin, end), `across` runs of
-/// `along` elements, ld apart.
-struct Span {
-  Index begin = 0;
-  Index end = 0;
-  Index along = 0;
-  Index across = 0;
-  Index ld = 1;
-  std::size_t index = 0;
-};
-
-/// Whether two spans share an element: for each run of the one with fewer runs, the other's
-/// first run ending after its start must start before its end.
-bool overlap(const Span &x0, const Span &y0) {
-  const Span &x = x0.across <= y0.across ? x0 : y0;
-  const Span &y = x0.across <= y0.across ? y0 : x0;
-  for (Index c = 0; c < x.across; ++c) {
-    const Index lo = x.begin + c * x.ld;
-    const Index d = lo - y.begin - y.along; // y's run k ends after lo when k * ld > d
-    const Index k = d < 0 ? 0 : d / y.ld + 1;
-    if (k < y.across && y.begin + k * y.ld < lo + x.along) return true;
-  }
-  return false;
-}
-
-/// This process's blocks of a checked grid: within 64-bit byte offsets, and no two sharing an
-/// element of the local array.
-void check_placement(const char *call, const std::string &arg, const BlockGrid &g,
-                     std::size_t element_size) {
-  std::vector<Span> spans;
-  const auto es = static_cast<Index>(element_size);
-  for (std::size_t k = 0; k < g.local.size(); ++k) {
-    const LocalBlock &b = g.local[k];
-    const auto r = static_cast<std::size_t>(b.block_row);
-    const auto c = static_cast<std::size_t>(b.block_col);
-    const Index rows = g.row_splits[r + 1] - g.row_splits[r];
-    const Index cols = g.col_splits[c + 1] - g.col_splits[c];
-    Span s{b.offset, 0, g.row_major ? cols : rows, g.row_major ? rows : cols, b.ld, k};
-    if (s.along == 0 || s.across == 0) continue; // an empty block holds no element
-    Index last = 0;
-    if (__builtin_mul_overflow(s.across - 1, s.ld, &last) ||
-        __builtin_add_overflow(last, s.begin + s.along, &s.end) || s.end > INT64_MAX / es)
-      throw_argument(call, arg + "->local[" + std::to_string(k) + "].offset", b.offset,
-                     "the block's last element is beyond 2^63 bytes");
-    spans.push_back(s);
-  }
-  std::sort(spans.begin(), spans.end(),
-            [](const Span &x, const Span &y) { return x.begin < y.begin; });
-  std::vector<Span> open; // spans reaching past the current start
-  for (const Span &s : spans) {
-    std::erase_if(open, [&](const Span &o) { return o.end <= s.begin; });
-    for (const Span &o : open) {
-      if (overlap(o, s))
-        throw_argument(call, arg + "->local[" + std::to_string(s.index) + "].offset", s.begin,
-                       "the block shares elements of the local array with local[" +
-                           std::to_string(o.index) + "]");
-    }
-    open.push_back(s);
-  }
-}
-
 /// Side `arg` of the call, checked as far as it alone can be; window_m x window_n its window.
 Side side_of(const char *call, const char *arg, const redist_any_layout *l, Index window_m,
              Index window_n, const CommPosition &position, Fingerprint &f) {
@@ -244,12 +183,12 @@ extern "C" int redist_grid_plan_create(MPI_Comm comm, redist_op op_enum, int64_t
                        "one side must be a block grid (two block-cyclic layouts: "
                        "redist_plan_create_op)");
       const GridTransfer t = transfer_between(sa, sb, m, n, transposed);
-      if (const std::string why = check_grid_transfer(t, position.rank, position.size);
-          !why.empty())
-        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + named(why, sa, sb));
+      std::string why = check_grid_transfer(t, position.rank, position.size);
       const auto es = static_cast<std::size_t>(type_size(type));
-      if (sa.is_grid) check_placement(call, "a->grid", sa.grid, es);
-      if (sb.is_grid) check_placement(call, "b->grid", sb.grid, es);
+      if (why.empty() && sa.is_grid) why = check_local_placement(sa.grid, es, "a->");
+      if (why.empty() && sb.is_grid) why = check_local_placement(sb.grid, es, "b->");
+      if (!why.empty())
+        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + named(why, sa, sb));
       return f.value();
     });
     auto result = std::make_unique<redist_plan_s>();

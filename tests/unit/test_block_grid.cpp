@@ -285,5 +285,70 @@ TEST(BlockGrid, ChecksNameTheField) {
   EXPECT_NE(check_grid_transfer(t, 0, 2).find("b->j"), std::string::npos);
 }
 
+// check_local_placement against marking every element of every block: random placements of a
+// rank's blocks, often packed into one local matrix (one leading dimension, interleaved
+// columns), sometimes with offsets drawn close together so that blocks meet.
+TEST(BlockGridPlacement, FindsExactlyTheBlocksThatShareElements) {
+  Random rng(test_seed(31));
+  int meetings = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    FullGrid f = random_grid(rng, rng.uniform(1, 12), rng.uniform(1, 12), 1);
+    const bool one_matrix = rng.chance(50);
+    const Index rows = f.row_splits.back();
+    const Index cols = f.col_splits.back();
+    const Index matrix_ld = (f.row_major ? cols : rows) + rng.uniform(0, 2);
+    for (LocalBlock &b : f.placed) {
+      const auto r = static_cast<std::size_t>(b.block_row);
+      const auto c = static_cast<std::size_t>(b.block_col);
+      const Index height = f.row_splits[r + 1] - f.row_splits[r];
+      const Index width = f.col_splits[c + 1] - f.col_splits[c];
+      if (one_matrix) { // the block where it is in the whole matrix, sometimes shifted
+        b.ld = matrix_ld;
+        b.offset = f.row_major ? f.row_splits[r] * matrix_ld + f.col_splits[c]
+                               : f.row_splits[r] + f.col_splits[c] * matrix_ld;
+        if (rng.chance(5)) b.offset += rng.uniform(0, 3);
+      } else {
+        b.ld = std::max<Index>(1, f.row_major ? width : height) + rng.uniform(0, 3);
+        b.offset = rng.uniform(0, 60);
+      }
+    }
+    const BlockGrid g = f.view(0);
+    std::vector<int> owner_of;
+    bool meet = false;
+    for (std::size_t k = 0; k < g.local.size(); ++k) {
+      const LocalBlock &b = g.local[k];
+      const auto r = static_cast<std::size_t>(b.block_row);
+      const auto c = static_cast<std::size_t>(b.block_col);
+      const Index height = f.row_splits[r + 1] - f.row_splits[r];
+      const Index width = f.col_splits[c + 1] - f.col_splits[c];
+      for (Index i = 0; i < height; ++i) {
+        for (Index j = 0; j < width; ++j) {
+          const auto at =
+              static_cast<std::size_t>(b.offset + (f.row_major ? i * b.ld + j : i + j * b.ld));
+          if (owner_of.size() <= at) owner_of.resize(at + 1, -1);
+          meet = meet || owner_of[at] != -1;
+          owner_of[at] = static_cast<int>(k);
+        }
+      }
+    }
+    meetings += meet ? 1 : 0;
+    const std::string why = check_local_placement(g, 8, "a->");
+    ASSERT_EQ(why.empty(), !meet) << "case " << iter << ": " << why;
+  }
+  EXPECT_GT(meetings, 100);
+  EXPECT_LT(meetings, 2900);
+}
+
+TEST(BlockGridPlacement, RefusesBlocksBeyond2To63Bytes) {
+  BlockGrid g;
+  g.row_splits = {0, 4};
+  g.col_splits = {0, 3};
+  g.owner = [](Index, Index) { return 0; };
+  g.local = {{0, 0, INT64_MAX / 8 - 10, 4}};
+  EXPECT_NE(check_local_placement(g, 8, "b->").find("b->local[0].offset"), std::string::npos);
+  g.local[0].offset = INT64_MAX / 8 - 12;
+  EXPECT_EQ(check_local_placement(g, 8, "b->"), "");
+}
+
 } // namespace
 } // namespace redist::test::grids
