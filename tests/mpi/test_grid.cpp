@@ -8,9 +8,11 @@
 // expected B (exact: small integers) is computed element by element from the definitions, and
 // every element outside the window must keep its sentinel. Bad arguments: the same status on
 // every process (the argument error where it is wrong, REDIST_ERR_REMOTE elsewhere,
-// REDIST_ERR_MISMATCH when processes disagree), no plan made.
+// REDIST_ERR_MISMATCH when processes disagree), no plan made. A failed completion repaired
+// and the plan made anew (mpi_faults.cpp).
 
 #include "harness.hpp"
+#include "mpi_faults.hpp"
 
 #include <redist.h>
 
@@ -274,8 +276,11 @@ template <class T> T sentinel(int rank, int64_t k) {
   return T(static_cast<double>(-(k + 1) - 10000 * rank));
 }
 
-// Run case c with element type T on this rank; "" or the first wrong element.
-template <class T> std::string run(const Case &c, int rank) {
+// Run case c with element type T on this rank `executions` times (B reset before each),
+// before(e) before execution e and before(-1) after it; "" or the first wrong element.
+template <class T>
+std::string run(const Case &c, int rank, int executions = 1,
+                const std::function<void(int)> &before = nullptr) {
   std::vector<T> a(static_cast<std::size_t>(c.a.size(rank)), T(-7.0));
   std::vector<T> b(static_cast<std::size_t>(c.b.size(rank)));
   for (std::size_t k = 0; k < b.size(); ++k)
@@ -317,23 +322,34 @@ template <class T> std::string run(const Case &c, int rank) {
     return "redist_plan_get_info: not the " + std::to_string(written) + " elements of B here";
   }
   const T alpha(c.alpha), beta(c.beta);
-  if (!operation) {
-    rc = c.split ? redist_plan_execute_begin(plan, a.data(), b.data())
-                 : redist_plan_execute(plan, a.data(), b.data());
-  } else {
-    rc = c.split ? redist_plan_execute_op_begin(plan, &alpha, a.data(), &beta, b.data())
-                 : redist_plan_execute_op(plan, &alpha, a.data(), &beta, b.data());
-  }
-  if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
-  const std::string error = rc == REDIST_SUCCESS ? "" : redist_last_error();
-  redist_plan_destroy(&plan);
-  if (rc != REDIST_SUCCESS) return "execute: " + error;
-  for (std::size_t k = 0; k < b.size(); ++k) {
-    if (b[k] != expected[k]) {
-      return "b[" + std::to_string(k) + "] = " + std::to_string(std::real(b[k])) + ", expected " +
-             std::to_string(std::real(expected[k]));
+  const std::vector<T> initial = b;
+  for (int e = 0; e < executions; ++e) {
+    b = initial;
+    if (before) before(e);
+    if (!operation) {
+      rc = c.split ? redist_plan_execute_begin(plan, a.data(), b.data())
+                   : redist_plan_execute(plan, a.data(), b.data());
+    } else {
+      rc = c.split ? redist_plan_execute_op_begin(plan, &alpha, a.data(), &beta, b.data())
+                   : redist_plan_execute_op(plan, &alpha, a.data(), &beta, b.data());
+    }
+    if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
+    if (before) before(-1);
+    if (rc != REDIST_SUCCESS) {
+      const std::string error = redist_last_error();
+      redist_plan_destroy(&plan);
+      return "execution " + std::to_string(e) + ": " + error;
+    }
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      if (b[k] != expected[k]) {
+        redist_plan_destroy(&plan);
+        return "execution " + std::to_string(e) + ": b[" + std::to_string(k) +
+               "] = " + std::to_string(std::real(b[k])) + ", expected " +
+               std::to_string(std::real(expected[k]));
+      }
     }
   }
+  redist_plan_destroy(&plan);
   return "";
 }
 
@@ -561,6 +577,39 @@ TEST(GridPlans, ExecutionErrorsAgreeEverywhere) {
     EXPECT_EQ(std::count(b.begin(), b.end(), 1.0), 30);
   }
   redist_plan_destroy(&plan);
+}
+
+// A receive whose completion fails on rank 0 in the second execution: the executor repairs it
+// (B right), the third execution makes the plan anew from its kept rank plan (B right again).
+TEST(GridPlans, FailedCompletionRepairedAndPlanMadeAnew) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  if (size < 2) GTEST_SKIP() << "no messages between processes on one";
+  Rng rng(mpitest::shared_seed("GridPlans.FailedCompletionRepairedAndPlanMadeAnew", 77));
+  long long injected = 0;
+  for (int k = 0; k < 30; ++k) {
+    const Case c = random_case(rng, size);
+    const long long before_case = faults::injected();
+    const auto arm = [rank](int e) {
+      if (e == 1 && rank == 0) {
+        faults::Fault f;
+        f.calls = faults::wait_recv;
+        f.tags = {7411, 7411 + 16}; // the executor's data and addresses
+        f.count = 1;
+        faults::arm(f);
+      } else if (e == -1) {
+        faults::disarm();
+      }
+    };
+    const std::string why =
+        c.complex ? run<Complex>(c, rank, 3, arm) : run<double>(c, rank, 3, arm);
+    injected += faults::injected() - before_case;
+    ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0)
+        << "case " << k << " on rank " << rank << ": " << why;
+  }
+  long long total = 0;
+  MPI_Allreduce(&injected, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(total, 0);
 }
 
 } // namespace
