@@ -282,6 +282,75 @@ int redist_plan_create_op_ext(MPI_Comm comm, redist_op op, int64_t m, int64_t n,
                               redist_region region, const redist_options *options,
                               redist_plan *plan);
 
+/** Where one of this process's blocks of a block grid lives in its local array. */
+typedef struct redist_grid_block {
+  int64_t block_row; /**< the block's row in the grid, 0 .. block_rows-1 */
+  int64_t block_col; /**< the block's column, 0 .. block_cols-1 */
+  int64_t offset;    /**< elements from the local array's start to the block's first element */
+  int64_t ld;        /**< leading dimension: elements between the block's columns
+                          (column-major) or rows (row-major), >= max(1, its rows / columns) */
+} redist_grid_block;
+
+/**
+ * An arbitrary block grid (docs/guide.md, "Block grids"; COSTA's custom layouts): the global
+ * rows cut at row_splits, the columns at col_splits, any process owning any block, and each
+ * process keeping each of its blocks anywhere in its local array with a leading dimension of
+ * its own. Blocks may be empty (equal splits). Every process passes the same splits, owners,
+ * order and window; `local` is this process's own.
+ */
+typedef struct redist_block_grid {
+  int64_t m;                      /**< global rows of the whole matrix: row_splits[block_rows] */
+  int64_t n;                      /**< global columns: col_splits[block_cols] */
+  int64_t block_rows;             /**< blocks down, >= 1 */
+  int64_t block_cols;             /**< blocks across, >= 1 */
+  const int64_t *row_splits;      /**< block_rows + 1 offsets: 0 = row_splits[0] <= ... <=
+                                       row_splits[block_rows] = the global rows */
+  const int64_t *col_splits;      /**< block_cols + 1 offsets, likewise for the columns */
+  const int *owners;              /**< block_rows * block_cols ranks in the communicator; block
+                                       (r, c) is owners[r + c * block_rows] (column-major, like
+                                       redist_layout::ranks). Read only while the plan is made. */
+  int row_major;                  /**< 0: every block column-major; 1: row-major */
+  int64_t local_count;            /**< this process's blocks: how many are listed in `local` */
+  const redist_grid_block *local; /**< each block this process owns, once (NULL if none) */
+  int64_t i;                      /**< 0-based global row where the copied window starts */
+  int64_t j;                      /**< 0-based global column where the copied window starts */
+} redist_block_grid;
+
+/** Which layout a redist_any_layout holds. */
+typedef enum redist_layout_kind {
+  REDIST_LAYOUT_BLOCK_CYCLIC = 0, /**< a 2-D block-cyclic redist_layout_ext */
+  REDIST_LAYOUT_BLOCK_GRID = 1    /**< a redist_block_grid */
+} redist_layout_kind;
+
+/** One side of redist_grid_plan_create: a block grid or a 2-D block-cyclic layout. */
+typedef struct redist_any_layout {
+  redist_layout_kind kind;       /**< which of the two this side is */
+  const redist_layout_ext *cyclic; /**< REDIST_LAYOUT_BLOCK_CYCLIC: the layout, with first
+                                       blocks and order if any (else unused) */
+  const redist_block_grid *grid; /**< REDIST_LAYOUT_BLOCK_GRID: the grid (else unused) */
+} redist_any_layout;
+
+/**
+ * Create a plan for B := alpha op(A) + beta B on the m x n window of @p b, where each side is
+ * a block grid or a 2-D block-cyclic layout and at least one is a block grid. For REDIST_OP_T
+ * and REDIST_OP_C, A's window is n x m. The plan is executed as a plan of
+ * redist_plan_create_op: redist_plan_execute (a copy, op(A) without conjugation),
+ * redist_plan_execute_op, their _begin / _end forms; redist_plan_get_info and
+ * redist_plan_destroy as any plan. The local arrays passed to an execution hold this
+ * process's blocks at their offsets. Messages are packed by their senders, all at once
+ * (options->schedule must be REDIST_SCHEDULE_AUTO or REDIST_SCHEDULE_ALL_AT_ONCE). Planning
+ * takes time and memory in this process's blocks and its peers; the owners are read once.
+ * Collective over @p comm; every process returns the same status: the argument error where an
+ * argument is wrong (splits not increasing, an owner outside the communicator, a local block
+ * listed twice, not owned by this process, overlapping another or too far for 64-bit offsets,
+ * an ld below the block's rows / columns, a window outside the matrix, ...), REDIST_ERR_REMOTE
+ * on the others, REDIST_ERR_MISMATCH when the processes disagree on m, n, op, type, options,
+ * splits, owners, orders, windows or the block-cyclic side's global fields.
+ */
+int redist_grid_plan_create(MPI_Comm comm, redist_op op, int64_t m, int64_t n, redist_type type,
+                            const redist_any_layout *a, const redist_any_layout *b,
+                            const redist_options *options, redist_plan *plan);
+
 /** HPF's GEN_BLOCK in redist_darray::distribs: an explicit extent per process. */
 #define REDIST_DISTRIBUTE_GEN_BLOCK 4101
 

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the C API and the ScaLAPACK-compatible entries (MPI layer).
 
+#include "block_grid.hpp"
 #include "error.hpp"
 #include "exec.hpp"
 #include "plan.hpp"
@@ -158,4 +159,7 @@ struct redist_plan_s {
   std::vector<BatchOp> batch;
   // redist_nd_plan_create: the N-d transfer (then `transfer` is unused).
   std::shared_ptr<const redist::NdTransfer> nd;
+  // redist_grid_plan_create: this process's plan of the block grid transfer (then `transfer`
+  // is unused), shared with the executor.
+  std::shared_ptr<const redist::GridRankPlan> grid;
 };

@@ -23,8 +23,10 @@ namespace {
 void make_anew(const char *call, redist_plan_s &plan) {
   PlanComm fresh(call, plan.comm.handle);
   front_end::Planned planned =
-      plan.nd ? front_end::plan_nd_everywhere(fresh.handle, plan.rank, plan.size, *plan.nd,
-                                              plan.options, plan.executor->element_size())
+      plan.grid ? front_end::plan_grid_everywhere(fresh.handle, plan.rank, plan.size, nullptr,
+                                                  plan.grid, plan.executor->element_size())
+      : plan.nd ? front_end::plan_nd_everywhere(fresh.handle, plan.rank, plan.size, *plan.nd,
+                                                plan.options, plan.executor->element_size())
       : plan.batch.empty()
           ? front_end::plan_everywhere(fresh.handle, plan.rank, plan.size, fresh.handle,
                                        plan.transfer, plan.options, plan.executor->element_size(),

@@ -595,6 +595,21 @@ Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
   return out;
 }
 
+Planned plan_grid_everywhere(MPI_Comm comm, int rank, int size, const GridTransfer *t,
+                             std::shared_ptr<const GridRankPlan> &plan, std::size_t element_size) {
+  Planned out;
+  const std::vector<int> nodes = node_ids(comm); // collective: before anything can fail
+  bool out_of_memory = false;
+  try {
+    if (!plan) plan = std::make_shared<const GridRankPlan>(make_grid_rank_plan(*t, rank));
+    out.executor = std::make_unique<Executor>(comm, nodes, plan, element_size);
+  } catch (const std::bad_alloc &) {
+    out_of_memory = true;
+  }
+  agree_planned(comm, rank, size, out_of_memory, out);
+  return out;
+}
+
 void set_cache_capacity(std::size_t plans, std::size_t comms) {
   std::lock_guard lock(caches().mutex);
   caches().plans.set_capacity(plans);

@@ -295,6 +295,12 @@ Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
                               std::span<const Transfer> ts, std::span<const std::size_t> sizes,
                               std::span<const Index> lld_a, std::span<const Index> lld_b);
 
+/// plan_everywhere() for a block grid transfer (redist_grid_plan_create): `plan` is this rank's
+/// plan of `t` (made here, then kept for making the executor anew, when null; `t` unused
+/// otherwise), its executor on `comm` all at once (Executor's block grid constructor).
+Planned plan_grid_everywhere(MPI_Comm comm, int rank, int size, const GridTransfer *t,
+                             std::shared_ptr<const GridRankPlan> &plan, std::size_t element_size);
+
 /// Build the plan for `t` on every process of `comm` and cache it under `lookup`; failures
 /// (out of memory on any process, options that cannot be honoured) are agreed, so every
 /// process returns the same status: REDIST_ERR_NO_MEMORY (`here`: on this process) or

@@ -78,6 +78,11 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<
                    int tag)
     : Executor(comm, node_ids, Pieces(std::move(operations)), 0, 0, ScheduleChoice{}, tag) {}
 
+Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids,
+                   std::shared_ptr<const GridRankPlan> plan, std::size_t element_size, int tag)
+    : Executor(comm, node_ids, Pieces(std::move(plan), element_size), 0, 0, ScheduleChoice{}, tag) {
+}
+
 Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
                    Index lld_dst, ScheduleChoice &&schedule, int tag)
     : schedule_(std::move(schedule)), pieces_(std::move(pieces)),
@@ -639,7 +644,7 @@ bool Executor::may_read_peers() const {
     return false;
   }
   const RankPlan &p = pieces_.plan();
-  const bool packed_only = !pieces_.batch_operations().empty();
+  const bool packed_only = pieces_.packed_only();
   const std::size_t element_size = pieces_.element_size();
   // Messages of a plan take few sizes: the last one's answer is kept.
   std::size_t last_elements = 0;

@@ -66,6 +66,13 @@ public:
   /// `op` an array of one Operation per operation. Local, with node_ids(comm) made.
   Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
            int tag = kTag);
+  /// A block grid transfer's plan (block_grid.hpp; shared, so that its caller can make the
+  /// executor anew from it): all at once, its messages packed by their senders as a batch's
+  /// (Pieces::packed_only), sent or unpacked from a mapped buffer; executions take this rank's
+  /// local arrays of A and B (every block at its offset) and an Operation as 2-D plans do.
+  /// Local, with node_ids(comm) made.
+  Executor(MPI_Comm comm, const std::vector<int> &node_ids,
+           std::shared_ptr<const GridRankPlan> plan, std::size_t element_size, int tag = kTag);
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
   ~Executor();

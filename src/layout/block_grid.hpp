@@ -154,6 +154,15 @@ struct GridRankPlan {
   [[nodiscard]] std::size_t memory_bytes() const;
 };
 
+/// Empty when this rank's blocks of `g` (whose splits and local blocks check_grid_transfer
+/// accepted) have their last element below 2^63 bytes of element_size-byte elements and no two
+/// share an element of the local array, else the first problem, `side` first
+/// ("a->local[3].offset: ..."). O(k log k) in the rank's k blocks when they share a leading
+/// dimension (blocks of one local matrix); blocks of different leading dimensions whose
+/// extents overlap are compared pairwise.
+[[nodiscard]] std::string check_local_placement(const BlockGrid &g, std::size_t element_size,
+                                                const std::string &side);
+
 /// `rank`'s plan of a valid transfer (check_grid_transfer).
 GridRankPlan make_grid_rank_plan(const GridTransfer &t, int rank);
 

@@ -274,12 +274,14 @@ Pieces::Pieces(RankPlan plan, std::size_t element_size, Index lld_src, Index lld
   }
 }
 
-RankPlan nd_skeleton(const NdRankPlan &plan) {
+namespace {
+
+// The 2-D view of a plan whose messages are its own (N-d, block grid): its peers' ranks and
+// element counts, row_slot the index in its sends / recvs (-1: self).
+template <class P> RankPlan skeleton_of(const P &plan) {
   RankPlan out;
   out.rank = plan.rank;
-  out.in_src = plan.in_src;
-  out.in_dst = plan.in_dst;
-  const auto skeleton = [](const NdPeer &p, int slot) {
+  const auto skeleton = [](const auto &p, int slot) {
     Peer q;
     q.rank = p.rank;
     q.row_slot = slot;
@@ -293,6 +295,23 @@ RankPlan nd_skeleton(const NdRankPlan &plan) {
     out.recvs.push_back(skeleton(plan.recvs[i], static_cast<int>(i)));
   }
   out.self = skeleton(plan.self, -1);
+  return out;
+}
+
+} // namespace
+
+RankPlan nd_skeleton(const NdRankPlan &plan) {
+  RankPlan out = skeleton_of(plan);
+  out.in_src = plan.in_src;
+  out.in_dst = plan.in_dst;
+  return out;
+}
+
+RankPlan grid_skeleton(const GridRankPlan &plan) {
+  RankPlan out = skeleton_of(plan);
+  out.self.rank = plan.rank;
+  out.in_src = !plan.sends.empty() || plan.self.elements > 0;
+  out.in_dst = !plan.recvs.empty() || plan.self.elements > 0;
   return out;
 }
 
@@ -391,6 +410,10 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
     copy_batch(peer, true, a, out, lo, hi);
     return;
   }
+  if (grid_) {
+    copy_grid(grid_->sends[static_cast<std::size_t>(peer.row_slot)], true, a, out, lo, hi);
+    return;
+  }
   if (nd_) {
     copy_nd(nd_->sends[static_cast<std::size_t>(peer.row_slot)], true, PieceSide::source,
             nd_src_strides_, a, out, lo, hi);
@@ -418,6 +441,10 @@ void Pieces::apply_pieces(const RunPattern &rows, const RowGroups &groups, const
 void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index lo, Index hi) const {
   if (batch_) {
     copy_batch(peer, false, in, b, lo, hi);
+    return;
+  }
+  if (grid_) {
+    copy_grid(grid_->recvs[static_cast<std::size_t>(peer.row_slot)], false, in, b, lo, hi);
     return;
   }
   if (nd_) {
@@ -466,6 +493,10 @@ void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) co
   }
   if (batch_) {
     copy_batch_local(a, b);
+    return;
+  }
+  if (grid_) {
+    copy_grid_local(a, b);
     return;
   }
   if (nd_) {

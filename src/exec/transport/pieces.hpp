@@ -4,6 +4,7 @@
 // message from a sender's array mapped here, and handing a message's pieces to a cross-memory
 // reader. Hot loops only; no MPI, no choice of way.
 
+#include "block_grid.hpp"
 #include "message_read.hpp"
 #include "nd_plan.hpp"
 #include "operation.hpp"
@@ -52,8 +53,15 @@ public:
   /// rank has none of that operation. All at once; its messages are packed by their senders
   /// (estimate_pieces: packed_only), sent or unpacked from a mapped buffer.
   explicit Pieces(std::vector<Pieces> operations);
+  /// A block grid transfer's plan (block_grid.hpp, shared with its caller, which may make the
+  /// executor anew from it): plan() is then its skeleton (grid_skeleton), and pack, unpack and
+  /// copy_local walk its messages' tiles (grid_pieces.cpp). Packed only, as a batch.
+  Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_size);
   /// A batch's operations (empty: not a batch).
   [[nodiscard]] std::span<const Pieces> batch_operations() const;
+  /// Whether messages are only ever packed by their senders (a batch, a block grid plan):
+  /// sent, or unpacked from a mapped buffer, never read piece by piece from a sender.
+  [[nodiscard]] bool packed_only() const { return batch_ != nullptr || grid_ != nullptr; }
   /// Every message of the plan goes through MPI: a transposed 2-D plan on a trapezoid (no
   /// single-copy way walks it yet: read_transposed reads rectangles).
   [[nodiscard]] bool sent_only() const {
@@ -90,8 +98,9 @@ public:
   /// window (an N-d plan, or a 2-D copy of a full region that is not transposed): the executor
   /// then interleaves it with the packing (Executor::pack_with_local_copy).
   [[nodiscard]] bool windows_local() const {
-    return batch_ == nullptr && (nd_ != nullptr || (!plan_.transposed() && operation_ == nullptr &&
-                                                    plan_.region.kind == Region::Kind::full));
+    return batch_ == nullptr && grid_ == nullptr &&
+           (nd_ != nullptr || (!plan_.transposed() && operation_ == nullptr &&
+                               plan_.region.kind == Region::Kind::full));
   }
   /// The contiguous stretches of A the local copy reads, estimated as estimate_pieces does
   /// (a 2-D column's stretches count apart from the next column's).
@@ -197,6 +206,13 @@ private:
   [[nodiscard]] single_copy::PieceCounts estimate_batch_pieces(const Peer &peer) const;
   void set_batch_operations(const Operation *ops);
 
+  /// A block grid plan's message `m` (pack: `sending`, from A's array into the packed buffer
+  /// at position lo; unpack: from the packed buffer into b), positions [lo, hi); its local copy.
+  void copy_grid(const GridMessage &m, bool sending, const std::byte *from, std::byte *to, Index lo,
+                 Index hi) const;
+  void copy_grid_local(const std::byte *a, std::byte *b) const;
+  [[nodiscard]] single_copy::PieceCounts estimate_grid_pieces(const Peer &peer) const;
+
   RankPlan plan_;
   std::size_t element_size_;
   Index lld_src_;
@@ -208,13 +224,17 @@ private:
   std::shared_ptr<const NdRankPlan> nd_;        // an N-d plan; plan_ is then its skeleton
   Strides nd_src_strides_{};
   Strides nd_dst_strides_{};
-  std::vector<Strides> nd_sender_strides_; // per receive
-  std::shared_ptr<BatchParts> batch_;      // a batch; plan_ is then its skeleton
+  std::vector<Strides> nd_sender_strides_;   // per receive
+  std::shared_ptr<BatchParts> batch_;        // a batch; plan_ is then its skeleton
+  std::shared_ptr<const GridRankPlan> grid_; // a block grid plan; plan_ is then its skeleton
 };
 
 /// The 2-D view of an N-d plan the executor sequences: its peers' ranks and element counts,
 /// row_slot the index in the N-d plan's sends / recvs (-1: self).
 [[nodiscard]] RankPlan nd_skeleton(const NdRankPlan &plan);
+
+/// The same for a block grid plan: row_slot the index in its sends / recvs (-1: self).
+[[nodiscard]] RankPlan grid_skeleton(const GridRankPlan &plan);
 
 // Hidden: internal to the library, not among the symbols it exports.
 #pragma GCC visibility push(hidden)

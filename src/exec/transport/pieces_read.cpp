@@ -127,6 +127,9 @@ single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
   if (batch_) {
     return estimate_batch_pieces(peer);
   }
+  if (grid_) {
+    return estimate_grid_pieces(peer);
+  }
   if (nd_) {
     return estimate_nd_pieces(peer);
   }

@@ -1,0 +1,627 @@
+// Block grid plans through the C API (redist_grid_plan_create) against an oracle written here:
+// random block grids (empty blocks, one process owning all, blocks no window touches, several
+// blocks per process at scattered offsets with gaps, both orders) to and from block grids and
+// 2-D block-cyclic layouts, copies (redist_plan_execute) and B := alpha op(A) + beta B with op
+// N, T, C on doubles and complex doubles (alpha, beta among 0, 1 and others), blocking or split
+// (begin / end). Element (gi, gj) of A holds a small integer encoding it; every other element
+// of A's local array is junk; B starts as sentinels encoding its local position, so the
+// expected B (exact: small integers) is computed element by element from the definitions, and
+// every element outside the window must keep its sentinel. Bad arguments: the same status on
+// every process (the argument error where it is wrong, REDIST_ERR_REMOTE elsewhere,
+// REDIST_ERR_MISMATCH when processes disagree), no plan made. A failed completion repaired
+// and the plan made anew (mpi_faults.cpp).
+
+#include "harness.hpp"
+#include "mpi_faults.hpp"
+
+#include <redist.h>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using mpitest::FirstBlockDim;
+using mpitest::random_first_block;
+using mpitest::Rng;
+using Complex = std::complex<double>;
+
+// A whole block grid as every process knows it in this test.
+struct Grid {
+  std::vector<int64_t> row_splits, col_splits;
+  std::vector<int> owners;                           // block (r, c) at r + c * block_rows
+  std::vector<redist_grid_block> placed;             // likewise
+  std::vector<std::vector<redist_grid_block>> local; // per rank
+  std::vector<int64_t> size;                         // per rank: local array elements
+  int row_major = 0;
+  int64_t i = 0, j = 0;
+
+  [[nodiscard]] int64_t block_rows() const { return static_cast<int64_t>(row_splits.size()) - 1; }
+  [[nodiscard]] int64_t block_cols() const { return static_cast<int64_t>(col_splits.size()) - 1; }
+  [[nodiscard]] redist_block_grid view(int rank) const {
+    redist_block_grid g{};
+    g.m = row_splits.back();
+    g.n = col_splits.back();
+    g.block_rows = block_rows();
+    g.block_cols = block_cols();
+    g.row_splits = row_splits.data();
+    g.col_splits = col_splits.data();
+    g.owners = owners.data();
+    g.row_major = row_major;
+    const auto &mine = local[static_cast<std::size_t>(rank)];
+    g.local_count = static_cast<int64_t>(mine.size());
+    g.local = mine.empty() ? nullptr : mine.data();
+    g.i = i;
+    g.j = j;
+    return g;
+  }
+};
+
+std::vector<int64_t> random_splits(Rng &rng, int64_t extent) {
+  const auto blocks = rng.uniform(1, 6);
+  std::vector<int64_t> cuts;
+  for (int64_t b = 1; b < blocks; ++b)
+    cuts.push_back(rng.uniform(0, extent)); // repeated cuts: empty blocks
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<int64_t> splits{0};
+  splits.insert(splits.end(), cuts.begin(), cuts.end());
+  splits.push_back(extent);
+  return splits;
+}
+
+Grid random_grid(Rng &rng, int64_t rows, int64_t cols, int size) {
+  Grid g;
+  g.row_splits = random_splits(rng, rows);
+  g.col_splits = random_splits(rng, cols);
+  g.row_major = rng.coin(0.5) ? 1 : 0;
+  const auto blocks = static_cast<std::size_t>(g.block_rows() * g.block_cols());
+  const int only = rng.coin(0.15) ? static_cast<int>(rng.uniform(0, size - 1)) : -1;
+  for (std::size_t k = 0; k < blocks; ++k)
+    g.owners.push_back(only >= 0 ? only : static_cast<int>(rng.uniform(0, size - 1)));
+  // Each rank's blocks one after another in a random order, with gaps and padded lds.
+  std::vector<std::size_t> order(blocks);
+  for (std::size_t k = 0; k < blocks; ++k)
+    order[k] = k;
+  rng.shuffle(order);
+  g.placed.resize(blocks);
+  g.local.resize(static_cast<std::size_t>(size));
+  g.size.assign(static_cast<std::size_t>(size), 1);
+  for (const std::size_t k : order) {
+    const auto r = static_cast<int64_t>(k) % g.block_rows();
+    const auto c = static_cast<int64_t>(k) / g.block_rows();
+    const int64_t height =
+        g.row_splits[static_cast<std::size_t>(r) + 1] - g.row_splits[static_cast<std::size_t>(r)];
+    const int64_t width =
+        g.col_splits[static_cast<std::size_t>(c) + 1] - g.col_splits[static_cast<std::size_t>(c)];
+    const int64_t along = g.row_major != 0 ? width : height;
+    const int64_t across = g.row_major != 0 ? height : width;
+    const auto owner = static_cast<std::size_t>(g.owners[k]);
+    const int64_t offset = g.size[owner] + rng.uniform(0, 3);
+    const int64_t ld = std::max<int64_t>(1, along) + rng.uniform(0, 2);
+    g.placed[k] = {r, c, offset, ld};
+    g.local[owner].push_back(g.placed[k]);
+    g.size[owner] = offset + ld * across;
+  }
+  for (auto &mine : g.local)
+    rng.shuffle(mine);
+  return g;
+}
+
+int64_t block_holding(const std::vector<int64_t> &splits, int64_t x) {
+  for (std::size_t b = 0; b + 1 < splits.size(); ++b) {
+    if (splits[b] <= x && x < splits[b + 1]) return static_cast<int64_t>(b);
+  }
+  return -1;
+}
+
+// A 2-D block-cyclic side (first blocks of any size, either local order) and every rank's lld.
+struct Cyclic {
+  redist_layout_ext l{};
+  std::vector<int> ranks;
+  std::vector<int64_t> lld, size;
+
+  [[nodiscard]] FirstBlockDim rows() const {
+    return {l.layout.m, l.imb > 0 ? l.imb : l.layout.mb, l.layout.mb, l.layout.rsrc,
+            l.layout.nprow};
+  }
+  [[nodiscard]] FirstBlockDim cols() const {
+    return {l.layout.n, l.inb > 0 ? l.inb : l.layout.nb, l.layout.nb, l.layout.csrc,
+            l.layout.npcol};
+  }
+};
+
+Cyclic random_cyclic(Rng &rng, int64_t rows, int64_t cols, int size) {
+  Cyclic c;
+  int nprow = static_cast<int>(rng.uniform(1, std::min(3, size)));
+  int npcol = static_cast<int>(rng.uniform(1, size / nprow));
+  std::vector<int> pool(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r)
+    pool[static_cast<std::size_t>(r)] = r;
+  rng.shuffle(pool);
+  c.ranks.assign(pool.begin(), pool.begin() + nprow * npcol);
+  redist_layout &l = c.l.layout;
+  l = {rows,
+       cols,
+       rng.uniform(1, 5),
+       rng.uniform(1, 5),
+       nprow,
+       npcol,
+       static_cast<int>(rng.uniform(0, nprow - 1)),
+       static_cast<int>(rng.uniform(0, npcol - 1)),
+       nullptr,
+       0,
+       0,
+       1};
+  // Half the sides with first blocks of their own (0: the block size), half row-major.
+  c.l.imb = rng.coin(0.5) ? random_first_block(rng, l.mb, rows) : 0;
+  c.l.inb = rng.coin(0.5) ? random_first_block(rng, l.nb, cols) : 0;
+  c.l.order = rng.coin(0.5) ? REDIST_ORDER_ROW_MAJOR : REDIST_ORDER_COLUMN_MAJOR;
+  c.lld.assign(static_cast<std::size_t>(size), 1);
+  c.size.assign(static_cast<std::size_t>(size), 1);
+  for (int pr = 0; pr < nprow; ++pr) {
+    for (int pc = 0; pc < npcol; ++pc) {
+      const auto r = static_cast<std::size_t>(c.ranks[static_cast<std::size_t>(pr + pc * nprow)]);
+      const int64_t lr = c.rows().count(pr);
+      const int64_t lc = c.cols().count(pc);
+      const bool row_major = c.l.order == REDIST_ORDER_ROW_MAJOR;
+      c.lld[r] = std::max<int64_t>(1, row_major ? lc : lr) + rng.uniform(0, 2);
+      c.size[r] = std::max<int64_t>(1, c.lld[r] * (row_major ? lr : lc));
+    }
+  }
+  return c;
+}
+
+// One side: a grid or a block-cyclic layout.
+struct Side {
+  bool is_grid = true;
+  Grid grid;
+  Cyclic cyclic;
+
+  [[nodiscard]] int64_t wi() const { return is_grid ? grid.i : cyclic.l.layout.i; }
+  [[nodiscard]] int64_t wj() const { return is_grid ? grid.j : cyclic.l.layout.j; }
+  [[nodiscard]] int64_t size(int rank) const {
+    return (is_grid ? grid.size : cyclic.size)[static_cast<std::size_t>(rank)];
+  }
+  // The owner and local offset of global element (gi, gj).
+  [[nodiscard]] std::pair<int, int64_t> locate(int64_t gi, int64_t gj) const {
+    if (is_grid) {
+      const int64_t r = block_holding(grid.row_splits, gi);
+      const int64_t c = block_holding(grid.col_splits, gj);
+      const auto k = static_cast<std::size_t>(r + c * grid.block_rows());
+      const redist_grid_block &b = grid.placed[k];
+      const int64_t lr = gi - grid.row_splits[static_cast<std::size_t>(r)];
+      const int64_t lc = gj - grid.col_splits[static_cast<std::size_t>(c)];
+      return {grid.owners[k], b.offset + (grid.row_major != 0 ? lr * b.ld + lc : lr + lc * b.ld)};
+    }
+    const FirstBlockDim rows = cyclic.rows();
+    const FirstBlockDim cols = cyclic.cols();
+    const int pr = rows.owner(gi);
+    const int pc = cols.owner(gj);
+    const int64_t lr = rows.local(gi);
+    const int64_t lc = cols.local(gj);
+    const int rank = cyclic.ranks[static_cast<std::size_t>(pr + pc * cyclic.l.layout.nprow)];
+    const int64_t lld = cyclic.lld[static_cast<std::size_t>(rank)];
+    return {rank, cyclic.l.order == REDIST_ORDER_ROW_MAJOR ? lr * lld + lc : lr + lc * lld};
+  }
+  // This rank's view for the C API (`storage` keeps what it points to).
+  [[nodiscard]] redist_any_layout view(int rank, redist_block_grid &g, redist_layout_ext &l) const {
+    redist_any_layout out{};
+    if (is_grid) {
+      g = grid.view(rank);
+      out.kind = REDIST_LAYOUT_BLOCK_GRID;
+      out.grid = &g;
+    } else {
+      l = cyclic.l;
+      l.layout.ranks = cyclic.ranks.data();
+      l.layout.lld = cyclic.lld[static_cast<std::size_t>(rank)];
+      out.kind = REDIST_LAYOUT_BLOCK_CYCLIC;
+      out.cyclic = &l;
+    }
+    return out;
+  }
+};
+
+Side random_side(Rng &rng, bool grid, int64_t rows, int64_t cols, int size) {
+  Side s;
+  s.is_grid = grid;
+  if (grid) {
+    s.grid = random_grid(rng, rows, cols, size);
+  } else {
+    s.cyclic = random_cyclic(rng, rows, cols, size);
+  }
+  return s;
+}
+
+struct Case {
+  Side a, b;
+  int64_t m = 0, n = 0;
+  int op = REDIST_OP_N; // the plan's redist_op
+  bool copy = false;    // executed by redist_plan_execute: op(A) unconjugated, no alpha, beta
+  bool complex = false;
+  bool split = false;
+  double alpha = 1, beta = 0;
+  [[nodiscard]] bool transposed() const { return op == REDIST_OP_T || op == REDIST_OP_C; }
+};
+
+Case random_case(Rng &rng, int size) {
+  Case c;
+  const int kind = static_cast<int>(rng.uniform(0, 2)); // 0 grids, 1 A cyclic, 2 B cyclic
+  c.op = static_cast<int>(rng.uniform(0, 2));
+  c.copy = rng.coin(0.25);
+  c.complex = rng.coin(0.4);
+  c.split = rng.coin(0.3);
+  const double scalars[] = {0.0, 1.0, 2.0, -1.0, 0.5};
+  c.alpha = scalars[rng.uniform(0, 4)];
+  c.beta = scalars[rng.uniform(0, 4)];
+  const int64_t b_rows = rng.uniform(1, 30), b_cols = rng.uniform(1, 30);
+  const int64_t a_rows = rng.uniform(1, 30), a_cols = rng.uniform(1, 30);
+  c.a = random_side(rng, kind != 1, a_rows, a_cols, size);
+  c.b = random_side(rng, kind != 2, b_rows, b_cols, size);
+  const int64_t max_m = std::min(b_rows, c.transposed() ? a_cols : a_rows);
+  const int64_t max_n = std::min(b_cols, c.transposed() ? a_rows : a_cols);
+  c.m = rng.coin(0.05) ? 0 : rng.uniform(0, max_m);
+  c.n = rng.uniform(0, max_n);
+  const int64_t am = c.transposed() ? c.n : c.m, an = c.transposed() ? c.m : c.n;
+  c.a.grid.i = c.a.cyclic.l.layout.i = rng.uniform(0, a_rows - am);
+  c.a.grid.j = c.a.cyclic.l.layout.j = rng.uniform(0, a_cols - an);
+  c.b.grid.i = c.b.cyclic.l.layout.i = rng.uniform(0, b_rows - c.m);
+  c.b.grid.j = c.b.cyclic.l.layout.j = rng.uniform(0, b_cols - c.n);
+  return c;
+}
+
+template <class T> T a_value(int64_t gi, int64_t gj) {
+  if constexpr (std::is_same_v<T, Complex>) {
+    return {static_cast<double>(gi * 64 + gj + 1), static_cast<double>(gj - gi)};
+  } else {
+    return static_cast<T>(gi * 64 + gj + 1);
+  }
+}
+template <class T> T sentinel(int rank, int64_t k) {
+  return T(static_cast<double>(-(k + 1) - 10000 * rank));
+}
+
+// Run case c with element type T on this rank `executions` times (B reset before each),
+// before(e) before execution e and before(-1) after it; "" or the first wrong element.
+template <class T>
+std::string run(const Case &c, int rank, int executions = 1,
+                const std::function<void(int)> &before = nullptr) {
+  std::vector<T> a(static_cast<std::size_t>(c.a.size(rank)), T(-7.0));
+  std::vector<T> b(static_cast<std::size_t>(c.b.size(rank)));
+  for (std::size_t k = 0; k < b.size(); ++k)
+    b[k] = sentinel<T>(rank, static_cast<int64_t>(k));
+  std::vector<T> expected = b;
+  int64_t written = 0; // elements of B's window on this rank
+  const bool operation = !c.copy;
+  for (int64_t j = 0; j < c.n; ++j) {
+    for (int64_t i = 0; i < c.m; ++i) {
+      // A's element op(A)(i, j) and where it lives.
+      const int64_t gi = c.transposed() ? c.a.wi() + j : c.a.wi() + i;
+      const int64_t gj = c.transposed() ? c.a.wj() + i : c.a.wj() + j;
+      const auto [from, src] = c.a.locate(gi, gj);
+      if (from == rank) a[static_cast<std::size_t>(src)] = a_value<T>(gi, gj);
+      const auto [to, dst] = c.b.locate(c.b.wi() + i, c.b.wj() + j);
+      if (to != rank) continue;
+      ++written;
+      T x = a_value<T>(gi, gj);
+      if constexpr (std::is_same_v<T, Complex>) {
+        if (operation && c.op == REDIST_OP_C) x = std::conj(x);
+      }
+      T &y = expected[static_cast<std::size_t>(dst)];
+      y = !operation ? x : c.beta == 0.0 ? T(c.alpha) * x : T(c.alpha) * x + T(c.beta) * y;
+    }
+  }
+  redist_block_grid ga{}, gb{};
+  redist_layout_ext la{}, lb{};
+  const redist_any_layout va = c.a.view(rank, ga, la);
+  const redist_any_layout vb = c.b.view(rank, gb, lb);
+  const redist_type type = std::is_same_v<T, Complex> ? REDIST_COMPLEX_DOUBLE : REDIST_DOUBLE;
+  redist_plan plan = nullptr;
+  int rc = redist_grid_plan_create(MPI_COMM_WORLD, static_cast<redist_op>(c.op), c.m, c.n, type,
+                                   &va, &vb, nullptr, &plan);
+  if (rc != REDIST_SUCCESS) return "create: " + std::string(redist_last_error());
+  redist_plan_info info{};
+  if (redist_plan_get_info(plan, &info) != REDIST_SUCCESS ||
+      info.bytes_received + info.bytes_local != written * static_cast<int64_t>(sizeof(T))) {
+    redist_plan_destroy(&plan);
+    return "redist_plan_get_info: not the " + std::to_string(written) + " elements of B here";
+  }
+  const T alpha(c.alpha), beta(c.beta);
+  const std::vector<T> initial = b;
+  for (int e = 0; e < executions; ++e) {
+    b = initial;
+    if (before) before(e);
+    if (!operation) {
+      rc = c.split ? redist_plan_execute_begin(plan, a.data(), b.data())
+                   : redist_plan_execute(plan, a.data(), b.data());
+    } else {
+      rc = c.split ? redist_plan_execute_op_begin(plan, &alpha, a.data(), &beta, b.data())
+                   : redist_plan_execute_op(plan, &alpha, a.data(), &beta, b.data());
+    }
+    if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
+    if (before) before(-1);
+    if (rc != REDIST_SUCCESS) {
+      const std::string error = redist_last_error();
+      redist_plan_destroy(&plan);
+      return "execution " + std::to_string(e) + ": " + error;
+    }
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      if (b[k] != expected[k]) {
+        redist_plan_destroy(&plan);
+        return "execution " + std::to_string(e) + ": b[" + std::to_string(k) +
+               "] = " + std::to_string(std::real(b[k])) + ", expected " +
+               std::to_string(std::real(expected[k]));
+      }
+    }
+  }
+  redist_plan_destroy(&plan);
+  return "";
+}
+
+TEST(GridPlans, RandomGridsMatchTheOracle) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  Rng rng(mpitest::shared_seed("GridPlans.RandomGridsMatchTheOracle", 20261129));
+  for (int k = 0; k < mpitest::options().cases; ++k) {
+    const Case c = random_case(rng, size);
+    if (mpitest::options().only_case >= 0 && k != mpitest::options().only_case) continue;
+    const std::string what = "case " + std::to_string(k) + " (op " + std::to_string(c.op) +
+                             (c.copy ? ", copy" : "") + (c.complex ? ", complex" : "") +
+                             (c.split ? ", split" : "") + ", alpha " + std::to_string(c.alpha) +
+                             ", beta " + std::to_string(c.beta) + ", m " + std::to_string(c.m) +
+                             ", n " + std::to_string(c.n) + (c.a.is_grid ? "" : ", A cyclic") +
+                             (c.b.is_grid ? "" : ", B cyclic") + ")";
+    mpitest::watchdog_arm(what);
+    const std::string why = c.complex ? run<Complex>(c, rank) : run<double>(c, rank);
+    mpitest::watchdog_disarm();
+    ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0) << what << " on rank " << rank << ": " << why;
+  }
+}
+
+// Blocks side by side in one local matrix (their columns interleaved in memory, none sharing
+// an element) are accepted: every block of A is rank 0's, stored as one column-major (or
+// row-major) 9 x 8 matrix with padding; B is a random grid.
+TEST(GridPlans, BlocksOfOneLocalMatrix) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  Rng rng(mpitest::shared_seed("GridPlans.BlocksOfOneLocalMatrix", 5));
+  for (int k = 0; k < 40; ++k) {
+    Case c;
+    c.a.grid.row_splits = random_splits(rng, 9);
+    c.a.grid.col_splits = random_splits(rng, 8);
+    Grid &g = c.a.grid;
+    g.row_major = rng.coin(0.5) ? 1 : 0;
+    const int64_t ld = g.row_major != 0 ? 8 + rng.uniform(0, 2) : 9 + rng.uniform(0, 2);
+    g.local.assign(static_cast<std::size_t>(size), {});
+    g.size.assign(static_cast<std::size_t>(size), 1);
+    g.size[0] = ld * (g.row_major != 0 ? 9 : 8);
+    for (int64_t col = 0; col < g.block_cols(); ++col) {
+      for (int64_t row = 0; row < g.block_rows(); ++row) {
+        const int64_t r0 = g.row_splits[static_cast<std::size_t>(row)];
+        const int64_t c0 = g.col_splits[static_cast<std::size_t>(col)];
+        g.owners.push_back(0);
+        g.placed.push_back({row, col, g.row_major != 0 ? r0 * ld + c0 : r0 + c0 * ld, ld});
+        g.local[0].push_back(g.placed.back());
+      }
+    }
+    c.b = random_side(rng, true, 9, 8, size);
+    c.op = static_cast<int>(rng.uniform(0, 1));
+    c.m = 8; // fits A (9 x 8) as it is and transposed
+    c.n = 8;
+    const std::string why = run<double>(c, rank);
+    ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0)
+        << "case " << k << " on rank " << rank << ": " << why;
+  }
+}
+
+// A fixed 6 x 5 grid of 2 x 2 blocks (rows cut at 3, columns at 2), block k owned by rank
+// k % size (every block rank 0's when `one_owner`), each rank's blocks one after another.
+Grid fixed_grid(int size, bool one_owner) {
+  Grid g;
+  g.row_splits = {0, 3, 6};
+  g.col_splits = {0, 2, 5};
+  g.local.resize(static_cast<std::size_t>(size));
+  g.size.assign(static_cast<std::size_t>(size), 1);
+  for (int64_t k = 0; k < 4; ++k) {
+    const int owner = one_owner ? 0 : static_cast<int>(k % size);
+    const int64_t r = k % 2, c = k / 2;
+    g.owners.push_back(owner);
+    int64_t &top = g.size[static_cast<std::size_t>(owner)];
+    g.placed.push_back({r, c, top, 3});
+    g.local[static_cast<std::size_t>(owner)].push_back(g.placed.back());
+    top += 3 * (c == 0 ? 2 : 3);
+  }
+  return g;
+}
+
+// One bad call: `change` edits this rank's copy of a valid grid-to-grid call; `wrong_here`:
+// whether this rank's arguments are wrong (else REDIST_ERR_REMOTE), `status` the status
+// expected where they are, `words` a part of its message.
+struct BadCall {
+  std::string name;
+  bool one_owner = false;
+  std::function<void(Grid &a, redist_any_layout &va, redist_options &o, int rank)> change;
+  std::function<bool(int rank)> wrong_here;
+  int status = REDIST_ERR_ARGUMENT;
+  std::string words;
+};
+
+TEST(GridPlans, ErrorsAgreeEverywhere) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  const auto everywhere = [](int) { return true; };
+  const auto only = [](int who) { return [who](int r) { return r == who; }; };
+  std::vector<BadCall> calls = {
+      {"splits not increasing", false,
+       [](Grid &a, redist_any_layout &, redist_options &, int) {
+         a.row_splits = {0, 7, 6};
+       },
+       everywhere, REDIST_ERR_ARGUMENT, "row_splits"},
+      {"last split not the extent", false,
+       [](Grid &a, redist_any_layout &, redist_options &, int) {
+         a.col_splits = {0, 2, 4};
+       },
+       everywhere, REDIST_ERR_ARGUMENT, "col_splits[2]"},
+      {"owner out of range", false,
+       [size](Grid &a, redist_any_layout &, redist_options &, int) { a.owners[1] = size; },
+       everywhere, REDIST_ERR_ARGUMENT, "owners[1]"},
+      {"window outside", false,
+       [](Grid &a, redist_any_layout &, redist_options &, int) { a.i = 1; }, everywhere,
+       REDIST_ERR_ARGUMENT, "a->grid->i"},
+      {"block listed twice", false,
+       [](Grid &a, redist_any_layout &, redist_options &, int r) {
+         if (r == 0) a.local[0].push_back(a.local[0][0]);
+       },
+       only(0), REDIST_ERR_ARGUMENT, "twice"},
+      {"ld too small", false,
+       [](Grid &a, redist_any_layout &, redist_options &, int r) {
+         if (r == 0) a.local[0][0].ld = 2;
+       },
+       only(0), REDIST_ERR_ARGUMENT, ".ld"},
+      {"blocks overlap", true,
+       [](Grid &a, redist_any_layout &, redist_options &, int r) {
+         if (r == 0) a.local[0][2].offset = a.local[0][1].offset + 1;
+       },
+       only(0), REDIST_ERR_ARGUMENT, "shares elements"},
+      {"offset beyond 2^63 bytes", false,
+       [](Grid &a, redist_any_layout &, redist_options &, int r) {
+         if (r == 0) a.local[0][0].offset = INT64_MAX / 8;
+       },
+       only(0), REDIST_ERR_ARGUMENT, "2^63"},
+      {"no block grid", false,
+       [](Grid &, redist_any_layout &va, redist_options &, int) {
+         va.kind = REDIST_LAYOUT_BLOCK_CYCLIC;
+         va.cyclic = nullptr;
+       },
+       everywhere, REDIST_ERR_ARGUMENT, "a->cyclic"},
+      {"unknown kind", false,
+       [](Grid &, redist_any_layout &va, redist_options &, int) {
+         const int unknown = 7; // as a C caller may pass
+         std::memcpy(&va.kind, &unknown, sizeof unknown);
+       },
+       everywhere, REDIST_ERR_ARGUMENT, "a->kind"},
+      {"stepwise schedule", false,
+       [](Grid &, redist_any_layout &, redist_options &o, int) {
+         o.schedule = REDIST_SCHEDULE_STEPWISE;
+       },
+       everywhere, REDIST_ERR_ARGUMENT, "all at once"},
+  };
+  if (size > 1) {
+    calls.push_back({"block not this rank's", false,
+                     [size](Grid &a, redist_any_layout &, redist_options &, int r) {
+                       if (r == size - 1)
+                         a.local[static_cast<std::size_t>(r)].push_back(a.placed[0]);
+                     },
+                     only(size - 1), REDIST_ERR_ARGUMENT, "not by this rank"});
+    calls.push_back({"windows differ", false,
+                     [](Grid &a, redist_any_layout &, redist_options &, int r) {
+                       if (r == 0) a.j = 1;
+                     },
+                     [](int) { return true; }, REDIST_ERR_MISMATCH, ""});
+    calls.push_back({"splits differ", false,
+                     [](Grid &a, redist_any_layout &, redist_options &, int r) {
+                       if (r == 1) a.col_splits = {0, 1, 5};
+                     },
+                     [](int) { return true; }, REDIST_ERR_MISMATCH, ""});
+  }
+  for (const BadCall &bad : calls) {
+    Grid a = fixed_grid(size, bad.one_owner);
+    const Grid b = fixed_grid(size, false);
+    redist_block_grid ga{}, gb = b.view(rank);
+    redist_any_layout va{REDIST_LAYOUT_BLOCK_GRID, nullptr, &ga};
+    const redist_any_layout vb{REDIST_LAYOUT_BLOCK_GRID, nullptr, &gb};
+    redist_options o;
+    redist_options_init(&o);
+    bad.change(a, va, o, rank);
+    ga = a.view(rank);
+    if (bad.name == "last split not the extent") ga.n = 5;
+    redist_plan plan = nullptr;
+    const int64_t m = bad.name == "window outside" ? 6 : 5;
+    const int rc = redist_grid_plan_create(MPI_COMM_WORLD, REDIST_OP_N, m, 4, REDIST_DOUBLE, &va,
+                                           &vb, &o, &plan);
+    const std::string message = rc == REDIST_SUCCESS ? "" : redist_last_error();
+    const int expected = bad.wrong_here(rank) ? bad.status : REDIST_ERR_REMOTE;
+    EXPECT_EQ(rc, expected) << bad.name << " on rank " << rank << ": " << message;
+    EXPECT_EQ(plan, nullptr) << bad.name;
+    if (rc == bad.status && !bad.words.empty()) {
+      EXPECT_NE(message.find(bad.words), std::string::npos) << bad.name << ": " << message;
+    }
+    if (plan != nullptr) redist_plan_destroy(&plan);
+  }
+}
+
+// An execution with a NULL local array where this process holds elements of A: the argument
+// error here, REDIST_ERR_REMOTE elsewhere, B untouched everywhere; the plan then still runs.
+TEST(GridPlans, ExecutionErrorsAgreeEverywhere) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  Case c;
+  c.a.grid = fixed_grid(size, false);
+  c.b.grid = fixed_grid(size, true);
+  c.m = 6;
+  c.n = 5;
+  c.copy = true;
+  redist_block_grid ga{}, gb{};
+  redist_layout_ext unused{};
+  const redist_any_layout va = c.a.view(rank, ga, unused);
+  const redist_any_layout vb = c.b.view(rank, gb, unused);
+  redist_plan plan = nullptr;
+  ASSERT_EQ(redist_grid_plan_create(MPI_COMM_WORLD, REDIST_OP_N, 6, 5, REDIST_DOUBLE, &va, &vb,
+                                    nullptr, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  std::vector<double> a(static_cast<std::size_t>(c.a.size(rank)), 1.0);
+  std::vector<double> b(static_cast<std::size_t>(c.b.size(rank)), -1.0);
+  const bool null_here = rank == 3 % size; // owns block 3 of A
+  int rc = redist_plan_execute(plan, null_here ? nullptr : a.data(), b.data());
+  EXPECT_EQ(rc, null_here ? REDIST_ERR_ARGUMENT : REDIST_ERR_REMOTE) << redist_last_error();
+  EXPECT_TRUE(std::all_of(b.begin(), b.end(), [](double x) { return x == -1.0; }));
+  rc = redist_plan_execute(plan, a.data(), b.data());
+  EXPECT_EQ(rc, REDIST_SUCCESS) << redist_last_error();
+  if (rank == 0) { // B is rank 0's: its window all copied
+    EXPECT_EQ(std::count(b.begin(), b.end(), 1.0), 30);
+  }
+  redist_plan_destroy(&plan);
+}
+
+// A receive whose completion fails on rank 0 in the second execution: the executor repairs it
+// (B right), the third execution makes the plan anew from its kept rank plan (B right again).
+TEST(GridPlans, FailedCompletionRepairedAndPlanMadeAnew) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  if (size < 2) GTEST_SKIP() << "no messages between processes on one";
+  Rng rng(mpitest::shared_seed("GridPlans.FailedCompletionRepairedAndPlanMadeAnew", 77));
+  long long injected = 0;
+  for (int k = 0; k < 30; ++k) {
+    const Case c = random_case(rng, size);
+    const long long before_case = faults::injected();
+    const auto arm = [rank](int e) {
+      if (e == 1 && rank == 0) {
+        faults::Fault f;
+        f.calls = faults::wait_recv;
+        f.tags = {7411, 7411 + 16}; // the executor's data and addresses
+        f.count = 1;
+        faults::arm(f);
+      } else if (e == -1) {
+        faults::disarm();
+      }
+    };
+    const std::string why =
+        c.complex ? run<Complex>(c, rank, 3, arm) : run<double>(c, rank, 3, arm);
+    injected += faults::injected() - before_case;
+    ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0)
+        << "case " << k << " on rank " << rank << ": " << why;
+  }
+  long long total = 0;
+  MPI_Allreduce(&injected, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(total, 0);
+}
+
+} // namespace
