@@ -115,6 +115,24 @@ void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from
 
 void copy_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from, Index from_e,
                     Index from_w, Index height, Index width, std::size_t es, bool streaming) {
+  // Contiguous across on both sides (row-major blocks at both ends), or a transposition into
+  // an array contiguous across (a packed message unpacked into row-major blocks): the same
+  // rectangle with its axes exchanged, so that the copy runs along the contiguous axis, or is
+  // the transposition the sub-block loops below do in the cache.
+  if ((to_w == 1 && from_w == 1 && (to_e != 1 || from_e != 1)) ||
+      (to_w == 1 && from_e == 1 && to_e != 1 && from_w != 1)) {
+    std::swap(to_e, to_w);
+    std::swap(from_e, from_w);
+    std::swap(height, width);
+  }
+  if (to_e == 1 && from_e == 1) {
+    for (Index w = 0; w < width; ++w) {
+      std::memcpy(to + static_cast<std::size_t>(w * to_w) * es,
+                  from + static_cast<std::size_t>(w * from_w) * es,
+                  static_cast<std::size_t>(height) * es);
+    }
+    return;
+  }
   switch (es) {
   case 4:
     return copy_rectangle<4>(to, to_e, to_w, from, from_e, from_w, height, width, es, streaming);
