@@ -119,23 +119,30 @@ std::string describe_transfer(const Transfer &t, int comm_size) {
   return os.str();
 }
 
-TEST(Planner, RankStepsCoverAgreeAndComplete) {
-  Random rng(test_seed(21));
-  const std::vector<Strategy> strategies = {
+// Any strategy, automatic and multiphase included, and but for all-at-once now and then a
+// memory cap (40%) and a concurrency limit (30%).
+ScheduleOptions random_options(Random &rng) {
+  static const std::vector<Strategy> strategies = {
       Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar,
       Strategy::stepwise,  Strategy::greedy,      Strategy::circulant,
       Strategy::ggp,       Strategy::oggp,        Strategy::multiphase};
+  ScheduleOptions o;
+  o.strategy = strategies[static_cast<std::size_t>(
+      rng.uniform_int(0, static_cast<int>(strategies.size()) - 1))];
+  if (o.strategy != Strategy::all_at_once) {
+    if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
+    if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
+  }
+  return o;
+}
+
+TEST(Planner, RankStepsCoverAgreeAndComplete) {
+  Random rng(test_seed(21));
   const int two_phase_before = g_two_phase_plans_checked;
   for (int trial = 0; trial < 1500; ++trial) {
     int comm_size = 0;
     const Transfer t = random_transfer_2d(rng, 60, 6, 4, comm_size);
-    ScheduleOptions o;
-    o.strategy = strategies[static_cast<std::size_t>(
-        rng.uniform_int(0, static_cast<int>(strategies.size()) - 1))];
-    if (o.strategy != Strategy::all_at_once) {
-      if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
-      if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
-    }
+    const ScheduleOptions o = random_options(rng);
     const std::string why = check_rank_steps(t, comm_size, o, 4);
     ASSERT_EQ(why, "") << "trial " << trial << " " << strategy_name(o.strategy) << " "
                        << describe_transfer(t, comm_size);
@@ -149,21 +156,11 @@ TEST(Planner, RankStepsCoverAgreeAndComplete) {
 // phases; where no uniform transfer has their owners, only all-at-once is offered.
 TEST(Planner, FirstBlocksAndRowMajorArraysGetValidSteps) {
   Random rng(test_seed(22));
-  const std::vector<Strategy> strategies = {
-      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar,
-      Strategy::stepwise,  Strategy::greedy,      Strategy::circulant,
-      Strategy::ggp,       Strategy::oggp,        Strategy::multiphase};
   int stepped = 0;
   int refused = 0;
   for (int trial = 0; trial < 2000; ++trial) {
     const KindsCase c = random_kinds_case(rng, true);
-    ScheduleOptions o;
-    o.strategy = strategies[static_cast<std::size_t>(
-        rng.uniform_int(0, static_cast<int>(strategies.size()) - 1))];
-    if (o.strategy != Strategy::all_at_once) {
-      if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
-      if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
-    }
+    const ScheduleOptions o = random_options(rng);
     Transfer uniform;
     const bool has_uniform = uniform_owners(c.t, uniform);
     const std::string why = check_rank_steps(c.t, c.comm_size, o, 4);
@@ -508,10 +505,6 @@ Transfer transposed_source(const Transfer &t) {
 // its graph; multiphase takes two phases in some of them.
 TEST(Planner, TransposedSchedulesAreValid) {
   Random rng(test_seed(25));
-  const std::vector<Strategy> strategies = {
-      Strategy::automatic, Strategy::all_at_once, Strategy::caterpillar,
-      Strategy::stepwise,  Strategy::greedy,      Strategy::circulant,
-      Strategy::ggp,       Strategy::oggp,        Strategy::multiphase};
   int distinct = 0;
   int two_phases = 0;
   for (int trial = 0; trial < 1500; ++trial) {
@@ -519,13 +512,7 @@ TEST(Planner, TransposedSchedulesAreValid) {
     const Transfer t = transposed_source(random_transfer_2d(rng, 60, 6, 4, comm_size));
     ASSERT_TRUE(t.transposed());
     distinct += t.src.grid.nprow != t.src.grid.npcol ? 1 : 0;
-    ScheduleOptions o;
-    o.strategy = strategies[static_cast<std::size_t>(
-        rng.uniform_int(0, static_cast<int>(strategies.size()) - 1))];
-    if (o.strategy != Strategy::all_at_once) {
-      if (rng.chance(40)) o.max_memory = 8 * rng.uniform(2, 60);
-      if (rng.chance(30)) o.max_concurrent = rng.uniform_int(1, 4);
-    }
+    const ScheduleOptions o = random_options(rng);
     ASSERT_EQ(check_rank_steps(t, comm_size, o, 4), "")
         << "trial " << trial << " " << strategy_name(o.strategy) << " "
         << describe_transfer(t, comm_size);
