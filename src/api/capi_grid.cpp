@@ -88,15 +88,16 @@ Side side_of(const char *call, const char *arg, const redist_any_layout *l, Inde
   const std::string name(arg);
   if (l == nullptr) throw_argument(call, name, 0, "NULL layout");
   Side side;
-  f.add(l->kind);
-  if (l->kind == REDIST_LAYOUT_BLOCK_GRID) {
+  const int kind = enum_value(l->kind);
+  f.add(kind);
+  if (kind == REDIST_LAYOUT_BLOCK_GRID) {
     if (l->grid == nullptr) throw_argument(call, name + "->grid", 0, "NULL pointer");
     side.is_grid = true;
     side.grid = to_block_grid(call, name + "->grid", *l->grid, position.size, f);
     return side;
   }
-  if (l->kind != REDIST_LAYOUT_BLOCK_CYCLIC)
-    throw_argument(call, name + "->kind", l->kind,
+  if (kind != REDIST_LAYOUT_BLOCK_CYCLIC)
+    throw_argument(call, name + "->kind", kind,
                    "not REDIST_LAYOUT_BLOCK_CYCLIC or REDIST_LAYOUT_BLOCK_GRID");
   if (l->cyclic == nullptr) throw_argument(call, name + "->cyclic", 0, "NULL pointer");
   const redist_layout_ext &x = *l->cyclic;
@@ -181,9 +182,9 @@ extern "C" int redist_grid_plan_create(MPI_Comm comm, redist_op op_enum, int64_t
       sa = side_of(call, "a", a, transposed ? n : m, transposed ? m : n, position, f);
       sb = side_of(call, "b", b, m, n, position, f);
       if (!sa.is_grid && !sb.is_grid)
-        throw_argument(call, "a->kind", a->kind,
+        throw_argument(call, "a->kind", enum_value(a->kind),
                        "one side must be a block grid (two block-cyclic layouts: "
-                       "redist_plan_create_op)");
+                       "redist_plan_create_op_ext)");
       const GridTransfer t = transfer_between(sa, sb, m, n, transposed);
       std::string why = check_grid_transfer(t, position.rank, position.size);
       const auto es = static_cast<std::size_t>(type_size(type));
