@@ -1,7 +1,8 @@
 !> redist for Fortran: plans that copy a (sub)matrix between two 2-D block-cyclic layouts, or an
 !> N-d array (rank 1 to 7) between two HPF-style distributions (docs/nd.md, section Fortran), and
-!> plans for B := alpha op(A) + beta B, alone or as a batch of many; blocking or split (begin,
-!> then end) execution.
+!> plans for B := alpha op(A) + beta B, alone, as a batch of many, or between arbitrary block
+!> grids and block-cyclic layouts (redist_grid_plan_create); blocking or split (begin, then end)
+!> execution.
 !>
 !> A plan is created collectively (from ScaLAPACK descriptors and a BLACS context, or from
 !> explicit layouts and an MPI communicator), executed collectively any number of times on
