@@ -1,7 +1,8 @@
 !> redist for Fortran: plans that copy a (sub)matrix between two 2-D block-cyclic layouts, or an
 !> N-d array (rank 1 to 7) between two HPF-style distributions (docs/nd.md, section Fortran), and
-!> plans for B := alpha op(A) + beta B, alone or as a batch of many; blocking or split (begin,
-!> then end) execution.
+!> plans for B := alpha op(A) + beta B, alone, as a batch of many, or between arbitrary block
+!> grids and block-cyclic layouts (redist_grid_plan_create); blocking or split (begin, then end)
+!> execution.
 !>
 !> A plan is created collectively (from ScaLAPACK descriptors and a BLACS context, or from
 !> explicit layouts and an MPI communicator), executed collectively any number of times on
@@ -146,6 +147,34 @@ module redist
     integer :: region = REDIST_REGION_FULL     !< REDIST_REGION_FULL, _UPPER or _LOWER
   end type redist_batch_op_ext
 
+  !> Where one of this process's blocks of a block grid lives in its local array (redist.h:
+  !> redist_grid_block). All four are C's: block_row and block_col are 0-based grid
+  !> coordinates, offset is the 0-based element offset of the block's first element from the
+  !> local array's start (a Fortran array x(:) holds that element in x(offset + 1)); ld is the
+  !> elements between the block's columns (column-major) or rows (row_major).
+  type, public :: redist_grid_block
+    integer(int64) :: block_row = 0, block_col = 0 !< 0-based, < size(splits) - 1
+    integer(int64) :: offset = 0                   !< 0-based, in elements
+    integer(int64) :: ld = 1                       !< >= max(1, the block's rows / columns)
+  end type redist_grid_block
+
+  !> An arbitrary block grid (redist.h: redist_block_grid; docs/guide.md, "Block grids";
+  !> COSTA's custom layouts): the global rows cut at row_splits (0 = row_splits(1) <= ... <=
+  !> row_splits(block_rows + 1) = the global rows, 0-based offsets as in C), the columns at
+  !> col_splits; owners(r + 1, c + 1) is the rank of the communicator owning block (r, c) (the
+  !> array's shape is the grid's: size(row_splits) - 1 by size(col_splits) - 1, column-major
+  !> as C's owners[r + c * block_rows]); every block column-major, or row-major with
+  !> `row_major`; `local` lists each block this process owns, once (unallocated or empty if
+  !> none). The window copied starts at the 1-based global row ia and column ja, as in
+  !> type(redist_layout). Every process passes the same values except `local`.
+  type, public :: redist_block_grid
+    integer(int64), allocatable :: row_splits(:), col_splits(:)
+    integer, allocatable :: owners(:, :)
+    logical :: row_major = .false.
+    type(redist_grid_block), allocatable :: local(:)
+    integer(int64) :: ia = 1, ja = 1  !< first row and column of the window, 1-based
+  end type redist_block_grid
+
   !> Plan options (redist.h: redist_options); the defaults choose everything automatically.
   type, public, bind(c) :: redist_options
     integer(c_int) :: schedule = REDIST_SCHEDULE_AUTO !< a REDIST_SCHEDULE_* value
@@ -213,6 +242,22 @@ module redist
   interface redist_plan_create_op
     module procedure create_op, create_op_f08, create_op_ext, create_op_ext_f08
   end interface redist_plan_create_op
+
+  !> redist_grid_plan_create(plan, comm, op, m, n, type, a, b, status [, options]):
+  !>   B := alpha op(A) + beta B on the m x n window of b where a side is a block grid
+  !>   (type(redist_block_grid)) and the other a block grid or a block-cyclic layout
+  !>   (type(redist_layout_ext)); for REDIST_OP_T and _C A's window is n x m (redist.h:
+  !>   redist_grid_plan_create). comm an integer handle or a type(MPI_Comm). Executed by
+  !>   redist_plan_execute (a copy) and redist_plan_execute_op, or split, on local arrays
+  !>   holding this process's blocks at their offsets; options%schedule REDIST_SCHEDULE_AUTO
+  !>   or _ALL_AT_ONCE. Collective over comm; messages name C's fields
+  !>   ("b->grid->owners[3]": the owners counted from 0 in column-major order).
+  public :: redist_grid_plan_create
+  interface redist_grid_plan_create
+    module procedure grid_create_grid_grid, grid_create_grid_grid_f08, &
+                     grid_create_grid_cyclic, grid_create_grid_cyclic_f08, &
+                     grid_create_cyclic_grid, grid_create_cyclic_grid_f08
+  end interface redist_grid_plan_create
 
   !> redist_plan_execute_op(plan, alpha, a, beta, b, status): B := alpha op(A) + beta B;
   !>   alpha and beta scalars of the arrays' type (that of the plan), the same on every process.
@@ -301,6 +346,30 @@ module redist
     integer(c_int) :: order
   end type c_layout_ext
 
+  !> redist.h's redist_grid_block and redist_block_grid.
+  type, bind(c) :: c_grid_block
+    integer(c_int64_t) :: block_row, block_col, offset, ld
+  end type c_grid_block
+
+  type, bind(c) :: c_block_grid
+    integer(c_int64_t) :: m, n, block_rows, block_cols
+    type(c_ptr) :: row_splits, col_splits, owners
+    integer(c_int) :: row_major
+    integer(c_int64_t) :: local_count
+    type(c_ptr) :: local
+    integer(c_int64_t) :: i, j
+  end type c_block_grid
+
+  !> The C arrays behind one c_block_grid, kept while the C call runs.
+  type :: grid_arrays
+    integer(c_int64_t), allocatable :: row_splits(:), col_splits(:)
+    integer(c_int), allocatable :: owners(:)
+    type(c_grid_block), allocatable :: local(:)
+  end type grid_arrays
+
+  !> redist_layout_kind
+  integer, parameter :: LAYOUT_BLOCK_CYCLIC = 0, LAYOUT_BLOCK_GRID = 1
+
   type, bind(c) :: c_batch_op
     integer(c_int) :: op
     integer(c_int64_t) :: m, n
@@ -385,6 +454,20 @@ module redist
       type(c_ptr), intent(out) :: plan
       integer(c_int) :: status
     end function c_plan_create_batch_ext
+
+    function c_grid_plan_create(comm, op, m, n, type, a_kind, a_cyclic, a_grid, b_kind, &
+                                b_cyclic, b_grid, options, plan) &
+        bind(c, name='redist_f_grid_plan_create') result(status)
+      import :: c_block_grid, c_int, c_int64_t, c_layout_ext, c_ptr
+      integer(c_int), value :: comm, op
+      integer(c_int64_t), value :: m, n
+      integer(c_int), value :: type, a_kind, b_kind
+      type(c_layout_ext), intent(in) :: a_cyclic, b_cyclic
+      type(c_block_grid), intent(in) :: a_grid, b_grid
+      type(c_ptr), value :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_grid_plan_create
 
     function c_plan_create_batch(comm, count, ops, options, plan) &
         bind(c, name='redist_f_plan_create_batch') result(status)
@@ -1230,6 +1313,170 @@ contains
     end if
     if (status == REDIST_SUCCESS) plan%batch_count = size(ops)
   end subroutine submit_batch
+
+  subroutine grid_create_grid_grid(plan, comm, op, m, n, type, a, b, status, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm, op, m, n, type
+    type(redist_block_grid), intent(in) :: a, b
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call grid_create(plan, comm, op, m, n, type, status, options, a_grid=a, b_grid=b)
+  end subroutine grid_create_grid_grid
+
+  subroutine grid_create_grid_grid_f08(plan, comm, op, m, n, type, a, b, status, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: op, m, n, type
+    type(redist_block_grid), intent(in) :: a, b
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call grid_create(plan, comm%MPI_VAL, op, m, n, type, status, options, a_grid=a, b_grid=b)
+  end subroutine grid_create_grid_grid_f08
+
+  subroutine grid_create_grid_cyclic(plan, comm, op, m, n, type, a, b, status, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm, op, m, n, type
+    type(redist_block_grid), intent(in) :: a
+    type(redist_layout_ext), intent(in) :: b
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call grid_create(plan, comm, op, m, n, type, status, options, a_grid=a, b_cyclic=b)
+  end subroutine grid_create_grid_cyclic
+
+  subroutine grid_create_grid_cyclic_f08(plan, comm, op, m, n, type, a, b, status, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: op, m, n, type
+    type(redist_block_grid), intent(in) :: a
+    type(redist_layout_ext), intent(in) :: b
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call grid_create(plan, comm%MPI_VAL, op, m, n, type, status, options, a_grid=a, b_cyclic=b)
+  end subroutine grid_create_grid_cyclic_f08
+
+  subroutine grid_create_cyclic_grid(plan, comm, op, m, n, type, a, b, status, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm, op, m, n, type
+    type(redist_layout_ext), intent(in) :: a
+    type(redist_block_grid), intent(in) :: b
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call grid_create(plan, comm, op, m, n, type, status, options, a_cyclic=a, b_grid=b)
+  end subroutine grid_create_cyclic_grid
+
+  subroutine grid_create_cyclic_grid_f08(plan, comm, op, m, n, type, a, b, status, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: op, m, n, type
+    type(redist_layout_ext), intent(in) :: a
+    type(redist_block_grid), intent(in) :: b
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call grid_create(plan, comm%MPI_VAL, op, m, n, type, status, options, a_cyclic=a, b_grid=b)
+  end subroutine grid_create_cyclic_grid_f08
+
+  !> redist_grid_plan_create with side a given by a_grid or a_cyclic, b by b_grid or b_cyclic.
+  !> A grid whose arrays are missing or of the wrong shape (what C cannot see) fails on every
+  !> process: its C grid goes with block_rows = 0, and this process's message names the array.
+  subroutine grid_create(plan, comm, op, m, n, type, status, options, a_grid, a_cyclic, b_grid, &
+                         b_cyclic)
+    type(redist_plan), intent(inout) :: plan
+    integer, intent(in) :: comm, op, m, n, type
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    type(redist_block_grid), intent(in), optional :: a_grid, b_grid
+    type(redist_layout_ext), intent(in), optional :: a_cyclic, b_cyclic
+    type(grid_arrays) :: arrays_a, arrays_b
+    integer(c_int), allocatable, target :: ranks_a(:), ranks_b(:)
+    type(c_layout_ext) :: cyclic_a, cyclic_b
+    type(c_block_grid) :: grid_a, grid_b
+    integer(c_int) :: kind_a, kind_b
+    character(len=:), allocatable :: problem
+
+    call c_set_message(c_null_char)
+    problem = ''
+    call grid_side(a_grid, a_cyclic, 'a', arrays_a, ranks_a, kind_a, grid_a, cyclic_a, problem)
+    call grid_side(b_grid, b_cyclic, 'b', arrays_b, ranks_b, kind_b, grid_b, cyclic_b, problem)
+    status = c_grid_plan_create(int(comm, c_int), int(op, c_int), int(m, c_int64_t), &
+                                int(n, c_int64_t), int(type, c_int), kind_a, cyclic_a, grid_a, &
+                                kind_b, cyclic_b, grid_b, options_address(options), plan%handle)
+    if (len(problem) > 0 .and. status == REDIST_ERR_ARGUMENT) &
+      call c_set_message('redist_grid_plan_create: '//problem//c_null_char)
+    call set_plan_type(plan, status, type)
+  end subroutine grid_create
+
+  !> The C description of one side (argument `name`) of redist_grid_plan_create: its kind and
+  !> its grid (arrays in `arrays`) or its block-cyclic layout (rank map in `ranks`); the other
+  !> one stays unused (zeros). The first problem C cannot see goes to `problem` if that is empty.
+  subroutine grid_side(grid, cyclic, name, arrays, ranks, kind, c_grid, c_cyclic, problem)
+    type(redist_block_grid), intent(in), optional :: grid
+    type(redist_layout_ext), intent(in), optional :: cyclic
+    character(len=*), intent(in) :: name
+    type(grid_arrays), intent(inout), target :: arrays
+    integer(c_int), allocatable, target, intent(out) :: ranks(:)
+    integer(c_int), intent(out) :: kind
+    type(c_block_grid), intent(out) :: c_grid
+    type(c_layout_ext), intent(out) :: c_cyclic
+    character(len=:), allocatable, intent(inout) :: problem
+    integer :: k
+
+    c_grid = c_block_grid(m=0, n=0, block_rows=0, block_cols=0, row_splits=c_null_ptr, &
+                          col_splits=c_null_ptr, owners=c_null_ptr, row_major=0, &
+                          local_count=0, local=c_null_ptr, i=0, j=0)
+    c_cyclic = to_c_layout_ext(redist_layout_ext(), ranks)
+    if (present(cyclic)) then
+      kind = LAYOUT_BLOCK_CYCLIC
+      c_cyclic = to_c_layout_ext(cyclic, ranks)
+      return
+    end if
+    kind = LAYOUT_BLOCK_GRID
+    if (.not. allocated(grid%row_splits) .or. .not. allocated(grid%col_splits) .or. &
+        .not. allocated(grid%owners)) then
+      call note(name//'%row_splits, %col_splits and %owners must be allocated')
+      return
+    end if
+    if (size(grid%row_splits) < 2 .or. size(grid%col_splits) < 2) then
+      call note(name//'%row_splits, %col_splits: at least 2 entries each (one block)')
+      return
+    end if
+    if (size(grid%owners, 1) /= size(grid%row_splits) - 1 .or. &
+        size(grid%owners, 2) /= size(grid%col_splits) - 1) then
+      call note(name//'%owners: shape '//decimal(size(grid%owners, 1, int64))//' x '// &
+                decimal(size(grid%owners, 2, int64))//', not size(row_splits) - 1 x '// &
+                'size(col_splits) - 1 = '//decimal(size(grid%row_splits, kind=int64) - 1)// &
+                ' x '//decimal(size(grid%col_splits, kind=int64) - 1))
+      return
+    end if
+    allocate (arrays%row_splits, source=int(grid%row_splits, c_int64_t))
+    allocate (arrays%col_splits, source=int(grid%col_splits, c_int64_t))
+    allocate (arrays%owners, source=int(reshape(grid%owners, [size(grid%owners)]), c_int))
+    c_grid%block_rows = size(arrays%row_splits) - 1
+    c_grid%block_cols = size(arrays%col_splits) - 1
+    c_grid%m = arrays%row_splits(size(arrays%row_splits))
+    c_grid%n = arrays%col_splits(size(arrays%col_splits))
+    c_grid%row_splits = c_loc(arrays%row_splits)
+    c_grid%col_splits = c_loc(arrays%col_splits)
+    c_grid%owners = c_loc(arrays%owners)
+    if (grid%row_major) c_grid%row_major = 1
+    c_grid%i = grid%ia - 1
+    c_grid%j = grid%ja - 1
+    if (.not. allocated(grid%local)) return
+    allocate (arrays%local(size(grid%local)))
+    do k = 1, size(grid%local)
+      arrays%local(k) = c_grid_block(block_row=grid%local(k)%block_row, &
+                                     block_col=grid%local(k)%block_col, &
+                                     offset=grid%local(k)%offset, ld=grid%local(k)%ld)
+    end do
+    c_grid%local_count = size(arrays%local)
+    if (size(arrays%local) > 0) c_grid%local = c_loc(arrays%local)
+
+  contains
+
+    subroutine note(text)
+      character(len=*), intent(in) :: text
+      if (len(problem) == 0) problem = text
+    end subroutine note
+  end subroutine grid_side
 
   !> The address of options, or c_null_ptr without them (the defaults).
   function options_address(options) result(pointer)

@@ -82,6 +82,19 @@ int redist_f_plan_create_batch_ext(MPI_Fint comm, int count, const redist_batch_
   return redist_plan_create_batch_ext(MPI_Comm_f2c(comm), count, ops, options, plan);
 }
 
+int redist_f_grid_plan_create(MPI_Fint comm, int op, int64_t m, int64_t n, int type, int a_kind,
+                              const redist_layout_ext *a_cyclic, const redist_block_grid *a_grid,
+                              int b_kind, const redist_layout_ext *b_cyclic,
+                              const redist_block_grid *b_grid, const redist_options *options,
+                              redist_plan *plan) {
+  const redist_any_layout a = {.kind = (redist_layout_kind)a_kind, .cyclic = a_cyclic,
+                               .grid = a_grid};
+  const redist_any_layout b = {.kind = (redist_layout_kind)b_kind, .cyclic = b_cyclic,
+                               .grid = b_grid};
+  return redist_grid_plan_create(MPI_Comm_f2c(comm), (redist_op)op, m, n, (redist_type)type, &a,
+                                 &b, options, plan);
+}
+
 enum { max_dims = 7 };
 
 /* MPI's code for a distribution of the module; an unknown code stays an invalid one, which

@@ -34,6 +34,13 @@ int redist_f_plan_create_ext(MPI_Fint comm, int64_t m, int64_t n, int type,
 int redist_f_plan_create_op_ext(MPI_Fint comm, int op, int64_t m, int64_t n, int type,
                                 const redist_layout_ext *a, const redist_layout_ext *b, int region,
                                 const redist_options *options, redist_plan *plan);
+/* redist_grid_plan_create with each side's kind (a redist_layout_kind) and the layout of that
+ * kind (the other pointer is unused): the enum's size stays on the C side. */
+int redist_f_grid_plan_create(MPI_Fint comm, int op, int64_t m, int64_t n, int type, int a_kind,
+                              const redist_layout_ext *a_cyclic, const redist_block_grid *a_grid,
+                              int b_kind, const redist_layout_ext *b_cyclic,
+                              const redist_block_grid *b_grid, const redist_options *options,
+                              redist_plan *plan);
 int redist_f_plan_create_batch_ext(MPI_Fint comm, int count, const redist_batch_op_ext *ops,
                                    const redist_options *options, redist_plan *plan);
 
