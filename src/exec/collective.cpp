@@ -52,6 +52,14 @@ std::span<T> room(T *inline_words, std::size_t fit, std::vector<T> &heap, std::s
   return heap;
 }
 
+/// The post of a reduction of `words` over `comm` with MPI_MAX, in place, on a given request.
+template <class T> auto max_post(MPI_Comm comm, std::span<T> words) {
+  return [comm, words](MPI_Request *r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), datatype<T>(),
+                          MPI_MAX, comm, r);
+  };
+}
+
 /// The second round after `first` produced `result` here (or lost it): the result reduced with
 /// MPI_MAX, this process giving the lowest values where it lost it.
 /// `second` holds the round's words; with `request`, a process that has the result leaves the
@@ -66,10 +74,7 @@ int confirm(MPI_Comm comm, const Outcome &first, std::span<T> result, std::span<
   } else {
     std::copy(result.begin(), result.end(), second.begin());
   }
-  const auto post = [&](MPI_Request *r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, second.data(), static_cast<int>(second.size()),
-                          datatype<T>(), MPI_MAX, comm, r);
-  };
+  const auto post = max_post(comm, second);
   if (!lost && request != nullptr) {
     // A second post failing is a second failure here: the others would wait.
     return post_twice(post, request);
@@ -81,15 +86,18 @@ int confirm(MPI_Comm comm, const Outcome &first, std::span<T> result, std::span<
   return MPI_SUCCESS;
 }
 
+/// The maximum of `words` over `comm`, confirmed: the second round's words in `second`, left in
+/// flight in `request` where given (a Confirmation's), else waited for here.
+template <class T>
+int agree_max_of(MPI_Comm comm, std::span<T> words, std::span<T> second, MPI_Request *request) {
+  return confirm(comm, run(max_post(comm, words)), words, second, request);
+}
+
 template <class T> int agree_max_of(MPI_Comm comm, std::span<T> words) {
   T inline_words[17];
   std::vector<T> heap;
-  const Outcome first = run([&](MPI_Request *r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), datatype<T>(),
-                          MPI_MAX, comm, r);
-  });
-  return confirm(comm, first, words,
-                 room(inline_words, std::size(inline_words), heap, words.size()), nullptr);
+  return agree_max_of(comm, words, room(inline_words, std::size(inline_words), heap, words.size()),
+                      nullptr);
 }
 
 template <class T> int gather_of(MPI_Comm comm, std::span<const T> mine, std::span<T> all) {
@@ -114,13 +122,10 @@ void Confirmation::finish() {
 int agree_max(MPI_Comm comm, std::span<long long> words, Confirmation *later) {
   if (later == nullptr) return agree_max_of(comm, words);
   later->finish();
-  const Outcome first = run([&](MPI_Request *r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), MPI_LONG_LONG,
-                          MPI_MAX, comm, r);
-  });
-  return confirm(comm, first, words,
-                 room(later->words_, std::size(later->words_), later->words_on_heap_, words.size()),
-                 &later->request_);
+  return agree_max_of(
+      comm, words,
+      room(later->words_, std::size(later->words_), later->words_on_heap_, words.size()),
+      &later->request_);
 }
 
 int agree_max(MPI_Comm comm, std::span<int> words) {
@@ -147,10 +152,7 @@ Flags max_of_flags(MPI_Comm comm, std::span<long long> words) {
   long long mine[kMaxFlags];
   const bool kept = words.size() <= kMaxFlags;
   if (kept) std::copy(words.begin(), words.end(), mine);
-  const Outcome outcome = run([&](MPI_Request *r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), MPI_LONG_LONG,
-                          MPI_MAX, comm, r);
-  });
+  const Outcome outcome = run(max_post(comm, words));
   if (outcome.round == Round::done) return Flags::agreed;
   if (kept) std::copy(mine, mine + words.size(), words.begin());
   return outcome.round == Round::lost ? Flags::deduced : Flags::failed;
