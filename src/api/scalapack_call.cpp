@@ -105,21 +105,27 @@ void check_side(const Call &c, const Side &s) {
   if (d.dtype != kBlockCyclic2D && d.dtype != kBlockCyclic2DInb)
     fail(c, s.pos_desc, field("DTYPE_"), d.dtype,
          "descriptor type must be 1 (9 integers) or 2 (11 integers, PBLAS's BLOCK_CYCLIC_2D_INB)");
-  // IMB_ and INB_ are checked where the descriptor has them (11 integers).
+  // In the descriptor's order (IMB_ and INB_ where it has them: 11 integers), as PBLAS names
+  // the first bad entry.
   const bool first_blocks = d.dtype == kBlockCyclic2DInb;
-  const std::tuple<const char *, redist_int, redist_int, const char *> entries[] = {
-      {"M_", d.m, 0, "must be >= 0"},
-      {"N_", d.n, 0, "must be >= 0"},
-      {"IMB_", d.imb, 1, "first block size must be >= 1"},
-      {"INB_", d.inb, 1, "first block size must be >= 1"},
-      {"MB_", d.mb, 1, "block size must be >= 1"},
-      {"NB_", d.nb, 1, "block size must be >= 1"}};
-  const auto checked = [&](const char *name) { return first_blocks || name[0] != 'I'; };
-  for (const auto &[name, value, lowest, reason] : entries) {
-    if (checked(name) && value < lowest) fail(c, s.pos_desc, field(name), value, reason);
+  struct Entry {
+    const char *name;
+    redist_int value, lowest;
+    const char *reason;
+    bool present;
+  };
+  const Entry entries[] = {{"M_", d.m, 0, "must be >= 0", true},
+                           {"N_", d.n, 0, "must be >= 0", true},
+                           {"IMB_", d.imb, 1, "first block size must be >= 1", first_blocks},
+                           {"INB_", d.inb, 1, "first block size must be >= 1", first_blocks},
+                           {"MB_", d.mb, 1, "block size must be >= 1", true},
+                           {"NB_", d.nb, 1, "block size must be >= 1", true}};
+  for (const Entry &e : entries) {
+    if (e.present && e.value < e.lowest) fail(c, s.pos_desc, field(e.name), e.value, e.reason);
   }
-  for (const auto &[name, value, lowest, reason] : entries) {
-    if (checked(name) && above_agreed(value)) fail(c, s.pos_desc, field(name), value, kAgreedLimit);
+  for (const Entry &e : entries) {
+    if (e.present && above_agreed(e.value))
+      fail(c, s.pos_desc, field(e.name), e.value, kAgreedLimit);
   }
   // The distribution's period, block size times processes, must be an Index.
   if (d.mb > INT64_MAX / s.grid.nprow)
