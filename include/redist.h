@@ -324,10 +324,10 @@ typedef enum redist_layout_kind {
 
 /** One side of redist_grid_plan_create: a block grid or a 2-D block-cyclic layout. */
 typedef struct redist_any_layout {
-  redist_layout_kind kind;       /**< which of the two this side is */
+  redist_layout_kind kind;         /**< which of the two this side is */
   const redist_layout_ext *cyclic; /**< REDIST_LAYOUT_BLOCK_CYCLIC: the layout, with first
                                        blocks and order if any (else unused) */
-  const redist_block_grid *grid; /**< REDIST_LAYOUT_BLOCK_GRID: the grid (else unused) */
+  const redist_block_grid *grid;   /**< REDIST_LAYOUT_BLOCK_GRID: the grid (else unused) */
 } redist_any_layout;
 
 /**
@@ -488,6 +488,39 @@ typedef struct redist_batch_op_ext {
  */
 int redist_plan_create_batch_ext(MPI_Comm comm, int count, const redist_batch_op_ext *ops,
                                  const redist_options *options, redist_plan *plan);
+
+/**
+ * One operation of redist_grid_batch_create: B := alpha op(A) + beta B on the m x n window of
+ * @p b, as redist_grid_plan_create describes it (A's window is n x m for REDIST_OP_T and
+ * REDIST_OP_C); each side a block grid or a 2-D block-cyclic layout, both block-cyclic allowed.
+ */
+typedef struct redist_grid_batch_op {
+  redist_op op;               /**< op(A): A, A^T or A^H */
+  int64_t m;                  /**< rows of the window of b */
+  int64_t n;                  /**< columns of the window of b */
+  redist_type type;           /**< the element type of A and B */
+  const redist_any_layout *a; /**< A's block grid or block-cyclic layout, and window start */
+  const redist_any_layout *b; /**< B's block grid or block-cyclic layout, and window start */
+} redist_grid_batch_op;
+
+/**
+ * Create one plan for @p count operations on block grids and 2-D block-cyclic layouts moved
+ * together (docs/guide.md, "Block grids"): each execution sends one message per pair of
+ * processes, carrying the pieces of all the operations between them. Each operation is checked
+ * as redist_grid_plan_create checks it, except that both its sides may be block-cyclic; an
+ * error names the operation ("redist_grid_batch_create: argument ops[2].a->grid->row_splits[3]
+ * = ..."), and every other process returns REDIST_ERR_REMOTE naming the same operation
+ * ("ops[2]: an argument is invalid on rank 1"); REDIST_ERR_MISMATCH when the processes disagree
+ * on count or on an operation's global fields (named: "ops[2]: processes passed different
+ * ..."). @p options may be NULL; the plan runs all at once (REDIST_SCHEDULE_AUTO or
+ * REDIST_SCHEDULE_ALL_AT_ONCE). Planning takes time and memory in this process's blocks and
+ * peers, per operation. Executed by redist_plan_execute_batch or redist_plan_execute_batch_begin
+ * and redist_plan_execute_end (alphas[k], betas[k] per operation; the local arrays hold this
+ * process's blocks at their offsets), reported by redist_plan_get_info, destroyed by
+ * redist_plan_destroy. Collective over @p comm.
+ */
+int redist_grid_batch_create(MPI_Comm comm, int count, const redist_grid_batch_op *ops,
+                             const redist_options *options, redist_plan *plan);
 
 /**
  * Execute a batch plan: for every operation k, B_k := alphas[k] op_k(A_k) + betas[k] B_k, bit

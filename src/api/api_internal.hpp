@@ -149,12 +149,16 @@ struct redist_plan_s {
   std::vector<redist::Operation> flight_ops;
   std::vector<const std::byte *> flight_a; // the executor reads them as such (Pieces)
   std::vector<std::byte *> flight_b;
-  // redist_plan_create_batch: what each operation was made from (empty: not a batch).
+  // redist_plan_create_batch, redist_grid_batch_create: what each operation was made from
+  // (empty: not a batch).
   struct BatchOp {
     redist::Transfer transfer;
     int op = 0;   // a redist_op
     int type = 0; // a redist_type
     redist::Index lld_a = 1, lld_b = 1;
+    // redist_grid_batch_create: this process's plan of a block grid operation (then
+    // `transfer` is unused), shared with the executor; null for a 2-D block-cyclic one.
+    std::shared_ptr<const redist::GridRankPlan> grid;
   };
   std::vector<BatchOp> batch;
   // redist_nd_plan_create: the N-d transfer (then `transfer` is unused).

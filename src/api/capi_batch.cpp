@@ -13,18 +13,25 @@
 namespace redist {
 
 front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
-                              const std::vector<redist_plan_s::BatchOp> &batch) {
-  std::vector<Transfer> transfers;
-  std::vector<std::size_t> sizes;
-  std::vector<Index> lld_a;
-  std::vector<Index> lld_b;
-  for (const redist_plan_s::BatchOp &op : batch) {
-    transfers.push_back(op.transfer);
-    sizes.push_back(static_cast<std::size_t>(type_size(op.type)));
-    lld_a.push_back(op.lld_a);
-    lld_b.push_back(op.lld_b);
+                              std::vector<redist_plan_s::BatchOp> &batch,
+                              std::span<const GridTransfer *const> grid_transfers) {
+  std::vector<front_end::BatchMember> members(batch.size());
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    const redist_plan_s::BatchOp &op = batch[k];
+    front_end::BatchMember &member = members[k];
+    member.element_size = static_cast<std::size_t>(type_size(op.type));
+    member.grid = op.grid;
+    member.grid_transfer = k < grid_transfers.size() ? grid_transfers[k] : nullptr;
+    if (!op.grid && member.grid_transfer == nullptr) {
+      member.transfer = &op.transfer;
+      member.lld_a = op.lld_a;
+      member.lld_b = op.lld_b;
+    }
   }
-  return front_end::plan_batch_everywhere(comm, rank, size, comm, transfers, sizes, lld_a, lld_b);
+  front_end::Planned planned = front_end::plan_batch_everywhere(comm, rank, size, comm, members);
+  for (std::size_t k = 0; k < batch.size(); ++k)
+    batch[k].grid = members[k].grid;
+  return planned;
 }
 
 int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
@@ -74,7 +81,7 @@ int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
         f.digest =
             static_cast<long long>(Fingerprint().add(f.digest).add(kind).value() >> 2); // T or C
         batch.push_back({transfer_of(op.m, op.n, op.a.value, op.b.value, region, 0, kind), kind,
-                         type, op.a.value.layout.lld, op.b.value.layout.lld});
+                         type, op.a.value.layout.lld, op.b.value.layout.lld, nullptr});
       }
     } catch (const Error &e) {
       local = e;

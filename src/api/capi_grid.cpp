@@ -1,5 +1,6 @@
 // Block grid plans of the C API: redist_grid_plan_create (block_grid.hpp's transfers between
-// two block grids, or a block grid and a 2-D block-cyclic layout).
+// two block grids, or a block grid and a 2-D block-cyclic layout) and redist_grid_batch_create
+// (a batch of them, 2-D block-cyclic pairs allowed), one check of an operation for both.
 
 #include "capi_internal.hpp"
 
@@ -8,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +25,7 @@ struct Side {
   bool is_grid = false;
   BlockGrid grid;
   Layout cyclic;
+  redist_layout_ext cyclic_arg{}; // the caller's block-cyclic layout (its ranks not copied)
   Index lld = 1;
 };
 
@@ -105,6 +109,7 @@ Side side_of(const char *call, const char *arg, const redist_any_layout *l, Inde
   validate_layout(call, name + "->cyclic", x, true, window_m, window_n, position.size,
                   position.rank);
   side.cyclic = to_layout(x);
+  side.cyclic_arg = x;
   side.lld = c.lld;
   f.add(c.m).add(c.n).add(c.mb).add(c.nb).add(c.nprow).add(c.npcol).add(c.rsrc).add(c.csrc);
   f.add(c.i).add(c.j).add(x.imb).add(x.inb).add(x.order);
@@ -129,14 +134,14 @@ GridTransfer transfer_between(const Side &a, const Side &b, Index m, Index n, bo
 }
 
 /// check_grid_transfer's reason, its side ("a->...") named as the caller's argument
-/// ("a->grid->..." or "a->cyclic->...").
-std::string named(std::string why, const Side &a, const Side &b) {
-  for (const auto &[prefix, side] : {std::pair{"a->", &a}, std::pair{"b->", &b}}) {
-    if (why.starts_with(prefix)) {
-      return prefix + std::string(side->is_grid ? "grid->" : "cyclic->") + why.substr(3);
+/// ("a->grid->..." or "a->cyclic->..."), after `prefix` ("ops[2]." in a batch).
+std::string named(const std::string &why, const std::string &prefix, const Side &a, const Side &b) {
+  for (const auto &[arrow, side] : {std::pair{"a->", &a}, std::pair{"b->", &b}}) {
+    if (why.starts_with(arrow)) {
+      return prefix + arrow + std::string(side->is_grid ? "grid->" : "cyclic->") + why.substr(3);
     }
   }
-  return why;
+  return prefix + why;
 }
 
 /// The schedule options of the call: all at once (block grid plans have no other schedule).
@@ -154,6 +159,68 @@ ScheduleOptions grid_schedule_options(const char *call, const redist_options *op
   return o;
 }
 
+/// One operation of a call, checked as far as this process can: its sides and window.
+struct GridOp {
+  int op = 0;
+  int type = 0;
+  Index m = 0;
+  Index n = 0;
+  bool transposed = false;
+  Side a;
+  Side b;
+
+  [[nodiscard]] GridTransfer transfer() const { return transfer_between(a, b, m, n, transposed); }
+  [[nodiscard]] bool cyclic_pair() const { return !a.is_grid && !b.is_grid; }
+};
+
+/// The checks of one operation (redist_grid_plan_create's, or a batch's ops[k] with `prefix`
+/// "ops[k]." before each argument's name), everything every process must agree on added to
+/// `f`. Two block-cyclic sides only where `cyclic_pair` (a batch).
+GridOp check_grid_op(const char *call, const std::string &prefix, int op, Index m, Index n,
+                     int type, const redist_any_layout *a, const redist_any_layout *b,
+                     const CommPosition &position, bool cyclic_pair, Fingerprint &f) {
+  GridOp out;
+  out.op = op;
+  out.type = type;
+  out.m = m;
+  out.n = n;
+  out.transposed = op == REDIST_OP_T || op == REDIST_OP_C;
+  if (op != REDIST_OP_N && !out.transposed)
+    throw_argument(call, prefix + "op", op, "unknown redist_op");
+  if (m < 0) throw_argument(call, prefix + "m", m, "must be >= 0");
+  if (n < 0) throw_argument(call, prefix + "n", n, "must be >= 0");
+  if (type_size(type) == 0) throw_argument(call, prefix + "type", type, "unknown redist_type");
+  f.add(op).add(m).add(n).add(type);
+  const Index am = out.transposed ? n : m;
+  const Index an = out.transposed ? m : n;
+  out.a = side_of(call, (prefix + "a").c_str(), a, am, an, position, f);
+  out.b = side_of(call, (prefix + "b").c_str(), b, m, n, position, f);
+  if (out.cyclic_pair()) {
+    if (!cyclic_pair)
+      throw_argument(call, prefix + "a->kind", enum_value(a->kind),
+                     "one side must be a block grid (two block-cyclic layouts: "
+                     "redist_plan_create_op_ext)");
+    return out; // validate_layout checked both sides (redist_plan_create_op_ext's checks)
+  }
+  const GridTransfer t = out.transfer();
+  std::string why = check_grid_transfer(t, position.rank, position.size);
+  const auto es = static_cast<std::size_t>(type_size(type));
+  if (why.empty() && out.a.is_grid) why = check_local_placement(out.a.grid, es, "a->");
+  if (why.empty() && out.b.is_grid) why = check_local_placement(out.b.grid, es, "b->");
+  if (!why.empty())
+    throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + named(why, prefix, out.a, out.b));
+  return out;
+}
+
+/// The plan's fields every kind of plan has, and the plan returned through `plan`.
+void finish_plan(std::unique_ptr<redist_plan_s> result, const ScheduleOptions &options,
+                 const CommPosition &position, redist_plan *plan) {
+  result->options = options;
+  result->rank = position.rank;
+  result->size = position.size;
+  *plan = result.release();
+}
+
 } // namespace
 
 extern "C" int redist_grid_plan_create(MPI_Comm comm, redist_op op_enum, int64_t m, int64_t n,
@@ -166,47 +233,153 @@ extern "C" int redist_grid_plan_create(MPI_Comm comm, redist_op op_enum, int64_t
   return c_barrier(call, [&] {
     if (plan != nullptr) *plan = nullptr;
     const CommPosition position = comm_position(call, comm);
-    Side sa;
-    Side sb;
+    GridOp checked;
     ScheduleOptions schedule_opts;
-    const bool transposed = op == REDIST_OP_T || op == REDIST_OP_C;
     agree(comm, call, "m, n, op, type, options or layouts (all but local blocks must agree)", [&] {
       if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-      if (op != REDIST_OP_N && !transposed) throw_argument(call, "op", op, "unknown redist_op");
-      if (m < 0) throw_argument(call, "m", m, "must be >= 0");
-      if (n < 0) throw_argument(call, "n", n, "must be >= 0");
-      if (type_size(type) == 0) throw_argument(call, "type", type, "unknown redist_type");
       Fingerprint f;
-      f.add(op).add(m).add(n).add(type);
       schedule_opts = grid_schedule_options(call, options, f);
-      sa = side_of(call, "a", a, transposed ? n : m, transposed ? m : n, position, f);
-      sb = side_of(call, "b", b, m, n, position, f);
-      if (!sa.is_grid && !sb.is_grid)
-        throw_argument(call, "a->kind", enum_value(a->kind),
-                       "one side must be a block grid (two block-cyclic layouts: "
-                       "redist_plan_create_op_ext)");
-      const GridTransfer t = transfer_between(sa, sb, m, n, transposed);
-      std::string why = check_grid_transfer(t, position.rank, position.size);
-      const auto es = static_cast<std::size_t>(type_size(type));
-      if (why.empty() && sa.is_grid) why = check_local_placement(sa.grid, es, "a->");
-      if (why.empty() && sb.is_grid) why = check_local_placement(sb.grid, es, "b->");
-      if (!why.empty())
-        throw Error(REDIST_ERR_ARGUMENT, std::string(call) + ": " + named(why, sa, sb));
+      checked = check_grid_op(call, "", op, m, n, type, a, b, position, false, f);
       return f.value();
     });
     auto result = std::make_unique<redist_plan_s>();
     result->comm = PlanComm(call, comm);
-    const GridTransfer t = transfer_between(sa, sb, m, n, transposed);
+    const GridTransfer t = checked.transfer();
     front_end::Planned planned =
         front_end::plan_grid_everywhere(result->comm.handle, position.rank, position.size, &t,
                                         result->grid, static_cast<std::size_t>(type_size(type)));
     throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
-    result->options = schedule_opts;
     result->op = op;
     result->type = type;
-    result->rank = position.rank;
-    result->size = position.size;
-    *plan = result.release();
+    finish_plan(std::move(result), schedule_opts, position, plan);
+  });
+}
+
+namespace {
+
+/// A batch's checks agreed over `comm` (every process calls it, with its error if any, `at`
+/// the operation it was checking): the first failing operation wins, then the lowest failing
+/// rank; then count, options (`options_print`) and each operation's fingerprint (`prints`)
+/// must agree. Throws on every process alike. Collective: one reduction, and one more naming
+/// the operation when fingerprints differ.
+void agree_batch(MPI_Comm comm, const char *call, const CommPosition &position,
+                 const std::optional<Error> &local, long long at, int count,
+                 std::uint64_t options_print, const std::vector<std::uint64_t> &prints) {
+  const int order = front_end::lowest_first(position.rank, position.size);
+  Fingerprint all;
+  for (const std::uint64_t p : prints)
+    all.add(static_cast<std::int64_t>(p));
+  const auto word = [](std::uint64_t print) { return static_cast<long long>(print >> 2); };
+  long long v[7] = {local ? front_end::batch_error_word(at, order) : 0,
+                    count,
+                    -static_cast<long long>(count),
+                    word(options_print),
+                    -word(options_print),
+                    word(all.value()),
+                    -word(all.value())};
+  if (front_end::reduce(comm, v, 7) != MPI_SUCCESS)
+    throw Error(REDIST_ERR_MPI,
+                std::string(call) + ": MPI_Allreduce failed while checking arguments");
+  if (local) throw *local;
+  if (v[0] != 0) {
+    const long long k = front_end::batch_error_op(v[0]);
+    throw Error(
+        REDIST_ERR_REMOTE,
+        std::string(call) + (k >= 0 ? ": ops[" + std::to_string(k) + "]" : "") +
+            ": an argument is invalid on rank " +
+            std::to_string(front_end::lowest_first(front_end::error_order(v[0]), position.size)) +
+            " (see its message)");
+  }
+  if (v[1] != -v[2])
+    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
+  if (v[3] != -v[4])
+    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different options");
+  if (v[5] == -v[6]) return;
+  std::vector<long long> each;
+  for (const std::uint64_t p : prints) {
+    each.push_back(word(p));
+    each.push_back(-word(p));
+  }
+  if (front_end::reduce(comm, each.data(), static_cast<int>(each.size())) != MPI_SUCCESS)
+    throw Error(REDIST_ERR_MPI,
+                std::string(call) + ": MPI_Allreduce failed while checking arguments");
+  std::size_t k = 0;
+  while (k + 1 < prints.size() && each[2 * k] == -each[2 * k + 1])
+    ++k;
+  throw Error(REDIST_ERR_MISMATCH,
+              std::string(call) + ": ops[" + std::to_string(k) +
+                  "]: processes passed different op, m, n, type or layouts (all but local "
+                  "blocks and lld must agree)");
+}
+
+/// The batch's operations as the plan keeps them, and the block grid transfers to plan.
+std::vector<redist_plan_s::BatchOp> batch_ops(const std::vector<GridOp> &checked,
+                                              std::vector<GridTransfer> &transfers,
+                                              std::vector<const GridTransfer *> &pointers) {
+  std::vector<redist_plan_s::BatchOp> out(checked.size());
+  transfers.resize(checked.size());
+  pointers.assign(checked.size(), nullptr);
+  for (std::size_t k = 0; k < checked.size(); ++k) {
+    const GridOp &op = checked[k];
+    out[k].op = op.op;
+    out[k].type = op.type;
+    if (op.cyclic_pair()) {
+      out[k].transfer =
+          transfer_of(op.m, op.n, op.a.cyclic_arg, op.b.cyclic_arg, REDIST_REGION_FULL, 0, op.op);
+      out[k].lld_a = op.a.lld;
+      out[k].lld_b = op.b.lld;
+    } else {
+      transfers[k] = op.transfer();
+      pointers[k] = &transfers[k];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+extern "C" int redist_grid_batch_create(MPI_Comm comm, int count, const redist_grid_batch_op *ops,
+                                        const redist_options *options, redist_plan *plan) {
+  static const char *call = "redist_grid_batch_create";
+  return c_barrier(call, [&] {
+    if (plan != nullptr) *plan = nullptr;
+    const CommPosition position = comm_position(call, comm);
+    std::vector<GridOp> checked;
+    std::vector<std::uint64_t> prints;
+    ScheduleOptions schedule_opts;
+    Fingerprint options_print;
+    std::optional<Error> local;
+    long long at = -1; // the operation being checked (-1: the batch's own arguments)
+    try {
+      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+      if (count < 1) throw_argument(call, "count", count, "must be >= 1");
+      if (ops == nullptr) throw_argument(call, "ops", 0, "NULL array");
+      schedule_opts = grid_schedule_options(call, options, options_print);
+      checked.reserve(static_cast<std::size_t>(count));
+      prints.reserve(static_cast<std::size_t>(count));
+      for (at = 0; at < count; ++at) {
+        const redist_grid_batch_op &o = ops[at];
+        Fingerprint f;
+        checked.push_back(check_grid_op(call, "ops[" + std::to_string(at) + "].", enum_value(o.op),
+                                        o.m, o.n, enum_value(o.type), o.a, o.b, position, true, f));
+        prints.push_back(f.value());
+      }
+    } catch (const Error &e) {
+      local = e;
+    } catch (const std::bad_alloc &) {
+      local = out_of_memory_checking(call);
+    }
+    agree_batch(comm, call, position, local, at, count, options_print.value(), prints);
+    auto result = std::make_unique<redist_plan_s>();
+    result->comm = PlanComm(call, comm);
+    std::vector<GridTransfer> transfers;
+    std::vector<const GridTransfer *> pointers;
+    result->batch = batch_ops(checked, transfers, pointers);
+    front_end::Planned planned =
+        plan_batch(position.rank, position.size, result->comm.handle, result->batch, pointers);
+    throw_if_failed(call, planned);
+    result->executor = std::move(planned.executor);
+    finish_plan(std::move(result), schedule_opts, position, plan);
   });
 }

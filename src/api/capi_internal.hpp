@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,9 +70,12 @@ bool differs(const front_end::CallFields<front_end::Range> &fields);
 /// The agreed failure of front_end::plan_everywhere / plan_nd_everywhere as `call`'s error.
 void throw_if_failed(const char *call, const front_end::Planned &planned);
 
-/// The executor of a batch's operations on `comm` (front_end::plan_batch_everywhere).
+/// The executor of a batch's operations on `comm` (front_end::plan_batch_everywhere): each a
+/// block grid plan (BatchOp::grid), or the block grid transfer grid_transfers[k] (non-null;
+/// its plan then kept in batch[k].grid), or a 2-D transfer (BatchOp::transfer).
 front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
-                              const std::vector<redist_plan_s::BatchOp> &batch);
+                              std::vector<redist_plan_s::BatchOp> &batch,
+                              std::span<const GridTransfer *const> grid_transfers = {});
 
 #pragma GCC visibility pop
 

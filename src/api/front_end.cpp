@@ -576,16 +576,23 @@ Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &
 }
 
 Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
-                              std::span<const Transfer> ts, std::span<const std::size_t> sizes,
-                              std::span<const Index> lld_a, std::span<const Index> lld_b) {
+                              std::span<BatchMember> ops) {
   Planned out;
   const std::vector<int> nodes = node_ids(comm); // collective: before anything can fail
   bool out_of_memory = false;
   try {
     std::vector<Pieces> operations;
-    operations.reserve(ts.size());
-    for (std::size_t k = 0; k < ts.size(); ++k) {
-      operations.emplace_back(make_rank_plan(ts[k], rank, size), sizes[k], lld_a[k], lld_b[k]);
+    operations.reserve(ops.size());
+    for (BatchMember &op : ops) {
+      if (op.transfer != nullptr) {
+        operations.emplace_back(make_rank_plan(*op.transfer, rank, size), op.element_size, op.lld_a,
+                                op.lld_b);
+        continue;
+      }
+      if (!op.grid)
+        op.grid =
+            std::make_shared<const GridRankPlan>(make_grid_rank_plan(*op.grid_transfer, rank));
+      operations.emplace_back(op.grid, op.element_size);
     }
     out.executor = std::make_unique<Executor>(exec_comm, nodes, std::move(operations));
   } catch (const std::bad_alloc &) {

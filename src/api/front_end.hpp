@@ -288,12 +288,24 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
 Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &t,
                            const ScheduleOptions &options, std::size_t element_size);
 
-/// plan_everywhere() for a batch (redist_plan_create_batch): the executor of the transfers
-/// `ts` (element sizes and this process's leading dimensions per transfer) moved together,
-/// one message per pair of processes (Executor's batch constructor), all at once.
+/// One operation of a batch: a 2-D block-cyclic transfer (`transfer`, with this process's
+/// leading dimensions), or a block grid transfer (`grid_transfer`, or its plan `grid` already
+/// made; redist_grid_batch_create).
+struct BatchMember {
+  const Transfer *transfer = nullptr;
+  Index lld_a = 1, lld_b = 1;
+  const GridTransfer *grid_transfer = nullptr;
+  /// This rank's plan of grid_transfer: made here when null (then kept, for making the
+  /// executor anew), else used as it is (grid_transfer unused).
+  std::shared_ptr<const GridRankPlan> grid;
+  std::size_t element_size = 0;
+};
+
+/// plan_everywhere() for a batch (redist_plan_create_batch, redist_grid_batch_create): the
+/// executor of the operations `ops` moved together, one message per pair of processes
+/// (Executor's batch constructor), all at once.
 Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
-                              std::span<const Transfer> ts, std::span<const std::size_t> sizes,
-                              std::span<const Index> lld_a, std::span<const Index> lld_b);
+                              std::span<BatchMember> ops);
 
 /// plan_everywhere() for a block grid transfer (redist_grid_plan_create): `plan` is this rank's
 /// plan of `t` (made here, then kept for making the executor anew, when null; `t` unused
