@@ -7,10 +7,12 @@
 // the oracle's; those outside the windows keep their sentinels. Bad arguments in operation k:
 // the argument error naming ops[k] where it is wrong, REDIST_ERR_REMOTE naming ops[k]
 // elsewhere, REDIST_ERR_MISMATCH naming ops[k] when the processes disagree, no plan; a bad
-// execution argument of operation k: the same on every process, every B untouched.
+// execution argument of operation k: the same on every process, every B untouched. A failed
+// completion repaired, and the plan made anew from its kept operations (mpi_faults.cpp).
 
 #include "grid_oracle.hpp"
 #include "harness.hpp"
+#include "mpi_faults.hpp"
 
 #include <redist.h>
 
@@ -217,8 +219,10 @@ int execute(redist_plan plan, Local &x, bool split, bool null_alphas, bool null_
   return rc;
 }
 
-// Run batch c on this rank, executed twice; "" or the first problem.
-std::string run(const BatchCase &c, int rank) {
+// Run batch c on this rank, executed `executions` times (B reset before each), before(e)
+// before execution e and before(-1) after it; "" or the first problem.
+std::string run(const BatchCase &c, int rank, int executions = 2,
+                const std::function<void(int)> &before = nullptr) {
   Local x(c, rank);
   Views v(c.ops, rank);
   redist_plan plan = nullptr;
@@ -232,9 +236,11 @@ std::string run(const BatchCase &c, int rank) {
     why = "redist_plan_get_info: not the " + std::to_string(x.bytes) + " bytes of B here";
   // Both executions on every rank whatever this one found (they are collective); a failed
   // execution fails everywhere.
-  for (int e = 0; e < 2; ++e) {
+  for (int e = 0; e < executions; ++e) {
     x.reset();
+    if (before) before(e);
     rc = execute(plan, x, c.split, c.null_alphas, c.null_betas);
+    if (before) before(-1);
     if (rc != REDIST_SUCCESS) {
       why = "execution " + std::to_string(e) + ": " + redist_last_error();
       break;
@@ -443,6 +449,39 @@ TEST(GridBatches, ExecutionErrorsLeaveEveryBUntouched) {
     EXPECT_EQ(x.wrong(), "");
     redist_plan_destroy(&plan);
   }
+}
+
+// A receive whose completion fails on rank 0 in the second execution: the executor repairs it
+// (every B right), the third execution makes the plan anew from its kept block grid plans and
+// block-cyclic transfers (every B right again).
+TEST(GridBatches, FailedCompletionRepairedAndPlanMadeAnew) {
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  if (size < 2) GTEST_SKIP() << "no messages between processes on one";
+  Rng rng(mpitest::shared_seed("GridBatches.FailedCompletionRepairedAndPlanMadeAnew", 78));
+  long long injected = 0;
+  for (int k = 0; k < 30; ++k) {
+    const BatchCase c = random_batch(rng, size);
+    const long long before_case = faults::injected();
+    const auto arm = [rank](int e) {
+      if (e == 1 && rank == 0) {
+        faults::Fault f;
+        f.calls = faults::wait_recv;
+        f.tags = {7411, 7411 + 16}; // the executor's data and addresses
+        f.count = 1;
+        faults::arm(f);
+      } else if (e == -1) {
+        faults::disarm();
+      }
+    };
+    const std::string why = run(c, rank, 3, arm);
+    injected += faults::injected() - before_case;
+    ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0)
+        << "case " << k << " on rank " << rank << ": " << why;
+  }
+  long long total = 0;
+  MPI_Allreduce(&injected, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(total, 0);
 }
 
 } // namespace
