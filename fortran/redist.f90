@@ -43,6 +43,9 @@ module redist
   !> op(A) of redist_plan_create_op: A, A transposed, A conjugated and transposed.
   integer, parameter, public :: REDIST_OP_N = 0, REDIST_OP_T = 1, REDIST_OP_C = 2
 
+  !> The kind of a side of type(redist_any_layout) (redist.h: redist_layout_kind).
+  integer, parameter, public :: REDIST_LAYOUT_BLOCK_CYCLIC = 0, REDIST_LAYOUT_BLOCK_GRID = 1
+
   !> Distribution kinds of one dimension of an N-d array (type(redist_distribution)).
   integer, parameter, public :: REDIST_DIST_NONE = 0, REDIST_DIST_BLOCK = 1, &
                                 REDIST_DIST_CYCLIC = 2, REDIST_DIST_GEN_BLOCK = 3
@@ -175,6 +178,26 @@ module redist
     integer(int64) :: ia = 1, ja = 1  !< first row and column of the window, 1-based
   end type redist_block_grid
 
+  !> One side of an operation of redist_grid_batch_create (redist.h: redist_any_layout): a
+  !> block grid (kind REDIST_LAYOUT_BLOCK_GRID, the default: `grid`) or a 2-D block-cyclic
+  !> layout (kind REDIST_LAYOUT_BLOCK_CYCLIC: `cyclic`); the other one is unused.
+  type, public :: redist_any_layout
+    integer :: kind = REDIST_LAYOUT_BLOCK_GRID
+    type(redist_block_grid) :: grid
+    type(redist_layout_ext) :: cyclic
+  end type redist_any_layout
+
+  !> One operation of redist_grid_batch_create (redist.h: redist_grid_batch_op): B := alpha
+  !> op(A) + beta B on the m x n window of b (for REDIST_OP_T and _C A's window is n x m), each
+  !> side a block grid or a block-cyclic layout. Every process passes the same values (but the
+  !> grids' `local` and the layouts' lld).
+  type, public :: redist_grid_batch_op
+    integer :: op = REDIST_OP_N                !< REDIST_OP_N, _T or _C
+    integer(int64) :: m = 0, n = 0             !< the window of b
+    integer :: type = REDIST_DOUBLE            !< a REDIST_* element type
+    type(redist_any_layout) :: a, b
+  end type redist_grid_batch_op
+
   !> Plan options (redist.h: redist_options); the defaults choose everything automatically.
   type, public, bind(c) :: redist_options
     integer(c_int) :: schedule = REDIST_SCHEDULE_AUTO !< a REDIST_SCHEDULE_* value
@@ -258,6 +281,20 @@ module redist
                      grid_create_grid_cyclic, grid_create_grid_cyclic_f08, &
                      grid_create_cyclic_grid, grid_create_cyclic_grid_f08
   end interface redist_grid_plan_create
+
+  !> redist_grid_batch_create(plan, comm, ops, status [, options]): one plan for the
+  !>   operations ops(1:k) (type(redist_grid_batch_op)) on block grids and block-cyclic layouts
+  !>   moved together, one message per pair of processes (redist.h: redist_grid_batch_create;
+  !>   both sides of an operation may be block-cyclic); comm an integer handle or a
+  !>   type(MPI_Comm). Executed as a batch of redist_plan_create_batch
+  !>   (redist_plan_execute_batch, or _batch_begin and redist_plan_execute_end), on local arrays
+  !>   holding this process's blocks at their offsets. Messages name an operation as C does
+  !>   (ops[k - 1] for ops(k)), or, for what only Fortran can see, as ops(k)%a%grid%owners.
+  !>   Collective over comm.
+  public :: redist_grid_batch_create
+  interface redist_grid_batch_create
+    module procedure grid_batch_create, grid_batch_create_f08
+  end interface redist_grid_batch_create
 
   !> redist_plan_execute_op(plan, alpha, a, beta, b, status): B := alpha op(A) + beta B;
   !>   alpha and beta scalars of the arrays' type (that of the plan), the same on every process.
@@ -367,9 +404,6 @@ module redist
     type(c_grid_block), allocatable :: local(:)
   end type grid_arrays
 
-  !> redist_layout_kind
-  integer, parameter :: LAYOUT_BLOCK_CYCLIC = 0, LAYOUT_BLOCK_GRID = 1
-
   type, bind(c) :: c_batch_op
     integer(c_int) :: op
     integer(c_int64_t) :: m, n
@@ -377,6 +411,19 @@ module redist
     type(c_ptr) :: a, b
     integer(c_int) :: region
   end type c_batch_op
+
+  !> redist.h's redist_any_layout and redist_grid_batch_op (enums as c_int, as in c_batch_op).
+  type, bind(c) :: c_any_layout
+    integer(c_int) :: kind
+    type(c_ptr) :: cyclic, grid
+  end type c_any_layout
+
+  type, bind(c) :: c_grid_batch_op
+    integer(c_int) :: op
+    integer(c_int64_t) :: m, n
+    integer(c_int) :: type
+    type(c_ptr) :: a, b
+  end type c_grid_batch_op
 
   !> The rank map of one C layout, kept while the C call runs.
   type :: rank_map
@@ -468,6 +515,16 @@ module redist
       type(c_ptr), intent(out) :: plan
       integer(c_int) :: status
     end function c_grid_plan_create
+
+    function c_grid_batch_create(comm, count, ops, options, plan) &
+        bind(c, name='redist_f_grid_batch_create') result(status)
+      import :: c_grid_batch_op, c_int, c_ptr
+      integer(c_int), value :: comm, count
+      type(c_grid_batch_op), intent(in) :: ops(*)
+      type(c_ptr), value :: options
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: status
+    end function c_grid_batch_create
 
     function c_plan_create_batch(comm, count, ops, options, plan) &
         bind(c, name='redist_f_plan_create_batch') result(status)
@@ -1425,11 +1482,11 @@ contains
                           local_count=0, local=c_null_ptr, i=0, j=0)
     c_cyclic = to_c_layout_ext(redist_layout_ext(), ranks)
     if (present(cyclic)) then
-      kind = LAYOUT_BLOCK_CYCLIC
+      kind = REDIST_LAYOUT_BLOCK_CYCLIC
       c_cyclic = to_c_layout_ext(cyclic, ranks)
       return
     end if
-    kind = LAYOUT_BLOCK_GRID
+    kind = REDIST_LAYOUT_BLOCK_GRID
     if (.not. allocated(grid%row_splits) .or. .not. allocated(grid%col_splits) .or. &
         .not. allocated(grid%owners)) then
       call note(name//'%row_splits, %col_splits and %owners must be allocated')
@@ -1477,6 +1534,83 @@ contains
       if (len(problem) == 0) problem = text
     end subroutine note
   end subroutine grid_side
+
+  subroutine grid_batch_create(plan, comm, ops, status, options)
+    type(redist_plan), intent(out) :: plan
+    integer, intent(in) :: comm
+    type(redist_grid_batch_op), intent(in) :: ops(:)
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    type(grid_arrays), allocatable, target :: arrays(:, :)
+    type(rank_map), allocatable, target :: maps(:, :)
+    type(c_block_grid), allocatable, target :: grids(:, :)
+    type(c_layout_ext), allocatable, target :: cyclics(:, :)
+    type(c_any_layout), allocatable, target :: anys(:, :)
+    type(c_grid_batch_op), allocatable :: c_ops(:)
+    character(len=:), allocatable :: problem
+    integer :: k, problem_at
+
+    call c_set_message(c_null_char)
+    allocate (arrays(2, size(ops)), maps(2, size(ops)), grids(2, size(ops)), &
+              cyclics(2, size(ops)), anys(2, size(ops)), c_ops(size(ops)))
+    problem = ''
+    problem_at = 0
+    do k = 1, size(ops)
+      call batch_side(ops(k)%a, 'ops('//decimal(int(k, int64))//')%a', 1)
+      call batch_side(ops(k)%b, 'ops('//decimal(int(k, int64))//')%b', 2)
+      c_ops(k) = c_grid_batch_op(op=int(ops(k)%op, c_int), m=int(ops(k)%m, c_int64_t), &
+                                 n=int(ops(k)%n, c_int64_t), type=int(ops(k)%type, c_int), &
+                                 a=c_loc(anys(1, k)), b=c_loc(anys(2, k)))
+    end do
+    status = c_grid_batch_create(int(comm, c_int), int(size(ops), c_int), c_ops, &
+                                 options_address(options), plan%handle)
+    ! This process's first problem C cannot see fails its operation in C (an empty grid); the
+    ! message names it where C's names that operation.
+    if (problem_at > 0 .and. status == REDIST_ERR_ARGUMENT) then
+      if (index(redist_message(), 'ops['//decimal(int(problem_at - 1, int64))//']') > 0) &
+        call c_set_message('redist_grid_batch_create: '//problem//c_null_char)
+    end if
+    if (status == REDIST_SUCCESS) plan%batch_count = size(ops)
+
+  contains
+
+    !> Side `side` (1: a, 2: b) of operation k, named `name`, into anys(side, k) and what it
+    !> points to.
+    subroutine batch_side(any, name, side)
+      type(redist_any_layout), intent(in) :: any
+      character(len=*), intent(in) :: name
+      integer, intent(in) :: side
+      character(len=:), allocatable :: found
+      integer(c_int) :: kind
+
+      found = ''
+      if (any%kind == REDIST_LAYOUT_BLOCK_GRID) then
+        call grid_side(any%grid, name=name//'%grid', arrays=arrays(side, k), &
+                       ranks=maps(side, k)%ranks, kind=kind, c_grid=grids(side, k), &
+                       c_cyclic=cyclics(side, k), problem=found)
+      else
+        call grid_side(cyclic=any%cyclic, name=name//'%cyclic', arrays=arrays(side, k), &
+                       ranks=maps(side, k)%ranks, kind=kind, c_grid=grids(side, k), &
+                       c_cyclic=cyclics(side, k), problem=found)
+        kind = int(any%kind, c_int) ! an unknown kind as it is, for C to name
+      end if
+      anys(side, k) = c_any_layout(kind=kind, cyclic=c_loc(cyclics(side, k)), &
+                                   grid=c_loc(grids(side, k)))
+      if (len(found) > 0 .and. problem_at == 0) then
+        problem = found
+        problem_at = k
+      end if
+    end subroutine batch_side
+  end subroutine grid_batch_create
+
+  subroutine grid_batch_create_f08(plan, comm, ops, status, options)
+    type(redist_plan), intent(out) :: plan
+    type(MPI_Comm), intent(in) :: comm
+    type(redist_grid_batch_op), intent(in) :: ops(:)
+    integer, intent(out) :: status
+    type(redist_options), intent(in), optional :: options
+    call grid_batch_create(plan, comm%MPI_VAL, ops, status, options)
+  end subroutine grid_batch_create_f08
 
   !> The address of options, or c_null_ptr without them (the defaults).
   function options_address(options) result(pointer)

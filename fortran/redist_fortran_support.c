@@ -95,6 +95,11 @@ int redist_f_grid_plan_create(MPI_Fint comm, int op, int64_t m, int64_t n, int t
                                  &b, options, plan);
 }
 
+int redist_f_grid_batch_create(MPI_Fint comm, int count, const redist_grid_batch_op *ops,
+                               const redist_options *options, redist_plan *plan) {
+  return redist_grid_batch_create(MPI_Comm_f2c(comm), count, ops, options, plan);
+}
+
 enum { max_dims = 7 };
 
 /* MPI's code for a distribution of the module; an unknown code stays an invalid one, which

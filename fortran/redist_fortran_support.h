@@ -43,6 +43,8 @@ int redist_f_grid_plan_create(MPI_Fint comm, int op, int64_t m, int64_t n, int t
                               redist_plan *plan);
 int redist_f_plan_create_batch_ext(MPI_Fint comm, int count, const redist_batch_op_ext *ops,
                                    const redist_options *options, redist_plan *plan);
+int redist_f_grid_batch_create(MPI_Fint comm, int count, const redist_grid_batch_op *ops,
+                               const redist_options *options, redist_plan *plan);
 
 /* An N-d array as module redist describes it: distributions by the module's codes
  * (REDIST_F_DIST_*), GEN_BLOCK extents of all GEN_BLOCK dimensions one after another, the
