@@ -328,6 +328,21 @@ std::vector<BadBatch> bad_batches(int size) {
        },
        everywhere, REDIST_ERR_ARGUMENT, "ops[1].a->cyclic->layout.mb"},
   };
+  // Both sides block-cyclic (a 1 x 1 grid on rank 0), B's lld below its 6 local rows there.
+  out.push_back({"both block-cyclic, lld too small on rank 0", 2,
+                 [](Grid &, V &, O &op, int r) {
+                   static const int ranks[1] = {0};
+                   static redist_layout_ext a{}, b{};
+                   static redist_any_layout va{}, vb{};
+                   a.layout = {6, 5, 2, 2, 1, 1, 0, 0, ranks, 0, 0, r == 0 ? 6 : 1};
+                   b = a;
+                   b.layout.lld = 1; // below 6 on rank 0; ignored outside the grid
+                   va = {REDIST_LAYOUT_BLOCK_CYCLIC, &a, nullptr};
+                   vb = {REDIST_LAYOUT_BLOCK_CYCLIC, &b, nullptr};
+                   op.a = &va;
+                   op.b = &vb;
+                 },
+                 only(0), REDIST_ERR_ARGUMENT, "ops[2].b->cyclic->layout.lld"});
   if (size > 1) {
     out.push_back({"window differs on rank 1", 1,
                    [](Grid &a, V &, O &, int r) {
