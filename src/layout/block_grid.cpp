@@ -606,24 +606,6 @@ BlockGrid transposed_view(const BlockGrid &g) {
   return v;
 }
 
-Layout transposed_view(const Layout &l) {
-  Layout v;
-  v.rows = l.cols;
-  v.cols = l.rows;
-  v.grid.nprow = l.grid.npcol;
-  v.grid.npcol = l.grid.nprow;
-  v.grid.ranks.reserve(l.grid.ranks.size());
-  for (int pc = 0; pc < v.grid.npcol; ++pc) {
-    for (int pr = 0; pr < v.grid.nprow; ++pr) {
-      v.grid.ranks.push_back(l.grid.rank_at(pc, pr));
-    }
-  }
-  v.i = l.j;
-  v.j = l.i;
-  v.row_major = !l.row_major;
-  return v;
-}
-
 GridRankPlan plan_transfer(const GridTransfer &t, int rank);
 
 } // namespace
@@ -645,12 +627,12 @@ GridRankPlan make_grid_rank_plan(const GridTransfer &t, int rank) {
   if (t.src != nullptr) {
     v.src = &src_grid.emplace(transposed_view(*t.src));
   } else {
-    v.src_cyclic = &src_cyclic.emplace(transposed_view(*t.src_cyclic));
+    v.src_cyclic = &src_cyclic.emplace(transposed_layout(*t.src_cyclic));
   }
   if (t.dst != nullptr) {
     v.dst = &dst_grid.emplace(transposed_view(*t.dst));
   } else {
-    v.dst_cyclic = &dst_cyclic.emplace(transposed_view(*t.dst_cyclic));
+    v.dst_cyclic = &dst_cyclic.emplace(transposed_layout(*t.dst_cyclic));
   }
   v.m = t.n;
   v.n = t.m;
