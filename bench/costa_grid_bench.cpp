@@ -304,6 +304,7 @@ int main(int argc, char **argv) {
       {"cyclic 64 -> grid 45", 0, 64, 45, 0, false, 'N', 1, 0},
       {"grid 30 -> cyclic 100", 30, 0, 0, 100, false, 'N', 1, 0},
       {"cyclic 64 -> 100 row-major", 0, 64, 0, 100, true, 'N', 1, 0},
+      {"cyclic 64 -> 100", 0, 64, 0, 100, false, 'N', 1, 0},
   };
   int gpr = 1;
   for (int d = 1; d * d <= np; ++d)

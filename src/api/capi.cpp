@@ -165,10 +165,7 @@ void agree_impl(MPI_Comm comm, const std::string &call, std::uint64_t fingerprin
     throw *local_error;
   }
   if (v[0] != 0) {
-    throw Error(REDIST_ERR_REMOTE,
-                call + ": an argument is invalid on rank " +
-                    std::to_string(front_end::lowest_first(front_end::error_order(v[0]), size)) +
-                    " (see its message)");
+    throw remote_argument_error(call, front_end::lowest_first(front_end::error_order(v[0]), size));
   }
   if (v[1] != -v[2]) {
     throw Error(REDIST_ERR_MISMATCH, call + ": processes passed different " + mismatch_what);
@@ -410,8 +407,7 @@ bool differs(const front_end::CallFields<front_end::Range> &fields) {
 
 void throw_if_failed(const char *call, const front_end::Planned &planned) {
   if (planned.status != REDIST_SUCCESS && !planned.here) {
-    throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                       std::to_string(planned.first) + " (see its message)");
+    throw remote_argument_error(call, planned.first);
   }
   if (planned.status == REDIST_ERR_NO_MEMORY)
     throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
@@ -455,10 +451,8 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
         comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {});
     if (local) throw *local;
     if (agreed.error != 0) {
-      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                         std::to_string(front_end::lowest_first(
-                                             static_cast<int>(agreed.error_rank()), size)) +
-                                         " (see its message)");
+      throw remote_argument_error(
+          call, front_end::lowest_first(static_cast<int>(agreed.error_rank()), size));
     }
     if (differs(agreed.fields)) {
       throw Error(REDIST_ERR_MISMATCH,

@@ -93,13 +93,9 @@ int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
         local ? front_end::batch_error_word(at, front_end::lowest_first(rank, size)) : 0);
     if (local) throw *local;
     if (agreed.error != 0) {
-      const long long k = agreed.error_op();
-      throw Error(
-          REDIST_ERR_REMOTE,
-          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
-              ": an argument is invalid on rank " +
-              std::to_string(front_end::lowest_first(static_cast<int>(agreed.error_rank()), size)) +
-              " (see its message)");
+      throw remote_argument_error(
+          call, front_end::lowest_first(static_cast<int>(agreed.error_rank()), size),
+          agreed.error_op());
     }
     if (agreed.count_differs)
       throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");

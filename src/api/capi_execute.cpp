@@ -152,13 +152,9 @@ int run_execution(const char *call, redist_plan plan, bool split, Check &&check)
     const auto throw_if_invalid = [&](long long agreed) {
       if (local) throw *local;
       if (agreed == 0) return;
-      const long long k = batch ? front_end::batch_error_op(agreed) : -1;
-      throw Error(
-          REDIST_ERR_REMOTE,
-          std::string(call) + (k >= 0 ? std::string(": ops[") + std::to_string(k) + "]" : "") +
-              ": an argument is invalid on rank " +
-              std::to_string(front_end::lowest_first(front_end::error_order(agreed), plan->size)) +
-              " (see its message)");
+      throw remote_argument_error(
+          call, front_end::lowest_first(front_end::error_order(agreed), plan->size),
+          batch ? front_end::batch_error_op(agreed) : -1);
     };
     // No agreement of its own where the executor can carry the check (defers(): every
     // message through its buffers; and the last execution clean everywhere, which every

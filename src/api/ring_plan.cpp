@@ -48,10 +48,8 @@ void agree_ring(MPI_Comm comm, int rank, int size, const char *call,
                 std::string(call) + ": MPI_Allreduce failed while checking arguments");
   if (local) throw *local;
   if (agreed.error != 0) {
-    throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                       std::to_string(front_end::lowest_first(
-                                           static_cast<int>(agreed.error_rank()), size)) +
-                                       " (see its message)");
+    throw remote_argument_error(
+        call, front_end::lowest_first(static_cast<int>(agreed.error_rank()), size));
   }
   if (agreed.differs())
     throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different " + what);

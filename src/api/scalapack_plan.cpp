@@ -118,9 +118,7 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
         comm, args, local ? front_end::error_word(1, where.size - 1 - where.rank) : 0, {});
     if (local) throw *local;
     if (agreed.error != 0)
-      throw Error(REDIST_ERR_REMOTE, std::string(call) + ": an argument is invalid on rank " +
-                                         std::to_string(where.size - 1 - agreed.error_rank()) +
-                                         " of ICTXT (see its message)");
+      throw remote_argument_error(call, where.size - 1 - agreed.error_rank(), -1, " of ICTXT");
     front_end::CallFields<front_end::Range> ranges = agreed.fields;
     for (const auto &[name, side] : {std::pair{'A', &ranges.a}, std::pair{'B', &ranges.b}}) {
       if (!side->m.present)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <tuple>
 
 namespace redist {
@@ -587,7 +588,60 @@ std::string check_grid_transfer(const GridTransfer &t, int rank, int comm_size) 
   return met(received, *t.src, "a->");
 }
 
+namespace {
+
+// The same grid with rows and columns swapped: its row-major blocks are column-major here.
+BlockGrid transposed_view(const BlockGrid &g) {
+  BlockGrid v;
+  v.row_splits = g.col_splits;
+  v.col_splits = g.row_splits;
+  v.owner = [&g](Index r, Index c) { return g.owner(c, r); };
+  v.row_major = !g.row_major;
+  v.local.reserve(g.local.size());
+  for (const LocalBlock &b : g.local) {
+    v.local.push_back({b.block_col, b.block_row, b.offset, b.ld});
+  }
+  v.i = g.j;
+  v.j = g.i;
+  return v;
+}
+
+GridRankPlan plan_transfer(const GridTransfer &t, int rank);
+
+} // namespace
+
+// A transfer whose every side is row-major is planned as the transfer of the transposed
+// matrices, whose sides are column-major: the same elements at the same local offsets, but
+// the messages run along the rows that are contiguous at both ends.
 GridRankPlan make_grid_rank_plan(const GridTransfer &t, int rank) {
+  const bool src_row_major = t.src != nullptr ? t.src->row_major : t.src_cyclic->row_major;
+  const bool dst_row_major = t.dst != nullptr ? t.dst->row_major : t.dst_cyclic->row_major;
+  if (!src_row_major || !dst_row_major) {
+    return plan_transfer(t, rank);
+  }
+  GridTransfer v = t;
+  std::optional<BlockGrid> src_grid;
+  std::optional<BlockGrid> dst_grid;
+  std::optional<Layout> src_cyclic;
+  std::optional<Layout> dst_cyclic;
+  if (t.src != nullptr) {
+    v.src = &src_grid.emplace(transposed_view(*t.src));
+  } else {
+    v.src_cyclic = &src_cyclic.emplace(transposed_layout(*t.src_cyclic));
+  }
+  if (t.dst != nullptr) {
+    v.dst = &dst_grid.emplace(transposed_view(*t.dst));
+  } else {
+    v.dst_cyclic = &dst_cyclic.emplace(transposed_layout(*t.dst_cyclic));
+  }
+  v.m = t.n;
+  v.n = t.m;
+  return plan_transfer(v, rank);
+}
+
+namespace {
+
+GridRankPlan plan_transfer(const GridTransfer &t, int rank) {
   if (t.m > 0 && t.n > 0 && (t.src == nullptr || t.dst == nullptr)) {
     return plan_with_cyclic_side(t, rank);
   }
@@ -610,6 +664,8 @@ GridRankPlan make_grid_rank_plan(const GridTransfer &t, int rank) {
   plan.recvs = messages(std::move(pieces));
   return plan;
 }
+
+} // namespace
 
 std::size_t GridRankPlan::memory_bytes() const {
   std::size_t bytes = sizeof(GridRankPlan) + self.tiles.capacity() * sizeof(Tile);

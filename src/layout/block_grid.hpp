@@ -18,7 +18,10 @@
 // Message order, the same for both ends: the rectangles by their first column, then first row,
 // in B's window; each rectangle column by column (e fastest). Sender and receiver find the same
 // rectangles (a block of A met with a block of B) and sort them alike, so position p is the
-// same element at both ends without either knowing the other's local placement.
+// same element at both ends without either knowing the other's local placement. When both
+// sides are row-major, the transfer is planned as that of the transposed matrices (their
+// blocks column-major): the order is then by first row, then first column, each rectangle row
+// by row, contiguous at both ends.
 //
 // Against a 2-D block-cyclic layout (GridTransfer's *_cyclic), a grid block's rectangle meets
 // one process row and column of the cyclic side in index.hpp's runs (one period stored, the

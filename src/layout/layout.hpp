@@ -129,6 +129,11 @@ struct Layout {
   [[nodiscard]] int grid_extent(int axis) const { return axis == 0 ? grid.nprow : grid.npcol; }
 };
 
+/// The same layout of the transposed matrix: rows and columns, window corner and grid
+/// swapped, the other local order (a row-major local array is the column-major array of its
+/// transpose with the same leading dimension).
+[[nodiscard]] Layout transposed_layout(const Layout &l);
+
 /// Which elements of the m x n window are copied; always stated on B's (the destination's)
 /// window, also when A is transposed (PBLAS PxTRADD's UPLO refers to sub(C)).
 struct Region {

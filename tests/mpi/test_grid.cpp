@@ -11,6 +11,7 @@
 // REDIST_ERR_MISMATCH when processes disagree), no plan made. A failed completion repaired
 // and the plan made anew (mpi_faults.cpp).
 
+#include "api_internal.hpp"
 #include "grid_oracle.hpp"
 #include "harness.hpp"
 #include "mpi_faults.hpp"
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -48,6 +50,7 @@ struct Case {
   bool complex = false;
   bool split = false;
   double alpha = 1, beta = 0;
+  bool shared_a = false; // A's local array from redist_alloc: receivers may copy from its mapping
   [[nodiscard]] bool transposed() const { return op == REDIST_OP_T || op == REDIST_OP_C; }
 };
 
@@ -76,6 +79,29 @@ Case random_case(Rng &rng, int size) {
   c.b.grid.j = c.b.cyclic.l.layout.j = rng.uniform(0, b_cols - c.n);
   return c;
 }
+
+// Messages of the plans made so far on this rank that a single-copy way reads from their
+// sender (its array, or its packed buffer) instead of MPI.
+long long single_copy_receives = 0;
+
+// A's local array where the case wants it: a copy in redist_alloc's memory, freed with it.
+template <class T> class SourceArray {
+public:
+  SourceArray(const std::vector<T> &a, bool shared) : a_(a) {
+    if (shared && !a.empty() && redist_alloc(a.size() * sizeof(T), &memory_) == REDIST_SUCCESS)
+      std::memcpy(memory_, a.data(), a.size() * sizeof(T));
+  }
+  SourceArray(const SourceArray &) = delete;
+  SourceArray &operator=(const SourceArray &) = delete;
+  ~SourceArray() { redist_free(memory_); }
+  [[nodiscard]] const T *data() const {
+    return memory_ != nullptr ? static_cast<const T *>(memory_) : a_.data();
+  }
+
+private:
+  const std::vector<T> &a_;
+  void *memory_ = nullptr;
+};
 
 // Run case c with element type T on this rank `executions` times (B reset before each),
 // before(e) before execution e and before(-1) after it; "" or the first wrong element.
@@ -116,6 +142,8 @@ std::string run(const Case &c, int rank, int executions = 1,
   int rc = redist_grid_plan_create(MPI_COMM_WORLD, static_cast<redist_op>(c.op), c.m, c.n, type,
                                    &va, &vb, nullptr, &plan);
   if (rc != REDIST_SUCCESS) return "create: " + std::string(redist_last_error());
+  single_copy_receives += static_cast<long long>(plan->executor->single_copy_receives());
+  const SourceArray<T> source(a, c.shared_a);
   redist_plan_info info{};
   if (redist_plan_get_info(plan, &info) != REDIST_SUCCESS ||
       info.bytes_received + info.bytes_local != written * static_cast<int64_t>(sizeof(T))) {
@@ -128,11 +156,11 @@ std::string run(const Case &c, int rank, int executions = 1,
     b = initial;
     if (before) before(e);
     if (!operation) {
-      rc = c.split ? redist_plan_execute_begin(plan, a.data(), b.data())
-                   : redist_plan_execute(plan, a.data(), b.data());
+      rc = c.split ? redist_plan_execute_begin(plan, source.data(), b.data())
+                   : redist_plan_execute(plan, source.data(), b.data());
     } else {
-      rc = c.split ? redist_plan_execute_op_begin(plan, &alpha, a.data(), &beta, b.data())
-                   : redist_plan_execute_op(plan, &alpha, a.data(), &beta, b.data());
+      rc = c.split ? redist_plan_execute_op_begin(plan, &alpha, source.data(), &beta, b.data())
+                   : redist_plan_execute_op(plan, &alpha, source.data(), &beta, b.data());
     }
     if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
     if (before) before(-1);
@@ -158,8 +186,10 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
   const int size = mpitest::world_size();
   const int rank = mpitest::world_rank();
   Rng rng(mpitest::shared_seed("GridPlans.RandomGridsMatchTheOracle", 20261129));
+  const long long receives_before = single_copy_receives;
   for (int k = 0; k < mpitest::options().cases; ++k) {
-    const Case c = random_case(rng, size);
+    Case c = random_case(rng, size);
+    c.shared_a = k % 2 == 1;
     if (mpitest::options().only_case >= 0 && k != mpitest::options().only_case) continue;
     const std::string what = "case " + std::to_string(k) + " (op " + std::to_string(c.op) +
                              (c.copy ? ", copy" : "") + (c.complex ? ", complex" : "") +
@@ -171,6 +201,16 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
     const std::string why = c.complex ? run<Complex>(c, rank) : run<double>(c, rank);
     mpitest::watchdog_disarm();
     ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0) << what << " on rank " << rank << ": " << why;
+  }
+  // Where a way that reads from the sender is forced, messages between two column-major block
+  // grids (not transposed) must have taken it.
+  const char *mode = std::getenv("REDIST_SINGLE_COPY");
+  const std::string forced = mode != nullptr ? mode : "";
+  if (size > 1 && mpitest::options().only_case < 0 &&
+      (forced == "direct" || forced == "bounced" || forced == "read-packed")) {
+    long long receives = single_copy_receives - receives_before;
+    MPI_Allreduce(MPI_IN_PLACE, &receives, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_GT(receives, 0) << "no message read from its sender with REDIST_SINGLE_COPY=" << forced;
   }
 }
 

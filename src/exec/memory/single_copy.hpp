@@ -41,6 +41,11 @@ struct Identity {
   Strides strides{}; ///< N-d plans: the sender's local strides of A (by A's dimension)
   Segment buffer;    ///< its send buffer's memory file (SharedBuffer)
   Segment array;     ///< the memory file holding its source array, if allocate_shared_array's
+  /// A block grid plan's tile sources for its receivers (Pieces::grid_directory and
+  /// grid_sources): their addresses here and the directory's entries; 0: none.
+  std::uint64_t grid_directory = 0;
+  std::uint64_t grid_sources = 0;
+  std::int64_t grid_entries = 0;
 };
 
 /// Where a sender's message is, each execution: its source array or its packed buffer, and

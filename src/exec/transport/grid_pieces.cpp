@@ -5,6 +5,7 @@
 #include "pieces.hpp"
 
 #include <algorithm>
+#include <span>
 
 namespace redist {
 
@@ -41,7 +42,69 @@ template <class F> void clip_tile(const Tile &t, Index lo, Index hi, F &&f) {
 
 Pieces::Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_size)
     : plan_(grid_skeleton(*plan)), element_size_(element_size), lld_src_(0), lld_dst_(0),
-      grid_(std::move(plan)) {}
+      grid_(std::move(plan)), grid_reads_(plan_.recvs.size()) {
+  // The sources of the messages made of tiles (two block grids) for their receivers:
+  // (receiver, first word, tiles) in the directory, kGridSourceWords words a tile.
+  for (const GridMessage &m : grid_->sends) {
+    if (m.tiles.empty() || !m.parts.empty()) {
+      continue;
+    }
+    grid_directory_.insert(grid_directory_.end(), {m.rank, static_cast<Index>(grid_sources_.size()),
+                                                   static_cast<Index>(m.tiles.size())});
+    for (const Tile &t : m.tiles) {
+      grid_sources_.insert(grid_sources_.end(),
+                           {t.position, t.height, t.width, t.src, t.src_step, t.src_width_step});
+    }
+  }
+}
+
+std::size_t Pieces::grid_source_words(std::size_t i) const {
+  if (!grid_) {
+    return 0;
+  }
+  const GridMessage &m = grid_->recvs[i];
+  return m.parts.empty() ? m.tiles.size() * kGridSourceWords : 0;
+}
+
+bool Pieces::set_grid_sources(std::size_t i, std::span<const Index> words) {
+  const GridMessage &m = grid_->recvs[i];
+  std::vector<Tile> reads;
+  if (words.size() != grid_source_words(i) || words.empty()) {
+    return false;
+  }
+  reads.reserve(m.tiles.size());
+  for (std::size_t k = 0; k < m.tiles.size(); ++k) {
+    const Index *w = words.data() + k * kGridSourceWords;
+    Tile t = m.tiles[k];
+    // A piece is a column of a tile, contiguous at both ends, the tiles in message order.
+    if (w[0] != t.position || w[1] != t.height || w[2] != t.width || w[3] < 0 || w[4] != 1 ||
+        t.dst_step != 1 || t.position_width_step != t.height) {
+      return false;
+    }
+    t.src = w[3];
+    t.src_step = w[4];
+    t.src_width_step = w[5];
+    reads.push_back(t);
+  }
+  grid_reads_[i] = std::move(reads);
+  return true;
+}
+
+void Pieces::copy_tiles(std::span<const Tile> tiles, const std::byte *a, std::byte *b, Index lo,
+                        Index hi) const {
+  const auto es = static_cast<Index>(element_size_);
+  for (const Tile &tile : tiles) {
+    clip_tile(tile, lo, hi, [&](const Tile &t) {
+      if (operation_ != nullptr) {
+        apply_operation(*operation_, b + t.dst * es, t.dst_step, t.dst_width_step, a + t.src * es,
+                        t.src_step, t.src_width_step, t.height, t.width);
+      } else {
+        copy_rectangle(b + t.dst * es, t.dst_step, t.dst_width_step, a + t.src * es, t.src_step,
+                       t.src_width_step, t.height, t.width, element_size_);
+      }
+    });
+  }
+}
 
 void Pieces::copy_grid(const GridMessage &m, bool sending, const std::byte *from, std::byte *to,
                        Index lo, Index hi) const {
@@ -65,32 +128,52 @@ void Pieces::copy_grid(const GridMessage &m, bool sending, const std::byte *from
 }
 
 void Pieces::copy_grid_local(const std::byte *a, std::byte *b) const {
-  const auto es = static_cast<Index>(element_size_);
-  grid_->self.for_each_tile([&](const Tile &t) {
-    if (t.height <= 0 || t.width <= 0) {
-      return;
-    }
-    if (operation_ != nullptr) {
-      apply_operation(*operation_, b + t.dst * es, t.dst_step, t.dst_width_step, a + t.src * es,
-                      t.src_step, t.src_width_step, t.height, t.width);
-    } else {
-      copy_rectangle(b + t.dst * es, t.dst_step, t.dst_width_step, a + t.src * es, t.src_step,
-                     t.src_width_step, t.height, t.width, element_size_);
-    }
-  });
+  if (!grid_->self.parts.empty()) {
+    grid_->self.for_each_tile(
+        [&](const Tile &t) { copy_tiles(std::span(&t, 1), a, b, 0, INT64_MAX); });
+    return;
+  }
+  copy_tiles(grid_->self.tiles, a, b, 0, INT64_MAX);
 }
 
 single_copy::PieceCounts Pieces::estimate_grid_pieces(const Peer &peer) const {
-  // A tile's columns are its pieces on either side (the sender's placement is its own).
-  std::size_t pieces = 0;
-  grid_->recvs[static_cast<std::size_t>(peer.row_slot)].for_each_tile(
-      [&](const Tile &t) { pieces += static_cast<std::size_t>(std::max<Index>(t.width, 0)); });
   single_copy::PieceCounts counts;
   counts.bytes = static_cast<std::size_t>(peer.elements) * element_size_;
-  counts.remote_pieces = pieces;
-  counts.local_pieces = pieces;
-  counts.packed_only = true;
+  const std::vector<Tile> &reads = grid_reads_[static_cast<std::size_t>(peer.row_slot)];
+  if (reads.empty()) {
+    // Packed by the sender: a tile's columns are its pieces on the receiver's side.
+    std::size_t pieces = 0;
+    grid_->recvs[static_cast<std::size_t>(peer.row_slot)].for_each_tile(
+        [&](const Tile &t) { pieces += static_cast<std::size_t>(std::max<Index>(t.width, 0)); });
+    counts.remote_pieces = pieces;
+    counts.local_pieces = pieces;
+    counts.packed_only = true;
+    return counts;
+  }
+  // Stretches contiguous in the sender's array and in B's: a tile's columns, joined where one
+  // ends where the next begins.
+  Index next_src = -1;
+  Index next_dst = -1;
+  for_each_grid_read(reads, [&](Index src, Index dst, Index count) {
+    if (count <= 0) {
+      return;
+    }
+    counts.remote_pieces += src == next_src ? 0 : 1;
+    counts.local_pieces += dst == next_dst ? 0 : 1;
+    next_src = src + count;
+    next_dst = dst + count;
+  });
   return counts;
+}
+
+Index Pieces::grid_source_extent(const Peer &peer) const {
+  Index end = 0;
+  for (const Tile &t : grid_reads_[static_cast<std::size_t>(peer.row_slot)]) {
+    if (t.height > 0 && t.width > 0) {
+      end = std::max(end, t.src + (t.width - 1) * t.src_width_step + t.height);
+    }
+  }
+  return end;
 }
 
 } // namespace redist

@@ -4,6 +4,8 @@
 #include "transport.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
 namespace redist {
 
@@ -23,6 +25,7 @@ single_copy::Way Negotiation::choose(std::size_t i, const single_copy::Identity 
     return single_copy::Way::sent;
   }
   pieces_.set_sender_strides(i, sender.strides);
+  read_grid_sources(i, sender);
   const single_copy::PieceCounts counts = pieces_.estimate_pieces(pieces_.plan().recvs[i]);
   const single_copy::Way way = single_copy::cheapest_way(counts, mode_, {.buffer = true});
   if (way == single_copy::Way::mapped && !mapped_.map(i, sender.pid, sender.buffer)) {
@@ -31,11 +34,44 @@ single_copy::Way Negotiation::choose(std::size_t i, const single_copy::Identity 
   return way;
 }
 
+void Negotiation::read_grid_sources(std::size_t i, const single_copy::Identity &sender) {
+  const std::size_t words = pieces_.grid_source_words(i);
+  if (words == 0 || sender.grid_directory == 0 || sender.grid_entries <= 0 ||
+      sender.grid_entries > INT32_MAX) {
+    return;
+  }
+  // A failed read leaves the message packed by its sender, as it was.
+  single_copy::Reader reader;
+  const auto read = [&](std::uint64_t address, std::vector<Index> &into) {
+    reader.start(sender.pid, address, reinterpret_cast<std::byte *>(into.data()), nullptr);
+    reader.add(0, 0, into.size() * sizeof(Index));
+    return reader.finish();
+  };
+  std::vector<Index> directory(3 * static_cast<std::size_t>(sender.grid_entries));
+  if (!read(sender.grid_directory, directory)) {
+    return;
+  }
+  for (std::size_t e = 0; e < directory.size(); e += 3) {
+    if (directory[e] == pieces_.plan().self.rank &&
+        directory[e + 2] * Pieces::kGridSourceWords == words && directory[e + 1] >= 0) {
+      std::vector<Index> sources(words);
+      if (read(sender.grid_sources + static_cast<std::uint64_t>(directory[e + 1]) * sizeof(Index),
+               sources)) {
+        pieces_.set_grid_sources(i, sources);
+      }
+      return;
+    }
+  }
+}
+
 void Negotiation::exchange(Requests &requests, const single_copy::SharedBuffer &send_buffer) {
   const RankPlan &plan = pieces_.plan();
   // Readable by the peers as the plan's mode says (never: node 0, nobody reads this process).
   identity_ = single_copy::identify(probe_, lld_src_, send_buffer);
   identity_.strides = pieces_.source_strides();
+  identity_.grid_directory = reinterpret_cast<std::uintptr_t>(pieces_.grid_directory().data());
+  identity_.grid_sources = reinterpret_cast<std::uintptr_t>(pieces_.grid_sources().data());
+  identity_.grid_entries = static_cast<std::int64_t>(pieces_.grid_directory().size() / 3);
   identity_.node = mode_ == single_copy::Mode::never ? 0 : single_copy::node_identity();
   requests.clear();
   // A receiver answers every sender, whether its identity arrived or not (then: sent), so

@@ -50,6 +50,9 @@ private:
   void send_all();
   /// This process's part of run(): identities out, ways chosen and answered, ways in.
   void exchange(Requests &requests, const single_copy::SharedBuffer &send_buffer);
+  /// A block grid plan's receive i: its tiles' offsets in the sender's array, read from the
+  /// sender's memory (Pieces::grid_directory), so that the message may be read from there.
+  void read_grid_sources(std::size_t i, const single_copy::Identity &sender);
   /// The way of a message from `sender` (plan.recvs[i]), mapping what that way reads.
   single_copy::Way choose(std::size_t i, const single_copy::Identity &sender);
   Pieces &pieces_;

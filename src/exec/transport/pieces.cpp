@@ -524,6 +524,10 @@ void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) co
 
 void Pieces::copy_from_array(const Peer &peer, const std::byte *src, Index src_lld, std::byte *b,
                              Index lo, Index hi) const {
+  if (grid_) {
+    copy_tiles(grid_reads_[static_cast<std::size_t>(peer.row_slot)], src, b, lo, hi);
+    return;
+  }
   if (nd_) {
     copy_nd(nd_->recvs[static_cast<std::size_t>(peer.row_slot)], false, PieceSide::both,
             nd_sender_strides_[static_cast<std::size_t>(peer.row_slot)], src, b, lo, hi);

@@ -57,11 +57,26 @@ public:
   /// executor anew from it): plan() is then its skeleton (grid_skeleton), and pack, unpack and
   /// copy_local walk its messages' tiles (grid_pieces.cpp). Packed only, as a batch.
   Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_size);
+  /// Block grid plans: the sources of this rank's messages made of tiles (two block grids),
+  /// for their receivers to read (Negotiation): per such send (receiver rank, first word,
+  /// tiles) in the directory, and kGridSourceWords words a tile in the sources (position,
+  /// height, width, src, src_step, src_width_step).
+  [[nodiscard]] std::span<const Index> grid_directory() const { return grid_directory_; }
+  [[nodiscard]] std::span<const Index> grid_sources() const { return grid_sources_; }
+  /// Words of receive i's sources (0: not a message made of tiles, or not a block grid plan).
+  [[nodiscard]] std::size_t grid_source_words(std::size_t i) const;
+  /// Receive i's tiles with their sender's offsets: from now on the message may be read from
+  /// the sender's array (estimate_pieces, gather, read_combined, copy_from_array). False, the
+  /// message still packed by its sender, when the words do not describe its tiles or a tile's
+  /// columns are not contiguous at both ends.
+  bool set_grid_sources(std::size_t i, std::span<const Index> words);
+  static constexpr std::size_t kGridSourceWords = 6;
   /// A batch's operations (empty: not a batch).
   [[nodiscard]] std::span<const Pieces> batch_operations() const;
-  /// Whether messages are only ever packed by their senders (a batch, a block grid plan):
-  /// sent, or unpacked from a mapped buffer, never read piece by piece from a sender.
-  [[nodiscard]] bool packed_only() const { return batch_ != nullptr || grid_ != nullptr; }
+  /// Whether messages are only ever packed by their senders (a batch): sent, or unpacked from
+  /// a mapped buffer, never read piece by piece from a sender. (A block grid plan's message is
+  /// read from its sender only once set_grid_sources took its sources.)
+  [[nodiscard]] bool packed_only() const { return batch_ != nullptr; }
   /// Every message of the plan goes through MPI: a transposed 2-D plan on a trapezoid (no
   /// single-copy way walks it yet: read_transposed reads rectangles).
   [[nodiscard]] bool sent_only() const {
@@ -211,7 +226,24 @@ private:
   void copy_grid(const GridMessage &m, bool sending, const std::byte *from, std::byte *to, Index lo,
                  Index hi) const;
   void copy_grid_local(const std::byte *a, std::byte *b) const;
+  /// Tiles (offsets in a and b) at message positions [lo, hi) from a into b, combined as the
+  /// operation says.
+  void copy_tiles(std::span<const Tile> tiles, const std::byte *a, std::byte *b, Index lo,
+                  Index hi) const;
   [[nodiscard]] single_copy::PieceCounts estimate_grid_pieces(const Peer &peer) const;
+  [[nodiscard]] Index grid_source_extent(const Peer &peer) const;
+  /// f(src, dst, count) for each column of tiles read from a sender (set_grid_sources), in
+  /// message order.
+  template <class F> static void for_each_grid_read(std::span<const Tile> tiles, F &&f) {
+    for (const Tile &t : tiles) {
+      for (Index w = 0; w < t.width; ++w) {
+        f(t.src + w * t.src_width_step, t.dst + w * t.dst_width_step, t.height);
+      }
+    }
+  }
+  /// f(src, dst, count) for the pieces of receive `peer` a read from its sender's array takes,
+  /// in message order (pieces_read.cpp).
+  template <class F> void for_each_read_piece(const Peer &peer, Index sender_lld, F &&f) const;
 
   RankPlan plan_;
   std::size_t element_size_;
@@ -224,9 +256,12 @@ private:
   std::shared_ptr<const NdRankPlan> nd_;        // an N-d plan; plan_ is then its skeleton
   Strides nd_src_strides_{};
   Strides nd_dst_strides_{};
-  std::vector<Strides> nd_sender_strides_;   // per receive
-  std::shared_ptr<BatchParts> batch_;        // a batch; plan_ is then its skeleton
-  std::shared_ptr<const GridRankPlan> grid_; // a block grid plan; plan_ is then its skeleton
+  std::vector<Strides> nd_sender_strides_;    // per receive
+  std::shared_ptr<BatchParts> batch_;         // a batch; plan_ is then its skeleton
+  std::shared_ptr<const GridRankPlan> grid_;  // a block grid plan; plan_ is then its skeleton
+  std::vector<Index> grid_directory_;         // grid_directory()
+  std::vector<Index> grid_sources_;           // grid_sources()
+  std::vector<std::vector<Tile>> grid_reads_; // per receive: set_grid_sources' tiles
 };
 
 /// The 2-D view of an N-d plan the executor sequences: its peers' ranks and element counts,

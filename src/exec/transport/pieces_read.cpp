@@ -156,15 +156,25 @@ single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
   return {bytes, remote * columns, local * columns};
 }
 
+template <class F>
+void Pieces::for_each_read_piece(const Peer &peer, Index sender_lld, F &&f) const {
+  if (grid_) {
+    for_each_grid_read(grid_reads_[static_cast<std::size_t>(peer.row_slot)], f);
+    return;
+  }
+  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
+                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region, plan_.m,
+                 plan_.n, sender_lld, lld_dst_, f);
+}
+
 void Pieces::gather(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
                     single_copy::Reader &reader) const {
   if (nd_) {
     gather_nd(peer, lo, hi, packed, reader);
     return;
   }
-  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
-                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region, plan_.m,
-                 plan_.n, sender_lld, lld_dst_, WindowReads(reader, element_size_, lo, hi, packed));
+  WindowReads reads(reader, element_size_, lo, hi, packed);
+  for_each_read_piece(peer, sender_lld, reads);
 }
 
 int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi, bool packed,
@@ -201,28 +211,25 @@ int Pieces::read_combined(const Peer &peer, Index sender_lld, Index lo, Index hi
   done = lo;
   reader.start(pid, address, bounce, nullptr);
   Index position = 0;
-  for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
-                 plan_.recv_cols[static_cast<std::size_t>(peer.col_slot)], plan_.region, plan_.m,
-                 plan_.n, sender_lld, lld_dst_, [&](Index src, Index dst, Index count) {
-                   Index begin = std::max(position, lo);
-                   const Index end = std::min(position + count, hi);
-                   while (error == 0 && begin < end) {
-                     if (filled == capacity) {
-                       combine();
-                       reader.start(pid, address, bounce, nullptr);
-                       continue;
-                     }
-                     const Index skip = begin - position;
-                     const Index take = std::min(end - begin, capacity - filled);
-                     reader.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
-                                static_cast<std::size_t>(filled) * es,
-                                static_cast<std::size_t>(take) * es);
-                     pending.push_back({dst + skip, take});
-                     filled += take;
-                     begin += take;
-                   }
-                   position += count;
-                 });
+  for_each_read_piece(peer, sender_lld, [&](Index src, Index dst, Index count) {
+    Index begin = std::max(position, lo);
+    const Index end = std::min(position + count, hi);
+    while (error == 0 && begin < end) {
+      if (filled == capacity) {
+        combine();
+        reader.start(pid, address, bounce, nullptr);
+        continue;
+      }
+      const Index skip = begin - position;
+      const Index take = std::min(end - begin, capacity - filled);
+      reader.add(static_cast<std::size_t>(packed ? begin - lo : src + skip) * es,
+                 static_cast<std::size_t>(filled) * es, static_cast<std::size_t>(take) * es);
+      pending.push_back({dst + skip, take});
+      filled += take;
+      begin += take;
+    }
+    position += count;
+  });
   combine();
   return error;
 }
@@ -324,6 +331,9 @@ int Pieces::read_transposed(const Peer &peer, Index sender_lld, Index lo, Index 
 }
 
 Index Pieces::source_extent(const Peer &peer, Index lld) const {
+  if (grid_) {
+    return grid_source_extent(peer);
+  }
   if (nd_) {
     return nd_source_extent(peer);
   }
