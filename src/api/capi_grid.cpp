@@ -282,15 +282,10 @@ void agree_batch(MPI_Comm comm, const char *call, const CommPosition &position,
     throw Error(REDIST_ERR_MPI,
                 std::string(call) + ": MPI_Allreduce failed while checking arguments");
   if (local) throw *local;
-  if (v[0] != 0) {
-    const long long k = front_end::batch_error_op(v[0]);
-    throw Error(
-        REDIST_ERR_REMOTE,
-        std::string(call) + (k >= 0 ? ": ops[" + std::to_string(k) + "]" : "") +
-            ": an argument is invalid on rank " +
-            std::to_string(front_end::lowest_first(front_end::error_order(v[0]), position.size)) +
-            " (see its message)");
-  }
+  if (v[0] != 0)
+    throw remote_argument_error(
+        call, front_end::lowest_first(front_end::error_order(v[0]), position.size),
+        front_end::batch_error_op(v[0]));
   if (v[1] != -v[2])
     throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
   if (v[3] != -v[4])
