@@ -21,7 +21,8 @@ targets=(redist_unit_tests redist_research_tests redist_layout_kinds_tests redis
          redist_mpi_tests redist_error_tests redist_error_fatal_tests redist_mpi_dropin_tests
          redist_demo redist_resource_tests redist_thread_tests redist_overlap_tests
          redist_fault_tests redist_collective_fault_tests redist_soak_tests redist_ilp64_tests
-         redist_exec_tests redist_nd_tests redist_capi_ext_tests redist_relabel_tests redist_grid_tests)
+         redist_exec_tests redist_nd_tests redist_capi_ext_tests redist_relabel_tests redist_grid_tests
+         redist_grid_batch_tests)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 # The MPI runs unwind malloc stacks the slow, exact way (fast_unwind_on_malloc=0), so that
@@ -57,10 +58,11 @@ for way in auto mapped; do
     --case-timeout=60
 done
 ci_mpi 120 3 "$build/tests/mpi/redist_relabel_tests" --cases=40 --case-timeout=60
-for way in auto mapped; do
+for way in auto mapped direct; do
   REDIST_SINGLE_COPY=$way ci_mpi 300 3 "$build/tests/mpi/redist_grid_tests" --cases=100 \
     --case-timeout=60
 done
+ci_mpi 300 3 "$build/tests/mpi/redist_grid_batch_tests" --cases=40 --case-timeout=60
 ci_mpi 120 3 "$build/tests/mpi/redist_mpi_dropin_tests"
 # Packing interleaved with the local copy (Executor::pack_with_local_copy) on every plan that
 # can take it, 2-D (sent) and N-d (packed for a mapped read).

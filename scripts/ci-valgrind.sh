@@ -33,6 +33,8 @@ ci_step "valgrind memcheck: A and B in the same memory, 2 ranks"
 ci_mpi 300 2 "${vg[@]}" "$build/tests/reliability/redist_overlap_tests"
 ci_step "valgrind memcheck: block grids, first blocks and row-major arrays (oracles), 2 ranks"
 ci_mpi 300 2 "${vg[@]}" "$build/tests/mpi/redist_grid_tests" --cases=20
+REDIST_SINGLE_COPY=direct ci_mpi 300 2 "${vg[@]}" "$build/tests/mpi/redist_grid_tests" --cases=20
+ci_mpi 300 2 "${vg[@]}" "$build/tests/mpi/redist_grid_batch_tests" --cases=10
 ci_mpi 300 2 "${vg[@]}" "$build/tests/mpi/redist_capi_ext_tests" --cases=20
 ci_step "valgrind memcheck: MPI errors injected during execution, 3 ranks"
 # Not the out-of-memory case: under valgrind a failed operator new aborts instead of throwing.
