@@ -536,8 +536,8 @@ Planned plan_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, c
         return choose_schedule(t, rank_plan, with_nodes, inputs, element_size, choice);
       },
       [&](ScheduleChoice &&choice) {
-        return std::make_unique<Executor>(exec_comm, nodes, std::move(rank_plan), element_size,
-                                          lld_a, lld_b, std::move(choice));
+        return make_executor(exec_comm, nodes, std::move(rank_plan), element_size, lld_a, lld_b,
+                             std::move(choice));
       });
   agree_planned(comm, rank, size, out_of_memory, out);
   return out;
@@ -568,8 +568,8 @@ Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &
         Coords c{};
         if (grid_of(t.src).find(rank, c)) src = local_strides(t.src, c);
         if (grid_of(t.dst).find(rank, c)) dst = local_strides(t.dst, c);
-        return std::make_unique<Executor>(comm, nodes, std::move(rank_plan), element_size, src, dst,
-                                          std::move(choice));
+        return make_executor(comm, nodes, std::move(rank_plan), element_size, src, dst,
+                             std::move(choice));
       });
   agree_planned(comm, rank, size, out_of_memory, out);
   return out;
@@ -594,7 +594,7 @@ Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
             std::make_shared<const GridRankPlan>(make_grid_rank_plan(*op.grid_transfer, rank));
       operations.emplace_back(op.grid, op.element_size);
     }
-    out.executor = std::make_unique<Executor>(exec_comm, nodes, std::move(operations));
+    out.executor = std::make_unique<OnePhase>(exec_comm, nodes, std::move(operations));
   } catch (const std::bad_alloc &) {
     out_of_memory = true;
   }
@@ -609,7 +609,7 @@ Planned plan_grid_everywhere(MPI_Comm comm, int rank, int size, const GridTransf
   bool out_of_memory = false;
   try {
     if (!plan) plan = std::make_shared<const GridRankPlan>(make_grid_rank_plan(*t, rank));
-    out.executor = std::make_unique<Executor>(comm, nodes, plan, element_size);
+    out.executor = std::make_unique<OnePhase>(comm, nodes, plan, element_size);
   } catch (const std::bad_alloc &) {
     out_of_memory = true;
   }

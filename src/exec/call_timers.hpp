@@ -21,7 +21,7 @@ namespace redist::call_timers {
 enum Part : int {
   front,            ///< BLACS queries, REDIST_* environment, argument checks, plan lookup
   hit_agreement,    ///< front_end::agree_hit (or the full agreement on a miss)
-  prepare,          ///< Executor::begin up to the posting (negotiation state, bookkeeping)
+  prepare,          ///< OnePhase::begin up to the posting (negotiation state, bookkeeping)
   post_receives,    ///< MPI_Irecv of every message
   pack,             ///< packing each sent message into its buffer
   post_sends,       ///< MPI_Isend of every message

@@ -47,44 +47,28 @@ int rank_in(MPI_Comm comm) {
 
 } // namespace
 
-Executor::Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src,
-                   Index lld_dst, ScheduleChoice schedule, int tag)
-    : Executor(comm, node_ids(comm), std::move(plan), element_size, lld_src, lld_dst,
-               std::move(schedule), tag) {
-  decide_ways_alone();
-}
-
-Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan,
+OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan,
                    std::size_t element_size, Index lld_src, Index lld_dst, ScheduleChoice schedule,
                    int tag)
-    : Executor(comm, node_ids,
-               Pieces(std::move(plan), element_size, lld_src, lld_dst, !schedule.phases), lld_src,
-               lld_dst, std::move(schedule), tag) {}
+    : OnePhase(comm, node_ids, Pieces(std::move(plan), element_size, lld_src, lld_dst), lld_src,
+               std::move(schedule), tag) {}
 
-Executor::Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size,
-                   const Strides &src_strides, const Strides &dst_strides, int tag)
-    : Executor(comm, node_ids(comm), std::move(plan), element_size, src_strides, dst_strides,
-               ScheduleChoice{}, tag) {
-  decide_ways_alone();
-}
-
-Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
+OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
                    std::size_t element_size, const Strides &src_strides, const Strides &dst_strides,
                    ScheduleChoice schedule, int tag)
-    : Executor(comm, node_ids, Pieces(std::move(plan), element_size, src_strides, dst_strides), 0,
-               0, std::move(schedule), tag) {}
+    : OnePhase(comm, node_ids, Pieces(std::move(plan), element_size, src_strides, dst_strides), 0,
+               std::move(schedule), tag) {}
 
-Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
+OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
                    int tag)
-    : Executor(comm, node_ids, Pieces(std::move(operations)), 0, 0, ScheduleChoice{}, tag) {}
+    : OnePhase(comm, node_ids, Pieces(std::move(operations)), 0, ScheduleChoice{}, tag) {}
 
-Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids,
+OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids,
                    std::shared_ptr<const GridRankPlan> plan, std::size_t element_size, int tag)
-    : Executor(comm, node_ids, Pieces(std::move(plan), element_size), 0, 0, ScheduleChoice{}, tag) {
-}
+    : OnePhase(comm, node_ids, Pieces(std::move(plan), element_size), 0, ScheduleChoice{}, tag) {}
 
-Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
-                   Index lld_dst, ScheduleChoice &&schedule, int tag)
+OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
+                   ScheduleChoice &&schedule, int tag)
     : schedule_(std::move(schedule)), pieces_(std::move(pieces)),
       nodes_(node_ids, rank_in(comm), pieces_.plan()),
       requests_(comm, 2 * (pieces_.plan().sends.size() + pieces_.plan().recvs.size()) + 4),
@@ -98,26 +82,6 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   }
   requests_.set_messages(pieces_.plan().sends.size(), pieces_.plan().recvs.size());
   const std::size_t element_size = pieces_.element_size();
-  if (const TwoPhase *two = schedule_.phases.get()) {
-    // Each phase tags its messages apart, so a fast rank's second phase never meets a slow
-    // rank's first.
-    phases_[0] = std::make_unique<Executor>(comm, node_ids, two->plans[0], element_size, lld_src,
-                                            two->mid_lld, two->choices[0], tag + 1);
-    phases_[1] = std::make_unique<Executor>(comm, node_ids, two->plans[1], element_size,
-                                            two->mid_lld, lld_dst, two->choices[1], tag + 2);
-    mid_.resize(static_cast<std::size_t>(two->mid_elements) * element_size);
-    return;
-  }
-  if (const NdTwoPhase *two = schedule_.nd_phases.get()) {
-    phases_[0] = std::make_unique<Executor>(comm, node_ids, two->plans[0], element_size,
-                                            pieces_.source_strides(), two->mid_strides,
-                                            two->choices[0], tag + 1);
-    phases_[1] =
-        std::make_unique<Executor>(comm, node_ids, two->plans[1], element_size, two->mid_strides,
-                                   pieces_.destination_strides(), two->choices[1], tag + 2);
-    mid_.resize(static_cast<std::size_t>(two->mid_elements) * element_size);
-    return;
-  }
   const RankPlan &p = pieces_.plan();
   // A memory file to share only where a receiver may map it: not for plans whose messages are
   // all sent (decide_ways()), nor where every message is too small for `mapped` to pay.
@@ -130,21 +94,21 @@ Executor::Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
   buffers_ = ExchangeBuffers(p, element_size, schedule_, shareable);
 }
 
-Executor::~Executor() = default;
+OnePhase::~OnePhase() = default;
 
-void Executor::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer) {
+void OnePhase::post_receive(std::size_t i, Index lo, Index hi, std::byte *buffer) {
   transports_.of_receive(i).post_receive(requests_, i, lo, hi, buffer);
 }
 
-std::byte *Executor::send_buffer_of(std::size_t i) {
+std::byte *OnePhase::send_buffer_of(std::size_t i) {
   return buffers_.send(i, transports_.of_send(i).send_buffer() == Transport::SendBuffer::shared);
 }
 
-void Executor::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, bool packed) {
+void OnePhase::post_send(std::size_t i, Index lo, Index hi, const std::byte *a, bool packed) {
   transports_.of_send(i).post_send(requests_, i, lo, hi, a, send_buffer_of(i), packed);
 }
 
-void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
+void OnePhase::complete(std::size_t first, std::size_t end, std::byte *b, const char *what) {
   requests_.wait_each(
       first, end, what,
       [&](std::size_t k) {
@@ -162,17 +126,12 @@ void Executor::complete(std::size_t first, std::size_t end, std::byte *b, const 
       });
 }
 
-void Executor::execute(const void *a, void *b) {
+void OnePhase::execute(const void *a, void *b) {
   start(a, b, nullptr);
   end();
 }
 
-Pieces &Executor::operation_pieces() {
-  // A two-phase plan's first phase copies into the intermediate array; its second applies op.
-  return phases_[1] ? phases_[1]->pieces_ : pieces_;
-}
-
-void Executor::forget_last_execution() {
+void OnePhase::forget_last_execution() {
   transports_.array_copy().forget_copies();
   requests_.clear_marks();
   requests_.forget_combined();
@@ -184,7 +143,7 @@ std::string Executor::environment_error() {
   return why.empty() ? progress_environment_error() : why;
 }
 
-void Executor::begin(const void *a, void *b, const Operation *op) {
+void OnePhase::begin(const void *a, void *b, const Operation *op) {
   start(a, b, op);
   if (flight_.posted && progress_mode_ == ProgressMode::thread &&
       !(pieces_.plan().sends.empty() && pieces_.plan().recvs.empty())) {
@@ -192,7 +151,7 @@ void Executor::begin(const void *a, void *b, const Operation *op) {
   }
 }
 
-void Executor::start(const void *a_void, void *b_void, const Operation *op,
+void OnePhase::start(const void *a_void, void *b_void, const Operation *op,
                      const long long *check) {
   if (flight_.in_flight) {
     throw Error(REDIST_ERR_ARGUMENT,
@@ -206,28 +165,26 @@ void Executor::start(const void *a_void, void *b_void, const Operation *op,
   requests_.forget_failure();
   requests_.forget_unposted();
   if (op != nullptr) {
-    operation_pieces().set_operation(op);
+    pieces_.set_operation(op);
     flight_.operation = true;
   }
   try {
-    if (!phases_[0]) {
-      forget_last_execution();
-      call_timers::lap(call_timers::prepare);
-      if (schedule_.strategy == Strategy::all_at_once) {
-        post_all_at_once(flight_.a, flight_.b);
-        flight_.posted = true;
-      }
+    forget_last_execution();
+    call_timers::lap(call_timers::prepare);
+    if (schedule_.strategy == Strategy::all_at_once) {
+      post_all_at_once(flight_.a, flight_.b);
+      flight_.posted = true;
     }
   } catch (...) {
     if (flight_.operation) {
-      operation_pieces().set_operation(nullptr);
+      pieces_.set_operation(nullptr);
     }
     throw;
   }
   flight_.in_flight = true;
 }
 
-void Executor::end() {
+void OnePhase::end() {
   if (!flight_.in_flight) {
     throw Error(REDIST_ERR_ARGUMENT, "redist: no execution of this plan is in flight");
   }
@@ -235,34 +192,30 @@ void Executor::end() {
   progress_.stop();
   const Flight flight = flight_;
   struct Reset { // the operation is begin()'s, whatever happens here
-    Executor &executor;
+    Pieces &pieces;
     bool operation;
     ~Reset() {
       if (operation) {
-        executor.operation_pieces().set_operation(nullptr);
+        pieces.set_operation(nullptr);
       }
     }
-  } reset{*this, flight.operation};
-  if (phases_[0]) {
-    execute_two_phases(flight.a, flight.b);
+  } reset{pieces_, flight.operation};
+  if (flight.posted) {
+    complete(0, flight.receives, flight.b, "MPI_Waitany (receive)");
+    call_timers::lap(call_timers::wait_receives);
+    complete(flight.receives, requests_.size(), flight.b, "MPI_Waitany (send)");
+    call_timers::lap(call_timers::wait_sends);
   } else {
-    if (flight.posted) {
-      complete(0, flight.receives, flight.b, "MPI_Waitany (receive)");
-      call_timers::lap(call_timers::wait_receives);
-      complete(flight.receives, requests_.size(), flight.b, "MPI_Waitany (send)");
-      call_timers::lap(call_timers::wait_sends);
-    } else {
-      execute_steps(flight.a, flight.b);
-    }
-    settle(flight.a, flight.b);
+    execute_steps(flight.a, flight.b);
   }
+  settle(flight.a, flight.b);
   streaming_fence();
   if (!requests_.failure().empty()) {
     throw Error(REDIST_ERR_MPI, requests_.failure());
   }
 }
 
-long long Executor::execute_checked(const void *a, void *b, long long error, const Operation *op) {
+long long OnePhase::execute_checked(const void *a, void *b, long long error, const Operation *op) {
   struct Deferring { // arrivals unpacked after the agreement, whatever happens
     Sent &sent;
     explicit Deferring(Sent &s) : sent(s) { sent.defer(true); }
@@ -275,20 +228,18 @@ long long Executor::execute_checked(const void *a, void *b, long long error, con
   return flight_.check;
 }
 
-void Executor::execute(const void *a, void *b, const Operation &op) {
-  // A two-phase plan's first phase copies into the intermediate array; its second applies op.
-  Pieces &last = phases_[1] ? phases_[1]->pieces_ : pieces_;
-  last.set_operation(&op);
+void OnePhase::execute(const void *a, void *b, const Operation &op) {
+  pieces_.set_operation(&op);
   try {
     execute(a, b);
   } catch (...) {
-    last.set_operation(nullptr);
+    pieces_.set_operation(nullptr);
     throw;
   }
-  last.set_operation(nullptr);
+  pieces_.set_operation(nullptr);
 }
 
-void Executor::settle(const std::byte *a, std::byte *b) {
+void OnePhase::settle(const std::byte *a, std::byte *b) {
   // Every request of the exchange has completed (or failed and was told to its transport),
   // on every rank. One agreement: did anything fail anywhere? Nothing did in the common case.
   // In the same reduction: the caller's argument check (execute_checked()).
@@ -331,7 +282,7 @@ void Executor::settle(const std::byte *a, std::byte *b) {
   }
 }
 
-void Executor::repair(const std::byte *a, std::byte *b) {
+void OnePhase::repair(const std::byte *a, std::byte *b) {
   // Which messages failed, at either end: each rank tells each other rank what it saw of the
   // messages between them (low byte: its send to that rank, next byte: its receive from it).
   const RankPlan &plan = pieces_.plan();
@@ -404,40 +355,7 @@ void Executor::repair(const std::byte *a, std::byte *b) {
   }
 }
 
-void Executor::execute_two_phases(const std::byte *a, std::byte *b) {
-  last_ = {};
-  std::string first;
-  try {
-    phases_[0]->execute(a, mid_.data());
-  } catch (const Error &e) {
-    first = e.what();
-  }
-  // The intermediate array is right everywhere only where the first phase ended well
-  // everywhere: a process whose peer's first phase failed received stale elements from it.
-  // Agreed before the second phase, which then runs nowhere and leaves b as it was. Where this
-  // agreement itself fails (the one failure), every first phase ended well.
-  long long failed = first.empty() ? 0 : 1;
-  const collective::Flags flags =
-      collective::max_of_flags(requests_.comm(), std::span<long long>(&failed, 1));
-  last_.failed_anywhere = phases_[0]->failed_anywhere() || failed != 0;
-  if (flags != collective::Flags::agreed) {
-    requests_.fail("redist execute: the agreement between the phases failed here");
-  }
-  if (failed != 0) {
-    requests_.fail(!first.empty() ? first
-                                  : "redist execute: the first phase failed on another process; "
-                                    "nothing was written to b");
-    return;
-  }
-  try {
-    phases_[1]->execute(mid_.data(), b);
-  } catch (const Error &e) {
-    requests_.fail(e.what());
-  }
-  last_.failed_anywhere = last_.failed_anywhere || phases_[1]->failed_anywhere();
-}
-
-void Executor::post_all_at_once(const std::byte *a, std::byte *b) {
+void OnePhase::post_all_at_once(const std::byte *a, std::byte *b) {
   const RankPlan &plan = pieces_.plan();
   requests_.clear();
   for (std::size_t i = 0; i < plan.recvs.size(); ++i) {
@@ -456,7 +374,7 @@ void Executor::post_all_at_once(const std::byte *a, std::byte *b) {
   }
 }
 
-void Executor::copy_local(const std::byte *a, std::byte *b) {
+void OnePhase::copy_local(const std::byte *a, std::byte *b) {
   const Index elements = pieces_.plan().self.elements;
   const std::size_t element_size = pieces_.element_size();
   if (static_cast<std::size_t>(elements) * element_size < 2 * kProgressWindowBytes ||
@@ -468,7 +386,7 @@ void Executor::copy_local(const std::byte *a, std::byte *b) {
                               [this] { drive_progress(requests_.comm()); });
 }
 
-bool Executor::sent_across_nodes() const {
+bool OnePhase::sent_across_nodes() const {
   const RankPlan &plan = pieces_.plan();
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
     if (transports_.negotiation().send_way(i) == single_copy::Way::sent && !nodes_.send_inside(i)) {
@@ -483,7 +401,7 @@ bool Executor::sent_across_nodes() const {
   return false;
 }
 
-bool Executor::pack_with_local_copy(const std::byte *a, std::byte *b) {
+bool OnePhase::pack_with_local_copy(const std::byte *a, std::byte *b) {
   // Each message takes its own pieces of A, and the pieces of different messages can lie side
   // by side (a pencil's row split between two ranks, a 2-D column's rows split between
   // destinations). Copied a message at a time, each pass reads A across all of its memory,
@@ -556,7 +474,7 @@ bool Executor::pack_with_local_copy(const std::byte *a, std::byte *b) {
 // barrier: a step waits for its own two messages only); packed pieces longer than the chunk
 // go in sub-steps, so the buffers never exceed one chunk each way. A piece read from the
 // sender's array moves whole in the first sub-step: it needs no buffer.
-void Executor::execute_steps(const std::byte *a, std::byte *b) {
+void OnePhase::execute_steps(const std::byte *a, std::byte *b) {
   bool local_done = false;
   for (const RankStep &step : schedule_.steps) {
     const auto recv = static_cast<std::size_t>(step.recv);
@@ -603,23 +521,20 @@ void Executor::execute_steps(const std::byte *a, std::byte *b) {
 }
 
 Executor::NodeBytes Executor::node_bytes() const {
-  const RankPlan &p = pieces_.plan();
-  const auto es = static_cast<std::int64_t>(pieces_.element_size());
+  const RankPlan &p = plan();
+  const auto es = static_cast<std::int64_t>(element_size());
   NodeBytes bytes;
   for (std::size_t i = 0; i < p.sends.size(); ++i) {
-    (nodes_.send_inside(i) ? bytes.sent_inside : bytes.sent_across) += p.sends[i].elements * es;
+    (nodes().send_inside(i) ? bytes.sent_inside : bytes.sent_across) += p.sends[i].elements * es;
   }
   for (std::size_t i = 0; i < p.recvs.size(); ++i) {
-    (nodes_.recv_inside(i) ? bytes.received_inside : bytes.received_across) +=
+    (nodes().recv_inside(i) ? bytes.received_inside : bytes.received_across) +=
         p.recvs[i].elements * es;
   }
   return bytes;
 }
 
-std::size_t Executor::single_copy_across_nodes() const {
-  if (phases_[0]) {
-    return phases_[0]->single_copy_across_nodes() + phases_[1]->single_copy_across_nodes();
-  }
+std::size_t OnePhase::single_copy_across_nodes() const {
   std::size_t across = 0;
   for (std::size_t i = 0; i < pieces_.plan().sends.size(); ++i) {
     across +=
@@ -636,10 +551,7 @@ std::size_t Executor::single_copy_across_nodes() const {
   return across;
 }
 
-bool Executor::may_read_peers() const {
-  if (phases_[0]) {
-    return phases_[0]->may_read_peers() || phases_[1]->may_read_peers();
-  }
+bool OnePhase::may_read_peers() const {
   if (pieces_.sent_only()) {
     return false;
   }
@@ -663,31 +575,26 @@ bool Executor::may_read_peers() const {
          std::any_of(p.recvs.begin(), p.recvs.end(), may_read);
 }
 
-bool Executor::deferrable() const {
-  return !phases_[0] && schedule_.strategy == Strategy::all_at_once &&
+bool OnePhase::deferrable() const {
+  return schedule_.strategy == Strategy::all_at_once &&
          buffers_.received_bytes() +
                  static_cast<std::size_t>(pieces_.plan().self.elements) * pieces_.element_size() <=
              kDeferredBytes;
 }
 
-int Executor::agree(long long *words, int count, collective::Confirmation *later) {
+int OnePhase::agree(long long *words, int count, collective::Confirmation *later) {
   return collective::agree_max(requests_.comm(), {words, static_cast<std::size_t>(count)}, later);
 }
 
 void Executor::decide_ways_alone() {
   long long words[2] = {may_read_peers() ? 1 : 0, deferrable() ? 0 : 1};
-  if (collective::agree_max(requests_.comm(), words) != MPI_SUCCESS) {
+  if (agree(words, 2) != MPI_SUCCESS) {
     throw Error(REDIST_ERR_MPI, "redist: MPI_Iallreduce failed twice (executor's ways)");
   }
   decide_ways(words[0] != 0, words[1] == 0);
 }
 
-void Executor::decide_ways(bool read_anywhere, bool deferrable_everywhere) {
-  if (phases_[0]) {
-    phases_[0]->decide_ways(read_anywhere, false);
-    phases_[1]->decide_ways(read_anywhere, false);
-    return;
-  }
+void OnePhase::decide_ways(bool read_anywhere, bool deferrable_everywhere) {
   // A transposed trapezoid's messages are all sent (Pieces::sent_only): every rank has the
   // same Transfer, so both ends of each message skip the exchange of identities.
   if (read_anywhere && !pieces_.sent_only()) {
@@ -699,53 +606,24 @@ void Executor::decide_ways(bool read_anywhere, bool deferrable_everywhere) {
   defers_ = deferrable_everywhere && transports_.negotiation().all_sent_everywhere();
 }
 
-std::size_t Executor::single_copy_sends() const {
-  if (phases_[0]) { // its own plan is the whole transfer: the phases hold the messages
-    return phases_[0]->single_copy_sends() + phases_[1]->single_copy_sends();
-  }
+std::size_t OnePhase::single_copy_sends() const {
   return transports_.negotiation().single_copy_sends();
 }
 
-std::size_t Executor::single_copy_receives() const {
-  if (phases_[0]) { // its own plan is the whole transfer: the phases hold the messages
-    return phases_[0]->single_copy_receives() + phases_[1]->single_copy_receives();
-  }
+std::size_t OnePhase::single_copy_receives() const {
   return transports_.negotiation().single_copy_receives();
 }
 
-std::size_t Executor::mapped_receives() const {
-  if (phases_[0]) {
-    return phases_[0]->mapped_receives() + phases_[1]->mapped_receives();
-  }
+std::size_t OnePhase::mapped_receives() const {
   return transports_.negotiation().mapped_receives();
 }
 
-bool Executor::left_unmatched() const {
-  if (phases_[0]) {
-    return phases_[0]->left_unmatched() || phases_[1]->left_unmatched();
-  }
+bool OnePhase::left_unmatched() const {
   return requests_.unposted() || last_.unrepaired;
 }
 
-std::size_t Executor::repaired_messages() const {
-  if (phases_[0]) {
-    return phases_[0]->repaired_messages() + phases_[1]->repaired_messages();
-  }
-  return last_.repaired;
-}
-
-std::size_t Executor::array_copies() const {
-  if (phases_[0]) {
-    return phases_[0]->array_copies() + phases_[1]->array_copies();
-  }
+std::size_t OnePhase::array_copies() const {
   return transports_.array_copy().copies();
-}
-
-std::size_t Executor::buffer_bytes() const {
-  if (phases_[0]) {
-    return mid_.size() + phases_[0]->buffer_bytes() + phases_[1]->buffer_bytes();
-  }
-  return buffers_.bytes();
 }
 
 } // namespace redist

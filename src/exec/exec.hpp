@@ -32,50 +32,16 @@
 
 namespace redist {
 
+/// One plan's execution. OnePhase (below) moves one rank plan's messages; TwoPhases
+/// (two_phases.hpp) runs two OnePhase plans through an intermediate array it owns. Made by
+/// make_executor, which picks the one a ScheduleChoice asks for; every call below is the same
+/// for both.
 class Executor {
 public:
-  /// comm is not owned and must outlive the executor; its error handler must be
-  /// MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
-  /// `schedule` says how to order the messages: all at once (the default), in steps, or in
-  /// two phases through an intermediate array this executor owns. Messages carry `tag`.
-  /// Collective over comm: finds which ranks share a node (node_ids(), nodes.hpp) and decides
-  /// the ways of the messages (decide_ways(), with an agreement of its own; the front end
-  /// folds that agreement into its planning agreement instead and uses the local
-  /// constructors).
-  Executor(MPI_Comm comm, RankPlan plan, std::size_t element_size, Index lld_src, Index lld_dst,
-           ScheduleChoice schedule = {}, int tag = kTag);
-  /// The same, local, with node_ids(comm) already made (once per plan, shared by its phases).
-  /// Single copy is used only between ranks of one node (and that can read each other).
-  Executor(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan, std::size_t element_size,
-           Index lld_src, Index lld_dst, ScheduleChoice schedule = {}, int tag = kTag);
-  /// An N-d plan, its messages sent or read in a single copy as for 2-D plans:
-  /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
-  /// `schedule` as for 2-D plans (choose_nd_schedule; two phases through its nd_phases).
-  /// Collective over comm, as the first constructor (the ways decided).
-  Executor(MPI_Comm comm, NdRankPlan plan, std::size_t element_size, const Strides &src_strides,
-           const Strides &dst_strides, int tag = kTag);
-  /// The same, local, with node_ids(comm) already made.
-  Executor(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
-           std::size_t element_size, const Strides &src_strides, const Strides &dst_strides,
-           ScheduleChoice schedule, int tag = kTag);
-  /// A batch (transport/batch_pieces.hpp): one Pieces per operation, each
-  /// with its own plan, element size and leading dimensions; all at once, every message sent
-  /// through MPI, one per peer carrying the pieces of every operation. Its executions take,
-  /// as `a` and `b`, arrays of one local array pointer per operation (objects of type
-  /// const std::byte * and std::byte *; NULL where this rank has none of that operation), and as
-  /// `op` an array of one Operation per operation. Local, with node_ids(comm) made.
-  Executor(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
-           int tag = kTag);
-  /// A block grid transfer's plan (block_grid.hpp; shared, so that its caller can make the
-  /// executor anew from it): all at once, its messages packed by their senders as a batch's
-  /// (Pieces::packed_only), sent or unpacked from a mapped buffer; executions take this rank's
-  /// local arrays of A and B (every block at its offset) and an Operation as 2-D plans do.
-  /// Local, with node_ids(comm) made.
-  Executor(MPI_Comm comm, const std::vector<int> &node_ids,
-           std::shared_ptr<const GridRankPlan> plan, std::size_t element_size, int tag = kTag);
+  Executor() = default;
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
-  ~Executor();
+  virtual ~Executor() = default;
 
   /// Copy from a to b (this rank's local arrays). Collective over the plan's ranks.
   /// When MPI reports an error, or a single-copy read fails, the other transfers still run to
@@ -87,13 +53,13 @@ public:
   /// Still failing: throws redist::Error (REDIST_ERR_MPI) naming the MPI call and the peer of
   /// the first failure on the ranks where it failed; those messages' elements of b keep their
   /// values (or what a failed read wrote; two-phase plans: unspecified).
-  void execute(const void *a, void *b);
+  virtual void execute(const void *a, void *b) = 0;
   /// B := alpha op(A) + beta B (operation.hpp) instead of the copy: unpacking and the local
   /// copy apply `op` (a transposed plan's op is T or C); the message exchange is execute()'s.
   /// The single-copy ways stay: their readers combine what they read into b
   /// (Pieces::read_combined, read_transposed, copy_from_array, unpack); a transposed
   /// trapezoid's messages are all sent (Pieces::sent_only()).
-  void execute(const void *a, void *b, const Operation &op);
+  virtual void execute(const void *a, void *b, const Operation &op) = 0;
   /// Split execution: begin() then end() is execute(a, b) (with `op`: execute(a, b, *op)),
   /// and between them this rank may compute on other data. a must not change and b must not
   /// be read until end(); `op` must live until end(). All at once: begin() posts every
@@ -105,10 +71,10 @@ public:
   /// Under REDIST_PROGRESS=thread (read when the executor is made) an all-at-once begin()
   /// with messages to other ranks leaves a thread driving MPI's progress until end()
   /// (progress.hpp).
-  void begin(const void *a, void *b, const Operation *op = nullptr);
-  void end();
+  virtual void begin(const void *a, void *b, const Operation *op = nullptr) = 0;
+  virtual void end() = 0;
   /// Whether begin() was called and end() not yet.
-  [[nodiscard]] bool in_flight() const { return flight_.in_flight; }
+  [[nodiscard]] virtual bool in_flight() const = 0;
   /// "" when the environment variables the executor reads (REDIST_SINGLE_COPY,
   /// REDIST_PROGRESS) are unset or valid, else why not: plans refuse to be made.
   static std::string environment_error();
@@ -118,66 +84,67 @@ public:
   /// rank, travels through MPI into this executor's buffers (no single-copy way writes b or
   /// reads a), all at once (no step reuses a buffer), and no rank writes more than
   /// kDeferredBytes into b.
-  [[nodiscard]] bool defers() const { return defers_; }
+  [[nodiscard]] virtual bool defers() const = 0;
   /// Whether the last execution failed on some rank (agreed after its exchange; a repaired
   /// execution too): the same on every rank. Its caller makes the plan anew before the next.
-  [[nodiscard]] bool failed_anywhere() const { return last_.failed_anywhere; }
+  [[nodiscard]] virtual bool failed_anywhere() const = 0;
   /// Whether some message of this rank (of either phase) could take a single-copy way, by its
   /// size and element count (single_copy::sent_whatever_the_pieces under the plan's
   /// REDIST_SINGLE_COPY): false where every one is sent through MPI whoever its peer is.
-  [[nodiscard]] bool may_read_peers() const;
+  [[nodiscard]] virtual bool may_read_peers() const = 0;
   /// Whether this rank's part lets the plan carry the caller's check (defers()): all at once,
   /// in one phase, and no more than kDeferredBytes written into b here.
-  [[nodiscard]] bool deferrable() const;
+  [[nodiscard]] virtual bool deferrable() const = 0;
   /// Collective over the plan's ranks, once, when the plan is made, before its first
   /// execution: which way each message travels (negotiation.hpp), where any rank
   /// may_read_peers() (`read_anywhere`, agreed by the caller), else every message Way::sent
   /// without exchanging anything; and whether executions defer the caller's check, where
   /// every rank is deferrable() (`deferrable_everywhere`, agreed by the caller).
-  void decide_ways(bool read_anywhere, bool deferrable_everywhere);
-  /// decide_ways() after an agreement of its own on its two arguments (the collective
-  /// constructors').
+  virtual void decide_ways(bool read_anywhere, bool deferrable_everywhere) = 0;
+  /// decide_ways() after an agreement of its own on its two arguments (make_executor's
+  /// collective forms).
   void decide_ways_alone();
   /// execute() with this rank's argument check (`error`: 0, or the caller's error word) in
   /// its agreement after the exchange; unpacking and the local copy wait for that agreement.
   /// Returns the maximum of the error words over the ranks; non-zero: no rank wrote to b (a
   /// rank whose a is NULL sends its buffers unfilled, one whose b is NULL unpacks nothing).
   /// Only when defers(). With `op`, execute(a, b, *op) instead of the copy.
-  long long execute_checked(const void *a, void *b, long long error, const Operation *op = nullptr);
+  virtual long long execute_checked(const void *a, void *b, long long error,
+                                    const Operation *op = nullptr) = 0;
 
   /// words[0, count) := their maximum over the plan's ranks (collective::agree_max, its second
   /// round left in `later` where given): a caller's check before an execution. Collective over
   /// the plan's ranks; MPI_SUCCESS or MPI's code.
-  int agree(long long *words, int count, collective::Confirmation *later = nullptr);
+  virtual int agree(long long *words, int count, collective::Confirmation *later = nullptr) = 0;
 
-  [[nodiscard]] const RankPlan &plan() const { return pieces_.plan(); }
+  /// This rank's plan of the whole transfer (a two-phase plan's too: its messages are the
+  /// phases').
+  [[nodiscard]] virtual const RankPlan &plan() const = 0;
   /// A batch's operations, each with its own plan (empty: not a batch).
-  [[nodiscard]] std::span<const Pieces> batch_operations() const {
-    return pieces_.batch_operations();
-  }
-  [[nodiscard]] std::size_t element_size() const { return pieces_.element_size(); }
-  [[nodiscard]] const ScheduleChoice &schedule() const { return schedule_; }
+  [[nodiscard]] virtual std::span<const Pieces> batch_operations() const = 0;
+  [[nodiscard]] virtual std::size_t element_size() const = 0;
+  [[nodiscard]] virtual const ScheduleChoice &schedule() const = 0;
   /// Bytes of message buffers (and a two-phase plan's intermediate array) execute() uses,
-  /// allocated by the constructor (std::bad_alloc there), then reused. Messages read in a
-  /// single copy never touch their part.
-  [[nodiscard]] std::size_t buffer_bytes() const;
+  /// allocated when the executor is made (std::bad_alloc there), then reused. Messages read
+  /// in a single copy never touch their part.
+  [[nodiscard]] virtual std::size_t buffer_bytes() const = 0;
   /// Messages this rank sends / receives in a single copy (decided by decide_ways();
   /// two-phase plans: both phases' messages).
-  [[nodiscard]] std::size_t single_copy_sends() const;
-  [[nodiscard]] std::size_t single_copy_receives() const;
+  [[nodiscard]] virtual std::size_t single_copy_sends() const = 0;
+  [[nodiscard]] virtual std::size_t single_copy_receives() const = 0;
   /// Of those receives, the ones unpacked from the sender's mapped buffer (Way::mapped).
-  [[nodiscard]] std::size_t mapped_receives() const;
+  [[nodiscard]] virtual std::size_t mapped_receives() const = 0;
   /// Receives of the last execution that the repair received again after a failure.
-  [[nodiscard]] std::size_t repaired_messages() const;
+  [[nodiscard]] virtual std::size_t repaired_messages() const = 0;
   /// Whether the last execution left a message of this rank's peers unmatched on the
   /// communicator (a post failed twice; the call may still have succeeded through the repair):
   /// the communicator must not carry another execution's messages.
-  [[nodiscard]] bool left_unmatched() const;
+  [[nodiscard]] virtual bool left_unmatched() const = 0;
   /// Receives of the last execution copied from the sender's shared array, mapped here.
-  [[nodiscard]] std::size_t array_copies() const;
+  [[nodiscard]] virtual std::size_t array_copies() const = 0;
 
   /// Which node this rank and the peers of plan() are on.
-  [[nodiscard]] const NodeMap &nodes() const { return nodes_; }
+  [[nodiscard]] virtual const NodeMap &nodes() const = 0;
   /// Bytes of plan() this rank sends to / receives from peers on its node and on other nodes,
   /// per execution (as plan()'s elements_sent(): a two-phase plan's whole transfer).
   struct NodeBytes {
@@ -189,7 +156,7 @@ public:
   [[nodiscard]] NodeBytes node_bytes() const;
   /// Messages this rank sends or receives in a single copy with a peer on another node (the
   /// ways agreed so far; two-phase plans: both phases). Always 0: the tests check it.
-  [[nodiscard]] std::size_t single_copy_across_nodes() const;
+  [[nodiscard]] virtual std::size_t single_copy_across_nodes() const = 0;
 
   /// Largest number of bytes sent in one MPI message; larger messages go in several pieces.
   /// Tests lower it to exercise the splitting.
@@ -203,11 +170,71 @@ public:
   /// PDGEADD of 256 x 256 took 14.8 ms deferred, 13.4 not; BENCHMARKS.md, "Batches in their
   /// steady state, and across nodes").
   static constexpr std::size_t kDeferredBytes = std::size_t{256} << 10;
+};
+
+/// The executor of one rank plan: all at once or in steps (never two phases: make_executor
+/// makes a TwoPhases for those). comm is not owned and must outlive the executor; its error
+/// handler must be MPI_ERRORS_RETURN. lld_src/lld_dst are this rank's leading dimensions.
+/// Messages carry `tag`. Local: node_ids(comm) (nodes.hpp) made by the caller, once per plan;
+/// single copy only between ranks of one node (and that can read each other). The ways are
+/// decided by decide_ways() (collective), which the front end folds into its planning
+/// agreement.
+class OnePhase final : public Executor {
+public:
+  /// A 2-D plan; `schedule` says how to order the messages: all at once or in steps.
+  OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan, std::size_t element_size,
+           Index lld_src, Index lld_dst, ScheduleChoice schedule = {}, int tag = kTag);
+  /// An N-d plan, its messages sent or read in a single copy as for 2-D plans:
+  /// strides are this rank's local strides of A (by A's dimension) and B (local_strides).
+  OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan plan,
+           std::size_t element_size, const Strides &src_strides, const Strides &dst_strides,
+           ScheduleChoice schedule, int tag = kTag);
+  /// A batch (transport/batch_pieces.hpp): one Pieces per operation, each
+  /// with its own plan, element size and leading dimensions; all at once, every message sent
+  /// through MPI, one per peer carrying the pieces of every operation. Its executions take,
+  /// as `a` and `b`, arrays of one local array pointer per operation (objects of type
+  /// const std::byte * and std::byte *; NULL where this rank has none of that operation), and as
+  /// `op` an array of one Operation per operation.
+  OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
+           int tag = kTag);
+  /// A block grid transfer's plan (block_grid.hpp; shared, so that its caller can make the
+  /// executor anew from it): all at once; executions take this rank's local arrays of A and B
+  /// (every block at its offset) and an Operation as 2-D plans do.
+  OnePhase(MPI_Comm comm, const std::vector<int> &node_ids,
+           std::shared_ptr<const GridRankPlan> plan, std::size_t element_size, int tag = kTag);
+  ~OnePhase() override;
+
+  void execute(const void *a, void *b) override;
+  void execute(const void *a, void *b, const Operation &op) override;
+  void begin(const void *a, void *b, const Operation *op) override;
+  void end() override;
+  [[nodiscard]] bool in_flight() const override { return flight_.in_flight; }
+  [[nodiscard]] bool defers() const override { return defers_; }
+  [[nodiscard]] bool failed_anywhere() const override { return last_.failed_anywhere; }
+  [[nodiscard]] bool may_read_peers() const override;
+  [[nodiscard]] bool deferrable() const override;
+  void decide_ways(bool read_anywhere, bool deferrable_everywhere) override;
+  long long execute_checked(const void *a, void *b, long long error, const Operation *op) override;
+  int agree(long long *words, int count, collective::Confirmation *later) override;
+  [[nodiscard]] const RankPlan &plan() const override { return pieces_.plan(); }
+  [[nodiscard]] std::span<const Pieces> batch_operations() const override {
+    return pieces_.batch_operations();
+  }
+  [[nodiscard]] std::size_t element_size() const override { return pieces_.element_size(); }
+  [[nodiscard]] const ScheduleChoice &schedule() const override { return schedule_; }
+  [[nodiscard]] std::size_t buffer_bytes() const override { return buffers_.bytes(); }
+  [[nodiscard]] std::size_t single_copy_sends() const override;
+  [[nodiscard]] std::size_t single_copy_receives() const override;
+  [[nodiscard]] std::size_t mapped_receives() const override;
+  [[nodiscard]] std::size_t repaired_messages() const override { return last_.repaired; }
+  [[nodiscard]] bool left_unmatched() const override;
+  [[nodiscard]] std::size_t array_copies() const override;
+  [[nodiscard]] const NodeMap &nodes() const override { return nodes_; }
+  [[nodiscard]] std::size_t single_copy_across_nodes() const override;
 
 private:
-  Executor(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
-           Index lld_dst, ScheduleChoice &&schedule, int tag);
-  void execute_two_phases(const std::byte *a, std::byte *b);
+  OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pieces, Index lld_src,
+           ScheduleChoice &&schedule, int tag);
   /// begin() without the progress thread (execute() ends at once); `check`: the caller's
   /// error word where the execution carries it (execute_checked()), else null.
   void start(const void *a, void *b, const Operation *op, const long long *check = nullptr);
@@ -225,8 +252,6 @@ private:
   static constexpr std::size_t kProgressWindowBytes = std::size_t{1} << 20;
   /// Whether a message of this rank goes through MPI (Way::sent) to or from another node.
   [[nodiscard]] bool sent_across_nodes() const;
-  /// The Pieces that apply an operation (a two-phase plan's second phase's).
-  Pieces &operation_pieces();
   void execute_steps(const std::byte *a, std::byte *b);
   /// Post this rank's part of receive elements [lo, hi) of plan().recvs[i] (into `buffer`
   /// where its way needs one) / of send elements [lo, hi) of plan().sends[i] (packed where
@@ -271,7 +296,7 @@ private:
     const std::byte *a = nullptr;
     std::byte *b = nullptr;
     bool in_flight = false;
-    bool operation = false;   // begin() set an operation on operation_pieces()
+    bool operation = false;   // begin() set an operation on pieces_
     bool posted = false;      // all at once: begin() posted the exchange
     std::size_t receives = 0; // then: its receive requests
     bool deferring = false;   // execute_checked()'s: it carries the caller's check
@@ -287,8 +312,23 @@ private:
   Outcome last_;
   ProgressMode progress_mode_ = ProgressMode::none; // REDIST_PROGRESS when made
   ProgressThread progress_;
-  std::array<std::unique_ptr<Executor>, 2> phases_; // two-phase plans
-  std::vector<std::byte> mid_;                      // their intermediate array
 };
+
+/// The executor a ScheduleChoice asks for: a TwoPhases where it has phases (each phase's
+/// OnePhase tagging its messages tag + 1 and tag + 2, so that a fast rank's second phase never
+/// meets a slow rank's first), else a OnePhase. Local, as OnePhase's constructors.
+std::unique_ptr<Executor> make_executor(MPI_Comm comm, const std::vector<int> &node_ids,
+                                        RankPlan plan, std::size_t element_size, Index lld_src,
+                                        Index lld_dst, ScheduleChoice schedule = {},
+                                        int tag = Executor::kTag);
+std::unique_ptr<Executor> make_executor(MPI_Comm comm, const std::vector<int> &node_ids,
+                                        NdRankPlan plan, std::size_t element_size,
+                                        const Strides &src_strides, const Strides &dst_strides,
+                                        ScheduleChoice schedule, int tag = Executor::kTag);
+/// The same, collective over comm: node_ids(comm) made, and the ways decided
+/// (decide_ways_alone()).
+std::unique_ptr<Executor> make_executor(MPI_Comm comm, RankPlan plan, std::size_t element_size,
+                                        Index lld_src, Index lld_dst, ScheduleChoice schedule = {},
+                                        int tag = Executor::kTag);
 
 } // namespace redist

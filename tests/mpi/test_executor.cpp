@@ -317,7 +317,9 @@ template <class T> std::string run_case(const ExecCase &c, Tally &tally) {
   } else {
     readable = readable_messages(plan, rank, w.readable);
   }
-  Executor executor(w.comm, std::move(plan), sizeof(T), la.lld, lb.lld, std::move(choice));
+  const std::unique_ptr<Executor> made =
+      make_executor(w.comm, std::move(plan), sizeof(T), la.lld, lb.lld, std::move(choice));
+  Executor &executor = *made;
 
   // A(salt 1) -> fresh B1; A(salt 2) -> fresh B2; A(salt 3) -> B1 again. The three source
   // arrays live at once: each execution sends another address.

@@ -26,6 +26,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -272,7 +273,9 @@ template <class T> std::string run_case(const TransposeCase &c, Tally &tally) {
   const bool two_phases = choice.phases != nullptr;
   tally.two_phase_plans += two_phases ? 1 : 0;
   tally.chunked_plans += choice.chunk_elements > 0 && !choice.steps.empty() ? 1 : 0;
-  Executor executor(comm, std::move(plan), sizeof(T), la.lld, lb.lld, std::move(choice));
+  const std::unique_ptr<Executor> made =
+      make_executor(comm, std::move(plan), sizeof(T), la.lld, lb.lld, std::move(choice));
+  Executor &executor = *made;
 
   struct Execution {
     int a_salt, b_salt;

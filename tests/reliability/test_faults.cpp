@@ -569,8 +569,8 @@ public:
     inputs.all_at_once_seconds = global[1];
     redist::ScheduleChoice choice;
     why_ = redist::choose_schedule(t, plan, options, inputs, sizeof(double), choice);
-    executor_ = std::make_unique<redist::Executor>(comm_, std::move(plan), sizeof(double),
-                                                   x.pa->lld, x.pb->lld, std::move(choice));
+    executor_ = redist::make_executor(comm_, std::move(plan), sizeof(double), x.pa->lld, x.pb->lld,
+                                      std::move(choice));
   }
   TestExecutor(const TestExecutor &) = delete;
   TestExecutor &operator=(const TestExecutor &) = delete;

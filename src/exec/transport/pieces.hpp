@@ -111,7 +111,7 @@ public:
                            const std::function<void()> &between) const;
   /// Whether copy_local takes a window of the local message in time proportional to the
   /// window (an N-d plan, or a 2-D copy of a full region that is not transposed): the executor
-  /// then interleaves it with the packing (Executor::pack_with_local_copy).
+  /// then interleaves it with the packing (OnePhase::pack_with_local_copy).
   [[nodiscard]] bool windows_local() const {
     return batch_ == nullptr && grid_ == nullptr &&
            (nd_ != nullptr || (!plan_.transposed() && operation_ == nullptr &&
@@ -122,7 +122,7 @@ public:
   [[nodiscard]] std::size_t local_source_stretches() const;
   /// Until collect(nullptr), pack and copy_local of a plan that windows_local() append the
   /// pieces of at least kCollectedPieceBytes to `copies` instead of copying them; the caller
-  /// makes those copies (Executor::pack_with_local_copy).
+  /// makes those copies (OnePhase::pack_with_local_copy).
   void collect(std::vector<PieceCopy> *copies) { collected_ = copies; }
   /// Transposed plans (RankPlan::transposed()): pack and copy_local walk tiles.hpp's tiles;
   /// unpack is a copy's (the receiver's side of a transposed message is), copy_from_array
