@@ -303,7 +303,7 @@ struct RedistFree {
 };
 
 /// Wait for requests [first, end) and hand each completed one to its transport, as the
-/// executor does (Executor::complete).
+/// executor does (OnePhase::complete).
 void complete(Requests &requests, std::size_t first, std::size_t end, std::byte *b,
               const char *what) {
   requests.wait_each(
