@@ -145,10 +145,6 @@ void check_side(const Call &c, const Side &s) {
   };
   const Index local_rows = local_extent(d.m, d.imb, d.mb, d.rsrc, s.grid.nprow, s.grid.myrow);
   const Index local_cols = local_extent(d.n, d.inb, d.nb, d.csrc, s.grid.npcol, s.grid.mycol);
-  // As PBLAS's PB_Cchkmat: a process holding no column of the matrix needs LLD_ >= 1 only.
-  if (d.lld < 1 || (local_cols > 0 && d.lld < local_rows))
-    fail(c, s.pos_desc, field("LLD_"), d.lld,
-         "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
   const auto i_name = [&] { return std::string("I") + s.name; };
   const auto j_name = [&] { return std::string("J") + s.name; };
   if (above_agreed(s.i)) fail(c, s.pos_i, i_name(), s.i, kAgreedLimit);
@@ -157,6 +153,11 @@ void check_side(const Call &c, const Side &s) {
   const bool swap = s.name == 'A' && c.transposed();
   const redist_int rows = swap ? c.n : c.m;
   const redist_int cols = swap ? c.m : c.n;
+  // As PBLAS's PB_Cchkmat: an empty window, or a process holding no column of the matrix,
+  // needs LLD_ >= 1 only.
+  if (d.lld < 1 || (rows > 0 && cols > 0 && local_cols > 0 && d.lld < local_rows))
+    fail(c, s.pos_desc, field("LLD_"), d.lld,
+         "must be >= max(1, local rows) = " + std::to_string(std::max<Index>(1, local_rows)));
   const char *rows_name = swap ? "N" : "M";
   const char *cols_name = swap ? "M" : "N";
   if (c.m > 0 && c.n > 0) {
