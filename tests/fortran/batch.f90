@@ -357,39 +357,26 @@ contains
 end module batch_cases
 
 program redist_fortran_batch
-  use, intrinsic :: iso_fortran_env, only: output_unit
   use mpi_f08
+  use test_run, only: start_run, report_run
   use batch_cases
   implicit none
-  integer :: total_failures, cases, k
-  character(len=64) :: argument
+  integer :: cases, k
+  character(len=64) :: detail
 
-  call MPI_Init()
-  call MPI_Comm_rank(MPI_COMM_WORLD, me)
-  call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
   cases = 60
-  do k = 1, command_argument_count()
-    call get_command_argument(k, argument)
-    if (argument(1:8) == '--cases=') read (argument(9:), *) cases
-  end do
+  call start_run(me, nprocs, cases)
   seed = 20261124
   failures = 0
   checks = 0
   work = 0
-
   do k = 1, cases
     call batch_case(k)
   end do
   call error_cases()
 
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (me == 0) then
-    write (output_unit, '(a, i0, a, i0, a, es9.2, a, i0, a)') 'redist_fortran_batch: np ', &
-      nprocs, ', ', checks, ' checks on rank 0 (work between begins and ends ', work, '), ', &
-      total_failures, ' failures'
-    if (total_failures == 0) write (output_unit, '(a)') 'PASS'
-  end if
+  write (detail, '(a, es9.2, a)') ' (work between begins and ends ', work, ')'
+  k = report_run('redist_fortran_batch', me, nprocs, checks, failures, trim(detail))
   call MPI_Finalize()
-  if (total_failures /= 0) error stop 1
-
+  if (k /= 0) error stop 1
 end program redist_fortran_batch

@@ -254,22 +254,15 @@ contains
 end module grid_batch_cases
 
 program redist_fortran_grid_batch
-  use, intrinsic :: iso_fortran_env, only: output_unit
   use mpi_f08
+  use test_run, only: start_run, report_run
   use block_grid_cases
   use grid_batch_cases
   implicit none
-  integer :: total_failures, cases, k
-  character(len=64) :: argument
+  integer :: cases, k
 
-  call MPI_Init()
-  call MPI_Comm_rank(MPI_COMM_WORLD, me)
-  call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
   cases = 120
-  do k = 1, command_argument_count()
-    call get_command_argument(k, argument)
-    if (argument(1:8) == '--cases=') read (argument(9:), *) cases
-  end do
+  call start_run(me, nprocs, cases)
   seed = 20261130
   failures = 0
   checks = 0
@@ -278,12 +271,7 @@ program redist_fortran_grid_batch
   end do
   call batch_errors()
 
-  call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (me == 0) then
-    write (output_unit, '(a, i0, a, i0, a, i0, a)') 'redist_fortran_grid_batch: np ', nprocs, &
-      ', ', checks, ' checks on rank 0, ', total_failures, ' failures'
-    if (total_failures == 0) write (output_unit, '(a)') 'PASS'
-  end if
+  k = report_run('redist_fortran_grid_batch', me, nprocs, checks, failures)
   call MPI_Finalize()
-  if (total_failures /= 0) error stop 1
+  if (k /= 0) error stop 1
 end program redist_fortran_grid_batch
