@@ -15,6 +15,7 @@
 #include "grid_oracle.hpp"
 #include "harness.hpp"
 #include "mpi_faults.hpp"
+#include "single_copy.hpp"
 
 #include <redist.h>
 
@@ -402,6 +403,36 @@ TEST(GridPlans, ExecutionErrorsAgreeEverywhere) {
 
 // A receive whose completion fails on rank 0 in the second execution: the executor repairs it
 // (B right), the third execution makes the plan anew from its kept rank plan (B right again).
+// The first cross-memory read of one process fails (injected) while grid plans are made and
+// run: where it is the read of a sender's rectangle offsets (Negotiation::read_grid_sources),
+// that message stays packed by its sender; where it is an execution's read, the repair sends
+// the message again. Either way B is the oracle's on every process.
+TEST(GridPlans, FailedReadOfASendersOffsetsOrMessageLeavesBRight) {
+  namespace sc = redist::single_copy;
+  const int size = mpitest::world_size();
+  const int rank = mpitest::world_rank();
+  if (size < 2) GTEST_SKIP() << "no messages between processes on one";
+  Rng rng(mpitest::shared_seed("GridPlans.FailedReadOfASendersOffsetsOrMessageLeavesBRight", 91));
+  long long injected = 0;
+  for (int k = 0; k < 40; ++k) {
+    Case c = random_case(rng, size);
+    if (!c.a.is_grid || !c.b.is_grid) continue;
+    const long long before = sc::injected_failures(sc::Injected::read);
+    if (rank == k % size) sc::inject_failures(sc::Injected::read, 0, 1);
+    const std::string why = c.complex ? run<Complex>(c, rank, 2) : run<double>(c, rank, 2);
+    sc::inject_failures(sc::Injected::read, 0, 0);
+    injected += sc::injected_failures(sc::Injected::read) - before;
+    ASSERT_EQ(mpitest::on_any_rank(!why.empty()), 0)
+        << "case " << k << " on rank " << rank << ": " << why;
+  }
+  long long total = 0;
+  MPI_Allreduce(&injected, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  const char *mode = std::getenv("REDIST_SINGLE_COPY");
+  if (mode != nullptr && std::string(mode) == "direct") {
+    EXPECT_GT(total, 0);
+  }
+}
+
 TEST(GridPlans, FailedCompletionRepairedAndPlanMadeAnew) {
   const int size = mpitest::world_size();
   const int rank = mpitest::world_rank();
