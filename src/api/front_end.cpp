@@ -100,7 +100,7 @@ Range range_at(std::span<const long long> v, std::size_t &at) {
   return r;
 }
 
-/// Every field of a description (CallFields, RingFields), for the reduction; `from(arg)`:
+/// Every field of a description (CallFields), for the reduction; `from(arg)`:
 /// whether this process contributes the field.
 template <class Fields, class From>
 void put_fields(std::vector<long long> &v, const Fields &values, From &&from) {
@@ -295,33 +295,6 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
   const Range generation = range_at(v, at);
   const Range creator = range_at(v, at);
   return v[0] == 0 && same_everywhere(generation, creator);
-}
-
-long long RingAgreement::error_rank() const {
-  return error_order(error);
-}
-
-bool RingAgreement::differs() const {
-  bool out = false;
-  RingFields<Range> copy = fields;
-  each_field([&](Arg, const char *, const Range &r) { out = out || r.differs(); }, copy);
-  return out;
-}
-
-RingAgreement agree(MPI_Comm comm, const RingFields<long long> &fields, long long error) {
-  std::vector<long long> v;
-  v.reserve(16);
-  v.push_back(error);
-  put_fields(v, fields, [&](Arg) { return error == 0; });
-  RingAgreement out;
-  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) {
-    out.error = -1;
-    return out;
-  }
-  out.error = v[0];
-  std::size_t at = 1;
-  get_fields(v, at, out.fields);
-  return out;
 }
 
 Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed,

@@ -81,19 +81,6 @@ inline constexpr long long kCopy = 0;
 inline constexpr long long kOperationN = 1;
 inline constexpr long long kOperationTransposed = 2;
 
-/// The values of a ring call (redist_ring.h) that must agree everywhere; an entry without one
-/// of them leaves it 0 on every process. V is a value, or its agreed range.
-template <class V> struct RingFields { V direction{}, transport{}, item_bytes{}, chunk_items{}; };
-
-/// each_field for a ring call: the one list of its fields, each named by its argument (no
-/// position to map it to, hence Arg::none).
-template <class F, class... T> void each_field(F &&f, RingFields<T> &...fields) {
-  f(Arg::none, "direction", fields.direction...);
-  f(Arg::none, "transport", fields.transport...);
-  f(Arg::none, "item_bytes", fields.item_bytes...);
-  f(Arg::none, "chunk_items", fields.chunk_items...);
-}
-
 /// Where this process stands in one side's grid.
 struct Position {
   bool member = false;
@@ -237,18 +224,6 @@ BatchAgreement agree(MPI_Comm comm, std::span<const CallArgs> calls, long long c
 /// verdict names the error or the field, as without this round.
 bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
                collective::Confirmation &confirmation);
-
-/// The verdict of a ring call's agreement, the same on every process.
-struct RingAgreement {
-  long long error = 0;      // max of the error words (0: none; -1: the reduction failed here)
-  RingFields<Range> fields; // over the processes without a local error
-  [[nodiscard]] long long error_rank() const; // rank in the agreement's communicator
-  [[nodiscard]] bool differs() const;         // some field is not the same everywhere
-};
-
-/// The same agreement for a ring call (one collective over `comm`): the error words and every
-/// field of `fields` (nothing from a process with an error).
-RingAgreement agree(MPI_Comm comm, const RingFields<long long> &fields, long long error);
 
 /// Look up `call` in the plan cache; `identity` names what the description does not (the
 /// communicators and contexts of the call).

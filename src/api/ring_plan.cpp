@@ -27,34 +27,6 @@ std::string show(double v) {
   return os.str();
 }
 
-/// A ring entry's call through the front end: this process's local check (`check` throws its
-/// error), then one agreement over `comm` of the errors and the call's `fields`. Every process
-/// then throws the same verdict: the failing processes their own error, the others
-/// REDIST_ERR_REMOTE naming the first failing rank; REDIST_ERR_MISMATCH ("processes passed
-/// different <what>") when a field differs.
-template <class Check>
-void agree_ring(MPI_Comm comm, int rank, int size, const char *call,
-                const front_end::RingFields<long long> &fields, const char *what, Check &&check) {
-  std::optional<Error> local;
-  try {
-    check();
-  } catch (const Error &e) {
-    local = e;
-  }
-  const front_end::RingAgreement agreed = front_end::agree(
-      comm, fields, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0);
-  if (agreed.error < 0)
-    throw Error(REDIST_ERR_MPI,
-                std::string(call) + ": MPI_Allreduce failed while checking arguments");
-  if (local) throw *local;
-  if (agreed.error != 0) {
-    throw remote_argument_error(
-        call, front_end::lowest_first(static_cast<int>(agreed.error_rank()), size));
-  }
-  if (agreed.differs())
-    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different " + what);
-}
-
 /// The items this process sends and receives in direct messages (the direct transport's).
 void direct_traffic(const redist_ring_plan_s &p, Index &sent, Index &received) {
   sent = 0;
@@ -82,7 +54,7 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
     const int rank = position.rank;
     const int size = position.size;
     // No argument must agree: every field of the description stays 0.
-    agree_ring(comm, rank, size, call, {}, "", [&] {
+    agree(comm, call, "", [&] {
       if (target == nullptr) throw_argument(call, "target", 0, "NULL output pointer");
       if (load < 1)
         throw_argument(call, "load", load,
@@ -90,6 +62,7 @@ extern "C" int redist_ring_target_from_weight(MPI_Comm comm, int64_t load, doubl
                        "the communicator)");
       if (!(weight > 0.0) || std::isinf(weight))
         throw_value(call, "weight", show(weight), "must be finite and > 0");
+      return std::uint64_t{0};
     });
     std::vector<double> all(static_cast<std::size_t>(size));
     std::vector<long long> loads(static_cast<std::size_t>(size));
@@ -155,14 +128,15 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
     const int rank = position.rank;
     const int size = position.size;
     const bool bi = direction == REDIST_RING_BIDIRECTIONAL;
-    const front_end::RingFields<long long> fields{direction, transport, item_bytes, chunk_items};
-    agree_ring(comm, rank, size, call, fields,
-               "direction, transport, item_bytes or chunk_items (must be equal on every process)",
-               [&] {
-                 if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-                 check_ring_arguments(direction, transport, load, target, cost_next, cost_prev,
-                                      item_bytes, chunk_items);
-               });
+    agree(comm, call,
+          "direction, transport, item_bytes or chunk_items (must be equal on every process)", [&] {
+            if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+            check_ring_arguments(direction, transport, load, target, cost_next, cost_prev,
+                                 item_bytes, chunk_items);
+            Fingerprint f;
+            f.add(direction).add(transport).add(item_bytes).add(chunk_items);
+            return f.value();
+          });
     const auto un = static_cast<std::size_t>(size);
     std::vector<long long> lt(2 * un);
     std::vector<double> costs(2 * un);
@@ -189,7 +163,7 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
     result->chunk = std::min(chunk_items > 0 ? chunk_items : default_chunk, max_chunk);
     // Every process plans the same problem: an invalid one fails everywhere alike; running out
     // of memory is local, hence the agreement.
-    agree_ring(comm, rank, size, call, {}, "", [&] {
+    agree(comm, call, "", [&] {
       try {
         const ring::Plan rp = ring::plan(pb);
         const double direct = ring::direct_time(pb, ring::direct_pieces(pb.loads, rp.flow));
@@ -200,6 +174,7 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
       } catch (const std::bad_alloc &) {
         throw Error(REDIST_ERR_NO_MEMORY, std::string(call) + ": out of memory while planning");
       }
+      return std::uint64_t{0};
     });
     result->loads = std::move(pb.loads);
     redist_ring_info &info = result->info;
@@ -229,7 +204,7 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
     const auto n = static_cast<std::size_t>(plan->size);
     const Index load = plan->loads[k];
     const Index target = load - plan->flow[k] + plan->flow[(k + n - 1) % n];
-    agree_ring(plan->comm, plan->rank, plan->size, call, {}, "", [&] {
+    agree(plan->comm, call, "", [&] {
       if (in == nullptr) throw_argument(call, "in", 0, "NULL input array");
       if (out == nullptr) throw_argument(call, "out", 0, "NULL output array");
       if (in_stride < plan->item_bytes)
@@ -243,6 +218,7 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
       const char *i1 = i0 + (load - 1) * in_stride + plan->item_bytes;
       const char *o1 = o0 + (target - 1) * out_stride + plan->item_bytes;
       if (i0 < o1 && o0 < i1) throw_argument(call, "out", 0, "overlaps the input array");
+      return std::uint64_t{0};
     });
     execute_ring(*plan, static_cast<const char *>(in), in_stride, static_cast<char *>(out),
                  out_stride, call);
