@@ -2,7 +2,9 @@
 
 #include "capi_internal.hpp"
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <optional>
@@ -32,6 +34,50 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
   for (std::size_t k = 0; k < batch.size(); ++k)
     batch[k].grid = members[k].grid;
   return planned;
+}
+
+void agree_batch(MPI_Comm comm, const char *call, const CommPosition &position,
+                 const std::optional<Error> &local, long long at, int count,
+                 std::uint64_t options_print, const std::vector<std::uint64_t> &prints,
+                 const char *op_fields) {
+  const int order = front_end::lowest_first(position.rank, position.size);
+  Fingerprint all;
+  for (const std::uint64_t p : prints)
+    all.add(static_cast<std::int64_t>(p));
+  const auto word = [](std::uint64_t print) { return static_cast<long long>(print >> 2); };
+  long long v[7] = {local ? front_end::batch_error_word(at, order) : 0,
+                    count,
+                    -static_cast<long long>(count),
+                    word(options_print),
+                    -word(options_print),
+                    word(all.value()),
+                    -word(all.value())};
+  if (front_end::reduce(comm, v, 7) != MPI_SUCCESS)
+    throw Error(REDIST_ERR_MPI,
+                std::string(call) + ": MPI_Allreduce failed while checking arguments");
+  if (local) throw *local;
+  if (v[0] != 0)
+    throw remote_argument_error(
+        call, front_end::lowest_first(front_end::error_order(v[0]), position.size),
+        front_end::batch_error_op(v[0]));
+  if (v[1] != -v[2])
+    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
+  if (v[3] != -v[4])
+    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different options");
+  if (v[5] == -v[6]) return;
+  std::vector<long long> each;
+  for (const std::uint64_t p : prints) {
+    each.push_back(word(p));
+    each.push_back(-word(p));
+  }
+  if (front_end::reduce(comm, each.data(), static_cast<int>(each.size())) != MPI_SUCCESS)
+    throw Error(REDIST_ERR_MPI,
+                std::string(call) + ": MPI_Allreduce failed while checking arguments");
+  std::size_t k = 0;
+  while (k + 1 < prints.size() && each[2 * k] == -each[2 * k + 1])
+    ++k;
+  throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": ops[" + std::to_string(k) +
+                                       "]: processes passed different " + op_fields);
 }
 
 int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
@@ -88,25 +134,25 @@ int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
     } catch (const std::bad_alloc &) {
       local = out_of_memory_checking(call);
     }
-    const front_end::BatchAgreement agreed = front_end::agree(
-        comm, args, count,
-        local ? front_end::batch_error_word(at, front_end::lowest_first(rank, size)) : 0);
-    if (local) throw *local;
-    if (agreed.error != 0) {
-      throw remote_argument_error(
-          call, front_end::lowest_first(static_cast<int>(agreed.error_rank()), size),
-          agreed.error_op());
+    // The options are every operation's (describe); each operation's fingerprint covers its
+    // fields.
+    Fingerprint options_print;
+    std::vector<std::uint64_t> prints;
+    prints.reserve(args.size());
+    for (front_end::CallArgs &one : args) {
+      Fingerprint f;
+      front_end::each_field([&](front_end::Arg, const char *, long long v) { f.add(v); },
+                            one.fields);
+      prints.push_back(f.value());
     }
-    if (agreed.count_differs)
-      throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
-    for (std::size_t k = 0; k < agreed.fields.size(); ++k) {
-      if (differs(agreed.fields[k])) {
-        throw Error(REDIST_ERR_MISMATCH,
-                    std::string(call) + ": ops[" + std::to_string(k) +
-                        "]: processes passed different op, m, n, type, region, options or "
-                        "layouts (all but lld must agree)");
-      }
+    if (!args.empty()) {
+      const ScheduleOptions &o = args.front().options;
+      options_print.add(static_cast<std::int64_t>(o.strategy)).add(o.max_concurrent);
+      options_print.add(o.max_memory).add(std::bit_cast<std::int64_t>(o.model.alpha));
+      options_print.add(std::bit_cast<std::int64_t>(o.model.beta));
     }
+    agree_batch(comm, call, position, local, at, count, options_print.value(), prints,
+                "op, m, n, type, region, options or layouts (all but lld must agree)");
     auto result = std::make_unique<redist_plan_s>();
     result->comm = PlanComm(call, comm);
     front_end::Planned planned = plan_batch(rank, size, result->comm.handle, batch);

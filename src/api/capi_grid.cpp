@@ -258,56 +258,6 @@ extern "C" int redist_grid_plan_create(MPI_Comm comm, redist_op op_enum, int64_t
 
 namespace {
 
-/// A batch's checks agreed over `comm` (every process calls it, with its error if any, `at`
-/// the operation it was checking): the first failing operation wins, then the lowest failing
-/// rank; then count, options (`options_print`) and each operation's fingerprint (`prints`)
-/// must agree. Throws on every process alike. Collective: one reduction, and one more naming
-/// the operation when fingerprints differ.
-void agree_batch(MPI_Comm comm, const char *call, const CommPosition &position,
-                 const std::optional<Error> &local, long long at, int count,
-                 std::uint64_t options_print, const std::vector<std::uint64_t> &prints) {
-  const int order = front_end::lowest_first(position.rank, position.size);
-  Fingerprint all;
-  for (const std::uint64_t p : prints)
-    all.add(static_cast<std::int64_t>(p));
-  const auto word = [](std::uint64_t print) { return static_cast<long long>(print >> 2); };
-  long long v[7] = {local ? front_end::batch_error_word(at, order) : 0,
-                    count,
-                    -static_cast<long long>(count),
-                    word(options_print),
-                    -word(options_print),
-                    word(all.value()),
-                    -word(all.value())};
-  if (front_end::reduce(comm, v, 7) != MPI_SUCCESS)
-    throw Error(REDIST_ERR_MPI,
-                std::string(call) + ": MPI_Allreduce failed while checking arguments");
-  if (local) throw *local;
-  if (v[0] != 0)
-    throw remote_argument_error(
-        call, front_end::lowest_first(front_end::error_order(v[0]), position.size),
-        front_end::batch_error_op(v[0]));
-  if (v[1] != -v[2])
-    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different count");
-  if (v[3] != -v[4])
-    throw Error(REDIST_ERR_MISMATCH, std::string(call) + ": processes passed different options");
-  if (v[5] == -v[6]) return;
-  std::vector<long long> each;
-  for (const std::uint64_t p : prints) {
-    each.push_back(word(p));
-    each.push_back(-word(p));
-  }
-  if (front_end::reduce(comm, each.data(), static_cast<int>(each.size())) != MPI_SUCCESS)
-    throw Error(REDIST_ERR_MPI,
-                std::string(call) + ": MPI_Allreduce failed while checking arguments");
-  std::size_t k = 0;
-  while (k + 1 < prints.size() && each[2 * k] == -each[2 * k + 1])
-    ++k;
-  throw Error(REDIST_ERR_MISMATCH,
-              std::string(call) + ": ops[" + std::to_string(k) +
-                  "]: processes passed different op, m, n, type or layouts (all but local "
-                  "blocks and lld must agree)");
-}
-
 /// The batch's operations as the plan keeps them, and the block grid transfers to plan.
 std::vector<redist_plan_s::BatchOp> batch_ops(const std::vector<GridOp> &checked,
                                               std::vector<GridTransfer> &transfers,
@@ -365,7 +315,8 @@ extern "C" int redist_grid_batch_create(MPI_Comm comm, int count, const redist_g
     } catch (const std::bad_alloc &) {
       local = out_of_memory_checking(call);
     }
-    agree_batch(comm, call, position, local, at, count, options_print.value(), prints);
+    agree_batch(comm, call, position, local, at, count, options_print.value(), prints,
+                "op, m, n, type or layouts (all but local blocks and lld must agree)");
     auto result = std::make_unique<redist_plan_s>();
     result->comm = PlanComm(call, comm);
     std::vector<GridTransfer> transfers;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,6 +61,18 @@ struct BatchArg {
 int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
                  const std::function<BatchArg(int)> &op_at, const redist_options *options,
                  redist_plan *plan);
+
+/// A batch's checks agreed over `comm` (redist_plan_create_batch, redist_grid_batch_create):
+/// every process calls it with its error if any (`at`: the operation it was checking, -1 the
+/// batch's own arguments); the first failing operation wins, then the lowest failing rank;
+/// then count, options (`options_print`) and each operation's fingerprint (`prints`) must
+/// agree (`op_fields`: what an operation's fingerprint covers, for the message). Throws on
+/// every process alike. Collective: one reduction, and one more naming the operation when
+/// fingerprints differ.
+void agree_batch(MPI_Comm comm, const char *call, const CommPosition &position,
+                 const std::optional<Error> &local, long long at, int count,
+                 std::uint64_t options_print, const std::vector<std::uint64_t> &prints,
+                 const char *op_fields);
 
 /// The front end's operation field of a call (op -1: a copy).
 long long operation_field(int op);

@@ -245,42 +245,6 @@ long long batch_error_op(long long word) {
   return kBatchOps - (word / kRankRange - 2) - 1;
 }
 
-long long BatchAgreement::error_op() const {
-  return batch_error_op(error);
-}
-
-long long BatchAgreement::error_rank() const {
-  return error_order(error);
-}
-
-BatchAgreement agree(MPI_Comm comm, std::span<const CallArgs> calls, long long count,
-                     long long error) {
-  const auto failed = [&] {
-    return Error(REDIST_ERR_MPI, std::string(calls.empty() ? "redist" : calls[0].routine) +
-                                     ": MPI_Allreduce failed while checking arguments");
-  };
-  BatchAgreement out;
-  long long first[3] = {error, count, negated(count)};
-  if (reduce(comm, first, 3) != MPI_SUCCESS) throw failed();
-  out.error = first[0];
-  out.count_differs = first[1] != negated(first[2]);
-  if (out.error != 0 || out.count_differs) {
-    return out;
-  }
-  std::vector<long long> v;
-  v.reserve(calls.size() * 64);
-  for (const CallArgs &call : calls) {
-    put_call(v, call, true);
-  }
-  if (reduce(comm, v.data(), static_cast<int>(v.size())) != MPI_SUCCESS) throw failed();
-  out.fields.resize(calls.size());
-  std::size_t at = 0;
-  for (CallFields<Range> &fields : out.fields) {
-    get_fields(v, at, fields);
-  }
-  return out;
-}
-
 bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
                collective::Confirmation &confirmation) {
   std::array<long long, 5> v{};

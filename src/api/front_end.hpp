@@ -193,28 +193,12 @@ int reduce(MPI_Comm comm, long long *words, int count);
 Agreement agree(MPI_Comm comm, const CallArgs &call, long long error, const CacheLookup &cache,
                 std::span<long long> extra = {});
 
-/// The verdict of a batch's agreement (redist_plan_create_batch), the same on every process:
-/// the error words, and every operation's fields.
-struct BatchAgreement {
-  long long error = 0;                      // max of the error words (batch_error_word; 0: none)
-  bool count_differs = false;               // processes passed different counts
-  std::vector<CallFields<Range>> fields;    // per operation; empty after an error or count_differs
-  [[nodiscard]] long long error_op() const; // the operation of the error (-1: the batch's own)
-  [[nodiscard]] long long error_rank() const; // rank in the agreement's communicator
-};
-
 /// An error word for a batch: the error of operation `op` (-1: an argument of the batch as a
 /// whole, which wins), the lowest operation winning, then the highest `order` (error_word).
 long long batch_error_word(long long op, int order);
 
 /// The operation of a batch_error_word (-1: the batch's own argument).
 long long batch_error_op(long long word);
-
-/// agree() for a batch of `count` calls over `comm`: one reduction of the error words and the
-/// count (the length of what follows must be the same everywhere), then, if neither failed,
-/// one reduction of every field of every call (as agree() puts them). No cache.
-BatchAgreement agree(MPI_Comm comm, std::span<const CallArgs> calls, long long count,
-                     long long error);
 
 /// The agreement of a call this process found cached, before agree(): one reduction over
 /// `comm` of the error words and the cached plan's build id (5 words instead of every field).
