@@ -396,13 +396,10 @@ long long operation_field(int op) {
                           : front_end::kOperationN;
 }
 
-bool differs(const front_end::CallFields<front_end::Range> &fields) {
-  bool out = false;
-  front_end::CallFields<front_end::Range> ranges = fields;
-  front_end::each_field(
-      [&](front_end::Arg, const char *, const front_end::Range &r) { out = out || r.differs(); },
-      ranges);
-  return out;
+std::uint64_t fingerprint_of(front_end::CallFields<long long> fields) {
+  Fingerprint f;
+  front_end::each_field([&](front_end::Arg, const char *, long long v) { f.add(v); }, fields);
+  return f.value();
 }
 
 void throw_if_failed(const char *call, const front_end::Planned &planned) {
@@ -430,35 +427,21 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     const CommPosition position = comm_position(call, comm);
     const int rank = position.rank;
     const int size = position.size;
-    std::optional<Error> local;
     front_end::CallArgs args;
-    try {
-      if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-      check_call(call, "", m, n, type, a, b, region, op, size, rank);
-      redist_options defaults;
-      redist_options_init(&defaults);
-      ScheduleOptions schedule_opts =
-          schedule_options(call, options != nullptr ? *options : defaults);
-      if (levels != nullptr) apply_levels(call, *levels, schedule_opts);
-      args = describe(call, m, n, type, region, unit_diag, a.value, b.value, rank, schedule_opts);
-      args.fields.operation = operation_field(op);
-    } catch (const Error &e) {
-      local = e;
-    } catch (const std::bad_alloc &) {
-      local = out_of_memory_checking(call);
-    }
-    const front_end::Agreement agreed = front_end::agree(
-        comm, args, local ? front_end::error_word(1, front_end::lowest_first(rank, size)) : 0, {});
-    if (local) throw *local;
-    if (agreed.error != 0) {
-      throw remote_argument_error(
-          call, front_end::lowest_first(static_cast<int>(agreed.error_rank()), size));
-    }
-    if (differs(agreed.fields)) {
-      throw Error(REDIST_ERR_MISMATCH,
-                  std::string(call) + ": processes passed different m, n, type, region, "
-                                      "unit_diag, options or layouts (all but lld must agree)");
-    }
+    agree(comm, call, "m, n, type, region, unit_diag, options or layouts (all but lld must agree)",
+          [&] {
+            if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
+            check_call(call, "", m, n, type, a, b, region, op, size, rank);
+            redist_options defaults;
+            redist_options_init(&defaults);
+            ScheduleOptions schedule_opts =
+                schedule_options(call, options != nullptr ? *options : defaults);
+            if (levels != nullptr) apply_levels(call, *levels, schedule_opts);
+            args = describe(call, m, n, type, region, unit_diag, a.value, b.value, rank,
+                            schedule_opts);
+            args.fields.operation = operation_field(op);
+            return fingerprint_of(args.fields);
+          });
     Transfer t = transfer_of(m, n, a.value, b.value, region, unit_diag, op);
 
     auto result = std::make_unique<redist_plan_s>();

@@ -139,12 +139,8 @@ int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
     Fingerprint options_print;
     std::vector<std::uint64_t> prints;
     prints.reserve(args.size());
-    for (front_end::CallArgs &one : args) {
-      Fingerprint f;
-      front_end::each_field([&](front_end::Arg, const char *, long long v) { f.add(v); },
-                            one.fields);
-      prints.push_back(f.value());
-    }
+    for (const front_end::CallArgs &one : args)
+      prints.push_back(fingerprint_of(one.fields));
     if (!args.empty()) {
       const ScheduleOptions &o = args.front().options;
       options_print.add(static_cast<std::int64_t>(o.strategy)).add(o.max_concurrent);

@@ -62,6 +62,9 @@ int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
                  const std::function<BatchArg(int)> &op_at, const redist_options *options,
                  redist_plan *plan);
 
+/// A fingerprint of every field of a call's description (what every process must pass alike).
+std::uint64_t fingerprint_of(front_end::CallFields<long long> fields);
+
 /// A batch's checks agreed over `comm` (redist_plan_create_batch, redist_grid_batch_create):
 /// every process calls it with its error if any (`at`: the operation it was checking, -1 the
 /// batch's own arguments); the first failing operation wins, then the lowest failing rank;
@@ -76,9 +79,6 @@ void agree_batch(MPI_Comm comm, const char *call, const CommPosition &position,
 
 /// The front end's operation field of a call (op -1: a copy).
 long long operation_field(int op);
-
-/// Whether some agreed field is not the same on every process.
-bool differs(const front_end::CallFields<front_end::Range> &fields);
 
 /// The agreed failure of front_end::plan_everywhere / plan_nd_everywhere as `call`'s error.
 void throw_if_failed(const char *call, const front_end::Planned &planned);
