@@ -42,18 +42,21 @@ template <class F> void clip_tile(const Tile &t, Index lo, Index hi, F &&f) {
 
 Pieces::Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_size)
     : plan_(grid_skeleton(*plan)), element_size_(element_size), lld_src_(0), lld_dst_(0),
-      grid_(std::move(plan)), grid_reads_(plan_.recvs.size()) {
+      grid_(std::make_shared<GridParts>()) {
+  grid_->plan = std::move(plan);
+  grid_->reads.resize(plan_.recvs.size());
   // The sources of the messages made of tiles (two block grids) for their receivers:
   // (receiver, first word, tiles) in the directory, kGridSourceWords words a tile.
-  for (const GridMessage &m : grid_->sends) {
+  for (const GridMessage &m : grid_->plan->sends) {
     if (m.tiles.empty() || !m.parts.empty()) {
       continue;
     }
-    grid_directory_.insert(grid_directory_.end(), {m.rank, static_cast<Index>(grid_sources_.size()),
-                                                   static_cast<Index>(m.tiles.size())});
+    grid_->directory.insert(
+        grid_->directory.end(),
+        {m.rank, static_cast<Index>(grid_->sources.size()), static_cast<Index>(m.tiles.size())});
     for (const Tile &t : m.tiles) {
-      grid_sources_.insert(grid_sources_.end(),
-                           {t.position, t.height, t.width, t.src, t.src_step, t.src_width_step});
+      grid_->sources.insert(grid_->sources.end(),
+                            {t.position, t.height, t.width, t.src, t.src_step, t.src_width_step});
     }
   }
 }
@@ -62,12 +65,12 @@ std::size_t Pieces::grid_source_words(std::size_t i) const {
   if (!grid_) {
     return 0;
   }
-  const GridMessage &m = grid_->recvs[i];
+  const GridMessage &m = grid_->plan->recvs[i];
   return m.parts.empty() ? m.tiles.size() * kGridSourceWords : 0;
 }
 
 bool Pieces::set_grid_sources(std::size_t i, std::span<const Index> words) {
-  const GridMessage &m = grid_->recvs[i];
+  const GridMessage &m = grid_->plan->recvs[i];
   std::vector<Tile> reads;
   if (words.size() != grid_source_words(i) || words.empty()) {
     return false;
@@ -86,7 +89,7 @@ bool Pieces::set_grid_sources(std::size_t i, std::span<const Index> words) {
     t.src_width_step = w[5];
     reads.push_back(t);
   }
-  grid_reads_[i] = std::move(reads);
+  grid_->reads[i] = std::move(reads);
   return true;
 }
 
@@ -128,22 +131,22 @@ void Pieces::copy_grid(const GridMessage &m, bool sending, const std::byte *from
 }
 
 void Pieces::copy_grid_local(const std::byte *a, std::byte *b) const {
-  if (!grid_->self.parts.empty()) {
-    grid_->self.for_each_tile(
+  if (!grid_->plan->self.parts.empty()) {
+    grid_->plan->self.for_each_tile(
         [&](const Tile &t) { copy_tiles(std::span(&t, 1), a, b, 0, INT64_MAX); });
     return;
   }
-  copy_tiles(grid_->self.tiles, a, b, 0, INT64_MAX);
+  copy_tiles(grid_->plan->self.tiles, a, b, 0, INT64_MAX);
 }
 
 single_copy::PieceCounts Pieces::estimate_grid_pieces(const Peer &peer) const {
   single_copy::PieceCounts counts;
   counts.bytes = static_cast<std::size_t>(peer.elements) * element_size_;
-  const std::vector<Tile> &reads = grid_reads_[static_cast<std::size_t>(peer.row_slot)];
+  const std::vector<Tile> &reads = grid_->reads[static_cast<std::size_t>(peer.row_slot)];
   if (reads.empty()) {
     // Packed by the sender: a tile's columns are its pieces on the receiver's side.
     std::size_t pieces = 0;
-    grid_->recvs[static_cast<std::size_t>(peer.row_slot)].for_each_tile(
+    grid_->plan->recvs[static_cast<std::size_t>(peer.row_slot)].for_each_tile(
         [&](const Tile &t) { pieces += static_cast<std::size_t>(std::max<Index>(t.width, 0)); });
     counts.remote_pieces = pieces;
     counts.local_pieces = pieces;
@@ -168,7 +171,7 @@ single_copy::PieceCounts Pieces::estimate_grid_pieces(const Peer &peer) const {
 
 Index Pieces::grid_source_extent(const Peer &peer) const {
   Index end = 0;
-  for (const Tile &t : grid_reads_[static_cast<std::size_t>(peer.row_slot)]) {
+  for (const Tile &t : grid_->reads[static_cast<std::size_t>(peer.row_slot)]) {
     if (t.height > 0 && t.width > 0) {
       end = std::max(end, t.src + (t.width - 1) * t.src_width_step + t.height);
     }

@@ -411,7 +411,7 @@ void Pieces::pack(const Peer &peer, const std::byte *a, std::byte *out, Index lo
     return;
   }
   if (grid_) {
-    copy_grid(grid_->sends[static_cast<std::size_t>(peer.row_slot)], true, a, out, lo, hi);
+    copy_grid(grid_->plan->sends[static_cast<std::size_t>(peer.row_slot)], true, a, out, lo, hi);
     return;
   }
   if (nd_) {
@@ -444,7 +444,7 @@ void Pieces::unpack(const Peer &peer, const std::byte *in, std::byte *b, Index l
     return;
   }
   if (grid_) {
-    copy_grid(grid_->recvs[static_cast<std::size_t>(peer.row_slot)], false, in, b, lo, hi);
+    copy_grid(grid_->plan->recvs[static_cast<std::size_t>(peer.row_slot)], false, in, b, lo, hi);
     return;
   }
   if (nd_) {
@@ -525,7 +525,7 @@ void Pieces::copy_local(const std::byte *a, std::byte *b, Index lo, Index hi) co
 void Pieces::copy_from_array(const Peer &peer, const std::byte *src, Index src_lld, std::byte *b,
                              Index lo, Index hi) const {
   if (grid_) {
-    copy_tiles(grid_reads_[static_cast<std::size_t>(peer.row_slot)], src, b, lo, hi);
+    copy_tiles(grid_->reads[static_cast<std::size_t>(peer.row_slot)], src, b, lo, hi);
     return;
   }
   if (nd_) {

@@ -23,6 +23,14 @@ namespace redist {
 class Copier;
 struct BatchParts;
 
+/// A block grid plan's parts of Pieces (grid_pieces.cpp).
+struct GridParts {
+  std::shared_ptr<const GridRankPlan> plan; ///< shared with the caller, which may make it anew
+  std::vector<Index> directory;             ///< Pieces::grid_directory()
+  std::vector<Index> sources;               ///< Pieces::grid_sources()
+  std::vector<std::vector<Tile>> reads;     ///< per receive: set_grid_sources' tiles
+};
+
 /// A long piece's copy, collected to be made later in the order of the source addresses
 /// (Pieces::collect).
 struct PieceCopy {
@@ -61,8 +69,12 @@ public:
   /// for their receivers to read (Negotiation): per such send (receiver rank, first word,
   /// tiles) in the directory, and kGridSourceWords words a tile in the sources (position,
   /// height, width, src, src_step, src_width_step).
-  [[nodiscard]] std::span<const Index> grid_directory() const { return grid_directory_; }
-  [[nodiscard]] std::span<const Index> grid_sources() const { return grid_sources_; }
+  [[nodiscard]] std::span<const Index> grid_directory() const {
+    return grid_ ? std::span<const Index>(grid_->directory) : std::span<const Index>();
+  }
+  [[nodiscard]] std::span<const Index> grid_sources() const {
+    return grid_ ? std::span<const Index>(grid_->sources) : std::span<const Index>();
+  }
   /// Words of receive i's sources (0: not a message made of tiles, or not a block grid plan).
   [[nodiscard]] std::size_t grid_source_words(std::size_t i) const;
   /// Receive i's tiles with their sender's offsets: from now on the message may be read from
@@ -256,12 +268,9 @@ private:
   std::shared_ptr<const NdRankPlan> nd_;        // an N-d plan; plan_ is then its skeleton
   Strides nd_src_strides_{};
   Strides nd_dst_strides_{};
-  std::vector<Strides> nd_sender_strides_;    // per receive
-  std::shared_ptr<BatchParts> batch_;         // a batch; plan_ is then its skeleton
-  std::shared_ptr<const GridRankPlan> grid_;  // a block grid plan; plan_ is then its skeleton
-  std::vector<Index> grid_directory_;         // grid_directory()
-  std::vector<Index> grid_sources_;           // grid_sources()
-  std::vector<std::vector<Tile>> grid_reads_; // per receive: set_grid_sources' tiles
+  std::vector<Strides> nd_sender_strides_; // per receive
+  std::shared_ptr<BatchParts> batch_;      // a batch; plan_ is then its skeleton
+  std::shared_ptr<GridParts> grid_;        // a block grid plan; plan_ is then its skeleton
 };
 
 /// The 2-D view of an N-d plan the executor sequences: its peers' ranks and element counts,

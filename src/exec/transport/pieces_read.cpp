@@ -159,7 +159,7 @@ single_copy::PieceCounts Pieces::estimate_pieces(const Peer &peer) const {
 template <class F>
 void Pieces::for_each_read_piece(const Peer &peer, Index sender_lld, F &&f) const {
   if (grid_) {
-    for_each_grid_read(grid_reads_[static_cast<std::size_t>(peer.row_slot)], f);
+    for_each_grid_read(grid_->reads[static_cast<std::size_t>(peer.row_slot)], f);
     return;
   }
   for_each_piece(plan_.recv_rows[static_cast<std::size_t>(peer.row_slot)],
