@@ -37,6 +37,8 @@ std::size_t test_interleaving() {
           .value.value_or(0));
 }
 
+} // namespace
+
 int rank_in(MPI_Comm comm) {
   int rank = 0;
   if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
@@ -44,8 +46,6 @@ int rank_in(MPI_Comm comm) {
   }
   return rank;
 }
-
-} // namespace
 
 OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan plan,
                    std::size_t element_size, Index lld_src, Index lld_dst, ScheduleChoice schedule,

@@ -314,6 +314,9 @@ private:
   ProgressThread progress_;
 };
 
+/// This process's rank in comm (Error REDIST_ERR_MPI if MPI cannot tell).
+int rank_in(MPI_Comm comm);
+
 /// The executor a ScheduleChoice asks for: a TwoPhases where it has phases (each phase's
 /// OnePhase tagging its messages tag + 1 and tag + 2, so that a fast rank's second phase never
 /// meets a slow rank's first), else a OnePhase. Local, as OnePhase's constructors.

@@ -6,23 +6,12 @@
 #include "nd_planner.hpp"
 
 namespace redist {
-namespace {
-
-int rank_of(MPI_Comm comm) {
-  int rank = 0;
-  if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
-    throw Error(REDIST_ERR_MPI, "redist: MPI_Comm_rank failed (executor)");
-  }
-  return rank;
-}
-
-} // namespace
 
 TwoPhases::TwoPhases(MPI_Comm comm, const std::vector<int> &node_ids, RankPlan whole,
                      std::size_t element_size, Index lld_src, Index lld_dst,
                      ScheduleChoice schedule, int tag)
     : comm_(comm), schedule_(std::move(schedule)), whole_(std::move(whole)),
-      element_size_(element_size), nodes_(node_ids, rank_of(comm), whole_) {
+      element_size_(element_size), nodes_(node_ids, rank_in(comm), whole_) {
   const TwoPhase &two = *schedule_.phases;
   phases_[0] = std::make_unique<OnePhase>(comm, node_ids, two.plans[0], element_size, lld_src,
                                           two.mid_lld, two.choices[0], tag + 1);
@@ -35,7 +24,7 @@ TwoPhases::TwoPhases(MPI_Comm comm, const std::vector<int> &node_ids, const NdRa
                      std::size_t element_size, const Strides &src_strides,
                      const Strides &dst_strides, ScheduleChoice schedule, int tag)
     : comm_(comm), schedule_(std::move(schedule)), whole_(nd_skeleton(whole)),
-      element_size_(element_size), nodes_(node_ids, rank_of(comm), whole_) {
+      element_size_(element_size), nodes_(node_ids, rank_in(comm), whole_) {
   const NdTwoPhase &two = *schedule_.nd_phases;
   phases_[0] = std::make_unique<OnePhase>(comm, node_ids, two.plans[0], element_size, src_strides,
                                           two.mid_strides, two.choices[0], tag + 1);
