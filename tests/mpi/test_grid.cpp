@@ -442,17 +442,7 @@ TEST(GridPlans, FailedCompletionRepairedAndPlanMadeAnew) {
   for (int k = 0; k < 30; ++k) {
     const Case c = random_case(rng, size);
     const long long before_case = faults::injected();
-    const auto arm = [rank](int e) {
-      if (e == 1 && rank == 0) {
-        faults::Fault f;
-        f.calls = faults::wait_recv;
-        f.tags = {7411, 7411 + 16}; // the executor's data and addresses
-        f.count = 1;
-        faults::arm(f);
-      } else if (e == -1) {
-        faults::disarm();
-      }
-    };
+    const auto arm = faults::one_receive_fails_in_second_execution(rank);
     const std::string why =
         c.complex ? run<Complex>(c, rank, 3, arm) : run<double>(c, rank, 3, arm);
     injected += faults::injected() - before_case;

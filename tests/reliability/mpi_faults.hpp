@@ -63,6 +63,23 @@ void watch_any_type(bool on);
 long long matched(std::size_t k = 0);
 /// Faults injected on this process since the start.
 long long injected();
+
+/// The hook of a test that runs executions 0, 1, 2, ... of one plan (called with e before
+/// execution e and with -1 after the last): on `rank` 0, the completion of one receive of the
+/// executor's data or addresses (tags 7411 and 7411 + 16) fails in execution 1.
+inline auto one_receive_fails_in_second_execution(int rank) {
+  return [rank](int e) {
+    if (e == 1 && rank == 0) {
+      Fault f;
+      f.calls = wait_recv;
+      f.tags = {7411, 7411 + 16};
+      f.count = 1;
+      arm(f);
+    } else if (e == -1) {
+      disarm();
+    }
+  };
+}
 /// Watched requests that were posted and are not yet completed or freed.
 long long live_requests();
 
