@@ -22,16 +22,14 @@ program redist_fortran_block_grid
   integer :: cases, k
 
   cases = 240
-  call start_run(me, nprocs, cases)
+  call start_run(cases)
   seed = 20261129
-  failures = 0
-  checks = 0
   do k = 1, cases
     call random_case(k)
   end do
   call error_cases()
 
-  k = report_run('redist_fortran_block_grid', me, nprocs, checks, failures)
+  k = report_run('redist_fortran_block_grid')
   call MPI_Finalize()
   if (k /= 0) error stop 1
 end program redist_fortran_block_grid

@@ -5,9 +5,9 @@ module block_grid_cases
   use, intrinsic :: iso_fortran_env, only: int64, real64, output_unit
   use mpi_f08
   use redist
+  use test_run, only: me, nprocs, failures, checks, check
   implicit none
 
-  integer :: me, nprocs, failures, checks
   integer(int64) :: seed
 
   !> One side: a block grid (is_grid) or a block-cyclic layout, its global m x n, this rank's
@@ -28,16 +28,6 @@ contains
     seed = mod(seed * 48271_int64, 2147483647_int64)
     draw = int(mod(seed, int(max(n, 1), int64)))
   end function draw
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    checks = checks + 1
-    if (ok) return
-    failures = failures + 1
-    write (output_unit, '(a, i0, a, a, a, a)') 'FAIL: rank ', me, ': ', what, ': ', &
-      trim(redist_message())
-  end subroutine check
 
   !> Splits of `extent` into `blocks` blocks at random offsets: sorted, equal ones (empty blocks)
   !> now and then, and always one empty block when `empty`.

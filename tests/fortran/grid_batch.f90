@@ -262,16 +262,14 @@ program redist_fortran_grid_batch
   integer :: cases, k
 
   cases = 120
-  call start_run(me, nprocs, cases)
+  call start_run(cases)
   seed = 20261130
-  failures = 0
-  checks = 0
   do k = 1, cases
     call random_batch(k)
   end do
   call batch_errors()
 
-  k = report_run('redist_fortran_grid_batch', me, nprocs, checks, failures)
+  k = report_run('redist_fortran_grid_batch')
   call MPI_Finalize()
   if (k /= 0) error stop 1
 end program redist_fortran_grid_batch

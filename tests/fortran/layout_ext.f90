@@ -17,10 +17,10 @@ module layout_ext_cases
   use, intrinsic :: iso_fortran_env, only: int64, real64, output_unit
   use mpi_f08
   use redist
+  use test_run, only: me, nprocs, failures, checks, check
   use scalapack_reference, only: blacs_get, blacs_gridinit, blacs_gridexit, blacs_exit
   implicit none
 
-  integer :: me, nprocs, failures, checks
   integer(int64) :: seed
 
   !> One side: its layout and this rank's place and local array size.
@@ -243,16 +243,6 @@ contains
     differs = x < y .or. x > y
   end function differs
 
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    checks = checks + 1
-    if (ok) return
-    failures = failures + 1
-    write (output_unit, '(a, i0, a, a, a, a)') 'FAIL: rank ', me, ': ', what, ': ', &
-      trim(redist_message())
-  end subroutine check
-
   subroutine random_case(k)
     integer, intent(in) :: k
     type(side) :: sa, sb, sa2, sb2
@@ -449,17 +439,15 @@ program redist_fortran_layout_ext
   integer :: cases, k
 
   cases = 80
-  call start_run(me, nprocs, cases)
+  call start_run(cases)
   seed = 20261129
-  failures = 0
-  checks = 0
   do k = 1, cases
     call random_case(k)
   end do
   call error_cases()
   call descriptor_case()
 
-  k = report_run('redist_fortran_layout_ext', me, nprocs, checks, failures)
+  k = report_run('redist_fortran_layout_ext')
   call blacs_exit(1)
   call MPI_Finalize()
   if (k /= 0) error stop 1

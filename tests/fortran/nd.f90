@@ -21,11 +21,11 @@ module nd_cases
   use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
   use mpi_f08
   use redist
+  use test_run, only: me, nprocs, failures, checks
   implicit none
 
   integer, parameter :: max_dims = 7
   real(real64), parameter :: untouched = -7, padding = -9
-  integer :: me, nprocs, failures, checks
   integer(int64) :: seed
   real(real64) :: work !< of the computation between begins and ends
 
@@ -841,10 +841,8 @@ program redist_fortran_nd
   character(len=64) :: detail
 
   cases = 60
-  call start_run(me, nprocs, cases)
+  call start_run(cases)
   seed = 20261124
-  failures = 0
-  checks = 0
   work = 0
   do k = 1, cases
     call nd_case(1 + mod(k - 1, 4), k)
@@ -858,7 +856,7 @@ program redist_fortran_nd
   call error_cases()
 
   write (detail, '(a, es9.2, a)') ' (work between begins and ends ', work, ')'
-  k = report_run('redist_fortran_nd', me, nprocs, checks, failures, trim(detail))
+  k = report_run('redist_fortran_nd', trim(detail))
   call MPI_Finalize()
   if (k /= 0) error stop 1
 end program redist_fortran_nd
