@@ -131,12 +131,8 @@ void Pieces::copy_grid(const GridMessage &m, bool sending, const std::byte *from
 }
 
 void Pieces::copy_grid_local(const std::byte *a, std::byte *b) const {
-  if (!grid_->plan->self.parts.empty()) {
-    grid_->plan->self.for_each_tile(
-        [&](const Tile &t) { copy_tiles(std::span(&t, 1), a, b, 0, INT64_MAX); });
-    return;
-  }
-  copy_tiles(grid_->plan->self.tiles, a, b, 0, INT64_MAX);
+  grid_->plan->self.for_each_tile(
+      [&](const Tile &t) { copy_tiles(std::span(&t, 1), a, b, 0, INT64_MAX); });
 }
 
 single_copy::PieceCounts Pieces::estimate_grid_pieces(const Peer &peer) const {
