@@ -261,6 +261,10 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
   return v[0] == 0 && same_everywhere(generation, creator);
 }
 
+Replication replication_of(const SideFields<Range> &side) {
+  return {side.rsrc.max == -1, side.csrc.max == -1};
+}
+
 Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &agreed,
                          Transfer &t) {
   Gathered out;
@@ -310,8 +314,11 @@ Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &a
                                                 std::tuple{'B', &f.b, std::size_t{2}, &t.dst}}) {
     const int nprow = static_cast<int>(s->nprow.max);
     const int npcol = static_cast<int>(s->npcol.max);
-    layout->rows = {s->m.max, s->mb.max, nprow, static_cast<int>(s->rsrc.max), s->imb.max};
-    layout->cols = {s->n.max, s->nb.max, npcol, static_cast<int>(s->csrc.max), s->inb.max};
+    const Replication replicated = replication_of(*s);
+    layout->rows = {s->m.max, s->mb.max, nprow, replicated.rows ? 0 : static_cast<int>(s->rsrc.max),
+                    s->imb.max};
+    layout->cols = {s->n.max, s->nb.max, npcol, replicated.cols ? 0 : static_cast<int>(s->csrc.max),
+                    s->inb.max};
     layout->row_major = s->order.max != 0;
     layout->i = s->i.max - call.index_base;
     layout->j = s->j.max - call.index_base;
@@ -338,7 +345,7 @@ Gathered gather_transfer(MPI_Comm comm, const CallArgs &call, const Agreement &a
   return out;
 }
 
-Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const Transfer &t,
+Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, Transfer &t,
                  const Agreement &agreed, CacheLookup &lookup) {
   Built out;
   {
@@ -355,9 +362,17 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const 
     std::lock_guard lock(caches().mutex);
     caches().comms.insert(lookup.comm_key, lookup.comm);
   }
-  Planned planned =
-      plan_everywhere(comm, rank, size, lookup.comm->comm, t, call.options, call.element_size,
-                      call.a.member ? call.a.lld : 1, call.b.member ? call.b.lld : 1, false);
+  const Replication a = replication_of(agreed.fields.a);
+  const Replication b = replication_of(agreed.fields.b);
+  const int copies = copies_of(t, b);
+  const Index lld_a = call.a.member ? call.a.lld : 1;
+  const Index lld_b = call.b.member ? call.b.lld : 1;
+  make_replica(t, a, b, 0);
+  Planned planned = copies == 1
+                        ? plan_everywhere(comm, rank, size, lookup.comm->comm, t, call.options,
+                                          call.element_size, lld_a, lld_b, false)
+                        : plan_copies_everywhere(comm, rank, size, lookup.comm->comm, t, a, b,
+                                                 call.options, call.element_size, lld_a, lld_b);
   if (planned.status != REDIST_SUCCESS) {
     out.status = planned.status;
     out.here = planned.here;
@@ -512,12 +527,30 @@ Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &
   return out;
 }
 
-Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
-                              std::span<BatchMember> ops) {
+namespace {
+
+/// The executor of a batch whose operations `operations()` makes (on this process, where
+/// running out of memory is agreed), all at once on `exec_comm`.
+template <class Operations>
+Planned batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, BatchArrays arrays,
+                         Operations &&operations) {
   Planned out;
   const std::vector<int> nodes = node_ids(comm); // collective: before anything can fail
   bool out_of_memory = false;
   try {
+    out.executor = std::make_unique<OnePhase>(exec_comm, nodes, operations(), arrays);
+  } catch (const std::bad_alloc &) {
+    out_of_memory = true;
+  }
+  agree_planned(comm, rank, size, out_of_memory, out);
+  return out;
+}
+
+} // namespace
+
+Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                              std::span<BatchMember> ops) {
+  return batch_everywhere(comm, rank, size, exec_comm, BatchArrays::per_operation, [&] {
     std::vector<Pieces> operations;
     operations.reserve(ops.size());
     for (BatchMember &op : ops) {
@@ -531,12 +564,38 @@ Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
             std::make_shared<const GridRankPlan>(make_grid_rank_plan(*op.grid_transfer, rank));
       operations.emplace_back(op.grid, op.element_size);
     }
-    out.executor = std::make_unique<OnePhase>(exec_comm, nodes, std::move(operations));
-  } catch (const std::bad_alloc &) {
-    out_of_memory = true;
+    return operations;
+  });
+}
+
+Planned plan_copies_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                               const Transfer &t, Replication a, Replication b,
+                               const ScheduleOptions &options, std::size_t element_size,
+                               Index lld_a, Index lld_b) {
+  const bool default_schedule =
+      (options.strategy == Strategy::automatic || options.strategy == Strategy::all_at_once) &&
+      options.max_concurrent == 0 && options.max_memory == 0;
+  if (!default_schedule) {
+    // The same on every process (the options are agreed): nothing to agree.
+    Planned out;
+    out.status = REDIST_ERR_ARGUMENT;
+    out.here = true;
+    out.why = "a destination replicated over process rows or columns (RSRC_ or CSRC_ = -1) is "
+              "written all at once: REDIST_SCHEDULE auto or all-at-once, no "
+              "REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY";
+    return out;
   }
-  agree_planned(comm, rank, size, out_of_memory, out);
-  return out;
+  return batch_everywhere(comm, rank, size, exec_comm, BatchArrays::shared, [&] {
+    std::vector<Pieces> operations;
+    const int copies = copies_of(t, b);
+    operations.reserve(static_cast<std::size_t>(copies));
+    Transfer copy = t;
+    for (int k = 0; k < copies; ++k) {
+      make_replica(copy, a, b, k);
+      operations.emplace_back(make_rank_plan(copy, rank, size), element_size, lld_a, lld_b);
+    }
+    return operations;
+  });
 }
 
 Planned plan_grid_everywhere(MPI_Comm comm, int rank, int size, const GridTransfer *t,

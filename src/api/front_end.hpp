@@ -214,7 +214,11 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
 CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
                     std::span<const long long> comm_identity);
 
-/// The transfer the agreed fields describe, its grids from every process's grid positions
+/// The dimensions of a side the agreed fields replicate (RSRC_ or CSRC_ = -1).
+Replication replication_of(const SideFields<Range> &side);
+
+/// The transfer the agreed fields describe (a replicated dimension's source process left 0:
+/// make_replica places its copies), its grids from every process's grid positions
 /// (gathered over `comm`, in rank order). Every process returns the same status:
 /// REDIST_ERR_ARGUMENT when no process holds a position of a grid (`side` 'A' or 'B',
 /// `row`, `col`), REDIST_ERR_NO_MEMORY when a process could not allocate (`here`: this one).
@@ -266,13 +270,23 @@ struct BatchMember {
 Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
                               std::span<BatchMember> ops);
 
+/// plan_everywhere() for a transfer to a B replicated over process rows or columns: a batch of
+/// one operation per copy of B (make_replica), all at once; REDIST_ERR_ARGUMENT on every
+/// process (`why`) when `options` ask for another schedule, a limit or a memory cap.
+Planned plan_copies_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                               const Transfer &t, Replication a, Replication b,
+                               const ScheduleOptions &options, std::size_t element_size,
+                               Index lld_a, Index lld_b);
+
 /// plan_everywhere() for a block grid transfer (redist_grid_plan_create): `plan` is this rank's
 /// plan of `t` (made here, then kept for making the executor anew, when null; `t` unused
 /// otherwise), its executor on `comm` all at once (Executor's block grid constructor).
 Planned plan_grid_everywhere(MPI_Comm comm, int rank, int size, const GridTransfer *t,
                              std::shared_ptr<const GridRankPlan> &plan, std::size_t element_size);
 
-/// Build the plan for `t` on every process of `comm` and cache it under `lookup`; failures
+/// Build the plan for `t` on every process of `comm` and cache it under `lookup` (for a
+/// replicated side, the plan of make_replica's transfers, a batch of one operation per copy of
+/// B when B is replicated; `t` is left as the first copy's); failures
 /// (out of memory on any process, options that cannot be honoured) are agreed, so every
 /// process returns the same status: REDIST_ERR_NO_MEMORY (`here`: on this process) or
 /// REDIST_ERR_ARGUMENT with the reason in `why`; REDIST_ERR_MPI if duplicating `comm` fails
@@ -283,7 +297,7 @@ struct Built {
   std::string why;
   std::shared_ptr<CachedPlan> plan;
 };
-Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, const Transfer &t,
+Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, Transfer &t,
                  const Agreement &agreed, CacheLookup &lookup);
 
 /// The caches' capacities (REDIST_PLAN_CACHE_SIZE, REDIST_COMM_CACHE_SIZE, read at each call;

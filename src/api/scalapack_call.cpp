@@ -132,14 +132,16 @@ void check_side(const Call &c, const Side &s) {
     fail(c, s.pos_desc, field("MB_"), d.mb, "block size times grid rows must be below 2^63");
   if (d.nb > INT64_MAX / s.grid.npcol)
     fail(c, s.pos_desc, field("NB_"), d.nb, "block size times grid columns must be below 2^63");
-  if (d.rsrc < 0 || d.rsrc >= s.grid.nprow)
+  // -1: the matrix is replicated over the process rows (columns), as PBLAS takes it.
+  if (d.rsrc < -1 || d.rsrc >= s.grid.nprow)
     fail(c, s.pos_desc, field("RSRC_"), d.rsrc,
-         "must be in [0, " + std::to_string(s.grid.nprow) + ") (grid rows)");
-  if (d.csrc < 0 || d.csrc >= s.grid.npcol)
+         "must be -1 (replicated) or in [0, " + std::to_string(s.grid.nprow) + ") (grid rows)");
+  if (d.csrc < -1 || d.csrc >= s.grid.npcol)
     fail(c, s.pos_desc, field("CSRC_"), d.csrc,
-         "must be in [0, " + std::to_string(s.grid.npcol) + ") (grid columns)");
+         "must be -1 (replicated) or in [0, " + std::to_string(s.grid.npcol) + ") (grid columns)");
   const auto local_extent = [](Index extent, Index first, Index block, redist_int src,
                                redist_int nprocs, redist_int p) {
+    if (src == -1) return extent; // every process holds every row (column)
     return BlockCyclic{extent, block, static_cast<int>(nprocs), static_cast<int>(src), first}
         .local_extent(static_cast<int>(p));
   };
@@ -345,11 +347,12 @@ int position_of(const Call &c, front_end::Arg arg) {
 
 /// Execute the call's plan, every process of ICTXT having agreed to.
 int execute(const Call &c, const front_end::CacheLookup &cache) {
+  Executor &executor = *cache.plan->executor;
   try {
     if (c.operation != nullptr) {
-      cache.plan->executor->execute(c.a.data, c.destination, *c.operation);
+      executor.execute(c.a.data, c.destination, *c.operation);
     } else {
-      cache.plan->executor->execute(c.a.data, c.destination);
+      executor.execute(c.a.data, c.destination);
     }
   } catch (const Error &e) {
     // A plan whose execution failed is not reused, nor its communicator (a message of the
@@ -359,7 +362,7 @@ int execute(const Call &c, const front_end::CacheLookup &cache) {
     report(std::string(c.routine) + ": " + e.what());
     return e.status();
   }
-  if (cache.plan->executor->left_unmatched() || cache.plan->executor->failed_anywhere()) {
+  if (executor.left_unmatched() || executor.failed_anywhere()) {
     // Repaired, but a message may still wait on the communicator, and the ways are decided
     // again: made anew at the next call (the failure is agreed, so every process drops it).
     front_end::drop(cache);

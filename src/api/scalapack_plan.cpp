@@ -136,6 +136,15 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
                                            std::to_string(missing.row) + ", " +
                                            std::to_string(missing.col) + ") of " + missing.side +
                                            "'s grid is not a process of ICTXT");
+    // A replicated A is read from one of its copies; a plan writes one B.
+    const Replication replicated_b = front_end::replication_of(agreed.fields.b);
+    if (replicated_b.any())
+      throw Error(REDIST_ERR_ARGUMENT,
+                  std::string(call) + ": DESCB(" + (replicated_b.rows ? "RSRC_" : "CSRC_") +
+                      ") = -1: a plan writes one copy of B; a B replicated over process rows or "
+                      "columns is taken by the ScaLAPACK and PBLAS entries (PxGEADD, PxGEMR2D, "
+                      "...)");
+    make_replica(t, front_end::replication_of(agreed.fields.a), replicated_b, 0);
     for (int s = 0; s < 2; ++s) {
       const Layout &l = s == 0 ? t.src : t.dst;
       const front_end::Position &p = s == 0 ? args.a : args.b;

@@ -77,6 +77,35 @@ bool uniform_owners(const Transfer &t, Transfer &uniform) {
   return true;
 }
 
+namespace {
+
+/// A replicated dimension's copy on process `p`: one block of the whole extent there (uniform
+/// blocks, so that every schedule applies).
+BlockCyclic whole_on(const BlockCyclic &d, int p) {
+  return {d.extent, std::max<Index>(d.extent, 1), d.nprocs, p, 0};
+}
+
+} // namespace
+
+int copies_of(const Transfer &t, Replication b) {
+  return (b.rows ? t.dst.grid.nprow : 1) * (b.cols ? t.dst.grid.npcol : 1);
+}
+
+void make_replica(Transfer &t, Replication a, Replication b, int copy) {
+  const int copy_cols = b.cols ? t.dst.grid.npcol : 1;
+  const int r = copy / copy_cols;
+  const int c = copy % copy_cols;
+  if (b.rows) t.dst.rows = whole_on(t.dst.rows, r);
+  if (b.cols) t.dst.cols = whole_on(t.dst.cols, c);
+  // B's dimension d holds A's dimension perm[d]: A's copy follows B's along it.
+  for (int d = 0; d < 2; ++d) {
+    const int axis = t.perm[static_cast<std::size_t>(d)];
+    if (!a.along(axis)) continue;
+    BlockCyclic &dim = axis == 0 ? t.src.rows : t.src.cols;
+    dim = whole_on(dim, (b.along(d) ? (d == 0 ? r : c) : 0) % dim.nprocs);
+  }
+}
+
 // The 2-D plan is the N-d plan with m = 2 (nd_plan.hpp's plan_rank): BLACS' column-major grids,
 // and for trapezoids a message count clipped to the region.
 RankPlan make_rank_plan(const Transfer &given, int rank, int comm_size) {

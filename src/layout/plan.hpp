@@ -99,6 +99,29 @@ struct RankPlan {
 /// execution are t's.
 [[nodiscard]] bool uniform_owners(const Transfer &t, Transfer &uniform);
 
+/// Which dimensions of a layout are replicated (PBLAS's RSRC_ or CSRC_ = -1): every process row
+/// (column) of the grid holds a copy of all of the matrix's rows (columns), local index = global
+/// index. The layout's `src` along a replicated dimension is not read.
+struct Replication {
+  bool rows = false;
+  bool cols = false;
+  [[nodiscard]] bool any() const { return rows || cols; }
+  [[nodiscard]] bool along(int axis) const { return axis == 0 ? rows : cols; }
+};
+
+/// A transfer to a replicated B writes each copy of B: one per process row r and column c of
+/// B's grid along its replicated dimensions (1 without replication), numbered r * copies along
+/// the columns + c.
+[[nodiscard]] int copies_of(const Transfer &t, Replication b);
+
+/// Make t (between layouts whose replicated dimensions are described by their extent) the
+/// block-cyclic transfer that writes copy `copy` of B, in place: that copy held as one block of
+/// the whole extent on process row r (column c). A is read from one of its copies,
+/// held the same way on process row (column) r mod A's rows, c mod A's columns where B is
+/// replicated along the dimension A's holds (so that copies on one grid stay local), else on
+/// row (column) 0. Replicas of A must hold the same values, as PBLAS assumes.
+void make_replica(Transfer &t, Replication a, Replication b, int copy);
+
 /// Build `rank`'s plan. Sends are ordered by (destination - rank) mod comm_size so that in
 /// each round of the all-at-once exchange every receiver is targeted by one sender.
 /// Row-major layouts are planned as column_major_equivalent(t): the plan's m, n, region and

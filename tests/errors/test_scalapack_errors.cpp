@@ -489,10 +489,12 @@ TEST_P(ScalapackErrors, SourceProcessOutOfRange) {
            if (rank == bad) x.desc(side)[RSRC_] = nprow;
          },
          invalid({bad}, pos().desc(side), desc_name(side, RSRC_), nprow,
-                 "must be in [0, " + std::to_string(nprow) + ") (grid rows)")});
-    run({label(side, "CSRC_ = -1 everywhere"), [=](Args &x, int) { x.desc(side)[CSRC_] = -1; },
-         invalid({}, pos().desc(side), desc_name(side, CSRC_), -1,
-                 "must be in [0, " + std::to_string(npcol) + ") (grid columns)")});
+                 "must be -1 (replicated) or in [0, " + std::to_string(nprow) + ") (grid rows)")});
+    // -1 is a matrix replicated over the process columns; below it nothing.
+    run({label(side, "CSRC_ = -2 everywhere"), [=](Args &x, int) { x.desc(side)[CSRC_] = -2; },
+         invalid({}, pos().desc(side), desc_name(side, CSRC_), -2,
+                 "must be -1 (replicated) or in [0, " + std::to_string(npcol) +
+                     ") (grid columns)")});
   }
 }
 

@@ -193,6 +193,9 @@ Case draw(Rng &rng, int size) {
   c.inb_a = static_cast<int>(random_first_block(rng, c.nb_a, c.a_cols));
   c.imb_c = static_cast<int>(random_first_block(rng, c.mb_c, c.c_rows));
   c.inb_c = static_cast<int>(random_first_block(rng, c.nb_c, c.c_cols));
+  // Now and then a matrix replicated over the process rows or columns (RSRC_ / CSRC_ = -1).
+  for (int *src : {&c.rsrc_a, &c.csrc_a, &c.rsrc_c, &c.csrc_c})
+    if (rng.coin(0.12)) *src = -1;
   return c;
 }
 
@@ -253,7 +256,9 @@ constexpr std::size_t kGuard = 64; // bytes after C's array
 
 // `pblas_lld`: LLD_ as PBLAS checks it (below the local rows where that is allowed); the C API
 // wants lld >= the local rows wherever the process is in the grid.
-Arrays make_arrays(const Case &k, const Grid &g, std::mt19937_64 &gen, bool pblas_lld = true) {
+// `shared_seed`: the same on every process, for the values of replicated matrices.
+Arrays make_arrays(const Case &k, const Grid &g, std::mt19937_64 &gen, bool pblas_lld = true,
+                   std::uint64_t shared_seed = 0) {
   Arrays out;
   const auto local = [&](int rows, int cols, int mb, int nb, int rsrc, int csrc, int pad,
                          bool inb_desc, int imb, int inb, int *desc) {
@@ -263,6 +268,9 @@ Arrays make_arrays(const Case &k, const Grid &g, std::mt19937_64 &gen, bool pbla
       lr = static_cast<int>(FirstBlockDim{rows, imb, mb, rsrc, k.nprow}.count(g.myrow));
       lc = static_cast<int>(FirstBlockDim{cols, inb, nb, csrc, k.npcol}.count(g.mycol));
     }
+    // Replicated: every process row (column) holds all the rows (columns).
+    if (rsrc == -1) lr = rows;
+    if (csrc == -1) lc = cols;
     // PBLAS checks LLD_ against the local rows only where the process holds columns and the
     // call's window is not empty: otherwise half the cases pass LLD_ = 1.
     const bool empty_window = pblas_lld && (k.m == 0 || k.n == 0);
@@ -272,7 +280,8 @@ Arrays make_arrays(const Case &k, const Grid &g, std::mt19937_64 &gen, bool pbla
     if (inb_desc) {
       const int d[11] = {2, g.ctxt, rows, cols, imb, inb, mb, nb, rsrc, csrc, lld};
       std::copy(d, d + 11, desc);
-    } else if (lld_one) { // DESCINIT would raise LLD_ to the local rows
+    } else if (lld_one || rsrc == -1 || csrc == -1) {
+      // DESCINIT would raise LLD_ to the local rows, and refuses a replicated matrix.
       const int d[9] = {1, g.ctxt, rows, cols, mb, nb, rsrc, csrc, lld};
       std::copy(d, d + 9, desc);
     } else {
@@ -287,8 +296,20 @@ Arrays make_arrays(const Case &k, const Grid &g, std::mt19937_64 &gen, bool pbla
   out.c.resize(local(k.c_rows, k.c_cols, k.mb_c, k.nb_c, k.rsrc_c, k.csrc_c, k.pad_c, k.inb_desc_c,
                      k.imb_c, k.inb_c, out.descc) +
                kGuard);
-  fill(out.a, k.x, gen, false);
-  fill(out.c, k.x, gen, k.beta_kind == 0);
+  // The copies of a replicated matrix hold the same values (PBLAS reads A's copy on its
+  // process and updates one copy of C for all): its values drawn from the grid coordinates it
+  // is distributed along only.
+  const auto values = [&](int rsrc, int csrc, std::uint64_t salt) {
+    if (rsrc != -1 && csrc != -1) return std::mt19937_64(gen());
+    return std::mt19937_64(shared_seed + salt +
+                           0x9e3779b97f4a7c15ULL *
+                               static_cast<std::uint64_t>((rsrc == -1 ? 0 : g.myrow + 1) * 4096 +
+                                                          (csrc == -1 ? 0 : g.mycol + 1)));
+  };
+  std::mt19937_64 a_values = values(k.rsrc_a, k.csrc_a, 1);
+  std::mt19937_64 c_values = values(k.rsrc_c, k.csrc_c, 2);
+  fill(out.a, k.x, a_values, false);
+  fill(out.c, k.x, c_values, k.beta_kind == 0);
   return out;
 }
 
@@ -353,25 +374,42 @@ bool has_nan(const std::vector<unsigned char> &buf, char x) {
   return false;
 }
 
-// Whether redist refuses the case, as docs/guide.md says: a REDIST_SCHEDULE that needs
-// block-cyclic owners (any but auto, all-at-once and multiphase) where a first block larger than
-// the block size lies in the window, along a dimension of several processes: IMB_ - (IA-1)
-// rows of the first block from the window's first row on, more than MB_ of them in the window.
-bool schedule_refused(const Case &k) {
+// What redist prints when it refuses the case under the REDIST_* environment, as
+// docs/guide.md says ("": it does not): a C replicated over several process rows or columns
+// under a REDIST_SCHEDULE other than auto or all-at-once, or a limit or memory cap; a
+// REDIST_SCHEDULE that needs block-cyclic owners (any but auto, all-at-once and multiphase)
+// where a first block larger than the block size lies in the window, along a dimension of
+// several processes: IMB_ - (IA-1) rows of the first block from the window's first row on, more
+// than MB_ of them in the window.
+std::string schedule_refused(const Case &k) {
   const char *schedule = std::getenv("REDIST_SCHEDULE");
-  if (schedule == nullptr || k.m == 0 || k.n == 0) return false;
+  if (k.m == 0 || k.n == 0) return "";
+  const auto set = [](const char *name) {
+    const char *v = std::getenv(name);
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  };
+  const bool replicated_c = (k.rsrc_c == -1 && k.nprow > 1) || (k.csrc_c == -1 && k.npcol > 1);
+  const bool other_schedule = schedule != nullptr && *schedule != '\0' &&
+                              std::strcmp(schedule, "auto") != 0 &&
+                              std::strcmp(schedule, "all-at-once") != 0;
+  if (replicated_c && (other_schedule || set("REDIST_MAX_MEMORY") || set("REDIST_MAX_CONCURRENT")))
+    return "is written all at once";
+  if (schedule == nullptr) return "";
   for (const char *any : {"", "auto", "all-at-once", "multiphase"})
-    if (std::strcmp(schedule, any) == 0) return false;
+    if (std::strcmp(schedule, any) == 0) return "";
   const auto too_large = [](bool eleven, int first, int block, int start, int length, int nprocs) {
     const int rest = first - (start - 1);
     return eleven && nprocs > 1 && rest > block && length > block;
   };
   const bool transposed = k.routine == Routine::tran || (k.trans != 'N' && k.trans != 'n');
   const int am = transposed ? k.n : k.m, an = transposed ? k.m : k.n;
-  return too_large(k.inb_desc_a, k.imb_a, k.mb_a, k.ia, am, k.nprow) ||
-         too_large(k.inb_desc_a, k.inb_a, k.nb_a, k.ja, an, k.npcol) ||
-         too_large(k.inb_desc_c, k.imb_c, k.mb_c, k.ic, k.m, k.nprow) ||
-         too_large(k.inb_desc_c, k.inb_c, k.nb_c, k.jc, k.n, k.npcol);
+  // A replicated dimension has no first block: one block of all of it on one process.
+  const bool refused =
+      too_large(k.inb_desc_a && k.rsrc_a != -1, k.imb_a, k.mb_a, k.ia, am, k.nprow) ||
+      too_large(k.inb_desc_a && k.csrc_a != -1, k.inb_a, k.nb_a, k.ja, an, k.npcol) ||
+      too_large(k.inb_desc_c && k.rsrc_c != -1, k.imb_c, k.mb_c, k.ic, k.m, k.nprow) ||
+      too_large(k.inb_desc_c && k.csrc_c != -1, k.inb_c, k.nb_c, k.jc, k.n, k.npcol);
+  return refused ? "needs block-cyclic owners" : "";
 }
 
 TEST(PblasOps, RandomCasesBitForBitAgainstPblas) {
@@ -389,7 +427,7 @@ TEST(PblasOps, RandomCasesBitForBitAgainstPblas) {
     if (g.member()) {
       std::mt19937_64 gen(seed * 1000003 + static_cast<std::uint64_t>(i) * 131 +
                           static_cast<std::uint64_t>(world_rank()));
-      Arrays in = make_arrays(k, g, gen);
+      Arrays in = make_arrays(k, g, gen, true, seed * 7 + static_cast<std::uint64_t>(i));
       const auto alpha = scalar_bytes(k.x, k.alpha);
       const auto beta = scalar_bytes(k.x, k.beta);
       std::vector<unsigned char> want = in.c;
@@ -403,19 +441,17 @@ TEST(PblasOps, RandomCasesBitForBitAgainstPblas) {
       } else if (k.spelling != 0 && library.find("redist_scalapack") == std::string::npos) {
         problem = spelled(k, k.spelling) + " resolves to " + library + ", not the drop-in";
       } else {
-        const bool refused = schedule_refused(k);
+        const std::string refusal = schedule_refused(k);
+        const bool refused = !refusal.empty();
         void *theirs = pblas(routine_name(k) + "_");
         if (!refused) call(k, theirs, in, want, k.m, k.n, alpha.data(), beta.data());
         errtest::StderrCapture capture;
         call(k, mine, in, got, k.m, k.n, alpha.data(), beta.data());
         const std::string said = capture.finish();
         if (refused) {
-          if (redist_scalapack_last_status() == 0 ||
-              said.find("needs block-cyclic owners") == std::string::npos)
-            problem = "REDIST_SCHEDULE=" + std::string(std::getenv("REDIST_SCHEDULE")) +
-                      " with a first block larger than the block size in the window was not "
-                      "refused; printed: " +
-                      said;
+          if (redist_scalapack_last_status() == 0 || said.find(refusal) == std::string::npos)
+            problem = "the REDIST_* environment should be refused (\"" + refusal +
+                      "\"); printed: " + said;
         } else if (redist_scalapack_last_status() != 0) {
           problem = "redist reported an error: " + said;
         }
@@ -636,7 +672,9 @@ TEST(PblasOps, CApiAgainstPblas) {
   for (int i = 0; i < cases; ++i) {
     Case k = draw(rng, world_size());
     k.inb_desc_a = k.inb_desc_c = false; // the C API's layouts have no first blocks
-    Case k2 = k;                         // the second execution's coefficients
+    for (int *src : {&k.rsrc_a, &k.csrc_a, &k.rsrc_c, &k.csrc_c}) // nor replication
+      *src = std::max(*src, 0);
+    Case k2 = k; // the second execution's coefficients
     k2.alpha_kind = static_cast<int>(rng.uniform(0, 4));
     k2.beta_kind = static_cast<int>(rng.uniform(1, 4));
     draw_scalar(rng, k.x, k2.alpha_kind, k2.alpha);

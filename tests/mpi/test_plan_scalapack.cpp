@@ -334,45 +334,55 @@ TEST(PlanFromDescriptors, BadDescriptorOnOneRank) {
   redist_plan_destroy(&plan);
 }
 
-// PBLAS's 11-integer descriptors (DTYPE_ = 2): B with first blocks IMB_ = 1, INB_ = 5 and an
-// LLD of 10, from A's 9-integer descriptor; B checked element by element from the IMB/MB
-// formulas. IMB_ = 0 is an error on its process, REDIST_ERR_REMOTE elsewhere.
-TEST(PlanFromDescriptors, ElevenIntegerDescriptors) {
-  ErrorSetup s;
+// B of the 11-integer tests: np x 1 grid (ranks reversed), 9 x 7, IMB_ 1, MB_ 2, INB_ 5, NB_ 3,
+// sources 0, LLD_ 10.
+std::array<int, 11> first_block_b(const ErrorSetup &s) {
+  return {2, s.ctxt_b, 9, 7, 1, 5, 2, 3, 0, 0, 10};
+}
+
+// A plan from `desca` into first_block_b executed with this rank's local A `a`; B checked element
+// by element: its rows dealt as a first block of 1 row on process row 0, then blocks of 2 from
+// process row 1 on; every column local (one grid column).
+void expect_copied_into_first_block_b(const ErrorSetup &s, const int *desca, const double *a) {
   const int np = world_size();
-  const int me = world_rank();
-  const std::array<int, 9> desca = descriptor(s.a, s.ctxt_a, s.la);
-  // B: np x 1 grid (ranks reversed), 9 x 7, IMB_ 1, MB_ 2, INB_ 5, NB_ 3, sources 0.
-  const std::array<int, 11> descb = {2, s.ctxt_b, 9, 7, 1, 5, 2, 3, 0, 0, 10};
-  const int pr = np - 1 - me; // B's grid row of this rank
+  const int pr = np - 1 - world_rank(); // B's grid row of this rank
   const auto row_owner = [&](int g) { return g < 1 ? 0 : ((g - 1) / 2 + 1) % np; };
   const auto row_local = [&](int g) {
     if (g < 1) return g;
     const int block = (g - 1) / 2;
     return (row_owner(g) == 0 ? 1 : 0) + (block / np) * 2 + (g - 1) % 2;
   };
-  const auto col_local = [](int g) { return g; }; // one grid column: every column local
+  const std::array<int, 11> descb = first_block_b(s);
   std::vector<double> b(10 * 7 + 3, -1.0);
   redist_plan plan = nullptr;
-  ASSERT_EQ(redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca.data(), 1, 1, descb.data(), 1,
-                                         1, s.ctxt_i, REDIST_REGION_FULL, 0, nullptr, &plan),
+  ASSERT_EQ(redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca, 1, 1, descb.data(), 1, 1,
+                                         s.ctxt_i, REDIST_REGION_FULL, 0, nullptr, &plan),
             REDIST_SUCCESS)
       << redist_last_error();
-  ASSERT_EQ(redist_plan_execute(plan, s.a_buf.data(), b.data()), REDIST_SUCCESS)
-      << redist_last_error();
+  ASSERT_EQ(redist_plan_execute(plan, a, b.data()), REDIST_SUCCESS) << redist_last_error();
   redist_plan_destroy(&plan);
   std::vector<double> want(b.size(), -1.0);
   for (int gi = 0; gi < 9; ++gi) {
     if (row_owner(gi) != pr) continue;
     for (int gj = 0; gj < 7; ++gj)
-      want[static_cast<std::size_t>(row_local(gi) + col_local(gj) * 10)] =
+      want[static_cast<std::size_t>(row_local(gi) + gj * 10)] =
           Elem<double>::make(a_code(s.a, gi, gj, 1));
   }
   EXPECT_EQ(b, want);
+}
 
-  std::array<int, 11> bad = descb;
+// PBLAS's 11-integer descriptors (DTYPE_ = 2): B's first_block_b from A's 9-integer descriptor,
+// checked element by element. IMB_ = 0 is an error on its process, REDIST_ERR_REMOTE elsewhere.
+TEST(PlanFromDescriptors, ElevenIntegerDescriptors) {
+  ErrorSetup s;
+  const int np = world_size();
+  const int me = world_rank();
+  const std::array<int, 9> desca = descriptor(s.a, s.ctxt_a, s.la);
+  expect_copied_into_first_block_b(s, desca.data(), s.a_buf.data());
+
+  std::array<int, 11> bad = first_block_b(s);
   if (me == np - 1) bad[4] = 0; // IMB_
-  plan = nullptr;
+  redist_plan plan = nullptr;
   const int status =
       redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca.data(), 1, 1, bad.data(), 1, 1,
                                    s.ctxt_i, REDIST_REGION_FULL, 0, nullptr, &plan);
@@ -385,6 +395,31 @@ TEST(PlanFromDescriptors, ElevenIntegerDescriptors) {
   } else {
     EXPECT_EQ(status, REDIST_ERR_REMOTE) << message;
   }
+  EXPECT_EQ(plan, nullptr);
+}
+
+// A replicated over the process rows (RSRC_ = -1: every process holds all 9 rows, the same
+// values) is read from one copy into first_block_b, checked element by element; a replicated B
+// is refused on every process (a plan writes one B).
+TEST(PlanFromDescriptors, ReplicatedAIsReadAndReplicatedBRefused) {
+  ErrorSetup s;
+  const std::array<int, 9> desca = {1, s.ctxt_b, 9, 7, 2, 3, -1, 0, 9};
+  std::vector<double> a(9 * 7);
+  for (int gj = 0; gj < 7; ++gj)
+    for (int gi = 0; gi < 9; ++gi)
+      a[static_cast<std::size_t>(gi + gj * 9)] = Elem<double>::make(a_code(s.a, gi, gj, 1));
+  expect_copied_into_first_block_b(s, desca.data(), a.data());
+
+  std::array<int, 11> replicated_b = first_block_b(s);
+  replicated_b[8] = -1; // RSRC_
+  redist_plan plan = nullptr;
+  const int status =
+      redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca.data(), 1, 1, replicated_b.data(), 1,
+                                   1, s.ctxt_i, REDIST_REGION_FULL, 0, nullptr, &plan);
+  const std::string message = redist_last_error();
+  EXPECT_EQ(status, REDIST_ERR_ARGUMENT) << message;
+  EXPECT_NE(message.find("DESCB(RSRC_) = -1: a plan writes one copy of B"), std::string::npos)
+      << message;
   EXPECT_EQ(plan, nullptr);
 }
 

@@ -490,27 +490,34 @@ TEST(ScalapackCompare, RandomCases) {
 // and guard included) must equal the oracle's, A and the descriptors must be unchanged and
 // the call must succeed.
 
-/// One side of a first-blocks case: IMB_ / INB_, or 0 for a 9-integer descriptor.
+/// One side of a first-blocks case: IMB_ / INB_, or 0 for a 9-integer descriptor; and whether
+/// the matrix is replicated over the process rows / columns (RSRC_ / CSRC_ = -1: every process
+/// row holds all the rows at their global indices).
 struct FirstBlocks {
   std::int64_t imb = 0, inb = 0;
+  bool rows_replicated = false, cols_replicated = false;
   [[nodiscard]] bool eleven() const { return imb > 0; }
   [[nodiscard]] std::string describe() const {
-    return eleven() ? "11-integer IMB_=" + std::to_string(imb) + " INB_=" + std::to_string(inb)
-                    : std::string("9-integer");
+    return (eleven() ? "11-integer IMB_=" + std::to_string(imb) + " INB_=" + std::to_string(inb)
+                     : std::string("9-integer")) +
+           (rows_replicated ? " RSRC_=-1" : "") + (cols_replicated ? " CSRC_=-1" : "");
   }
 };
 
-/// A side as this process holds it: rows and columns placed from the first blocks.
+/// A side as this process holds it: rows and columns placed from the first blocks (or all of
+/// them on every process row / column where replicated).
 struct Placed {
   FirstBlockDim rows, cols;
+  bool rows_replicated, cols_replicated;
   LocalBuf lb;
   Placed(const MatSpec &s, const FirstBlocks &f, int rank)
       : rows{s.mg, f.eleven() ? f.imb : s.mb, s.mb, s.rsrc, s.grid.nprow},
-        cols{s.ng, f.eleven() ? f.inb : s.nb, s.nb, s.csrc, s.grid.npcol} {
+        cols{s.ng, f.eleven() ? f.inb : s.nb, s.nb, s.csrc, s.grid.npcol},
+        rows_replicated(f.rows_replicated), cols_replicated(f.cols_replicated) {
     lb.member = s.grid.find(rank, lb.pr, lb.pc);
     if (lb.member) {
-      lb.locr = rows.count(lb.pr);
-      lb.locc = cols.count(lb.pc);
+      lb.locr = rows_replicated ? s.mg : rows.count(lb.pr);
+      lb.locc = cols_replicated ? s.ng : cols.count(lb.pc);
       lb.lld = std::max<std::int64_t>(1, lb.locr) +
                s.lld_extra[static_cast<std::size_t>(lb.pr + lb.pc * s.grid.nprow)];
     }
@@ -518,8 +525,11 @@ struct Placed {
   }
   /// Buffer position of global (gi, gj) on this process, -1 if another process holds it.
   [[nodiscard]] std::int64_t position(std::int64_t gi, std::int64_t gj) const {
-    if (!lb.member || rows.owner(gi) != lb.pr || cols.owner(gj) != lb.pc) return -1;
-    return rows.local(gi) + lb.lld * cols.local(gj);
+    if (!lb.member || (!rows_replicated && rows.owner(gi) != lb.pr) ||
+        (!cols_replicated && cols.owner(gj) != lb.pc))
+      return -1;
+    return (rows_replicated ? gi : rows.local(gi)) +
+           lb.lld * (cols_replicated ? gj : cols.local(gj));
   }
 };
 
@@ -535,14 +545,31 @@ std::array<int, 11> first_blocks_desc(const Case &c, int which, const FirstBlock
     std::copy(g, g + 9, d.begin());
     d[9] = g[0];
     d[10] = g[1];
-  } else if (f.eleven()) {
-    d = {2,       ctxt,    i(s.mg), i(s.ng), i(f.imb),   i(f.inb),
-         i(s.mb), i(s.nb), s.rsrc,  s.csrc,  i(p.lb.lld)};
   } else {
-    d = {1, ctxt, i(s.mg), i(s.ng), i(s.mb), i(s.nb), s.rsrc, s.csrc, i(p.lb.lld), 0, 0};
+    const int rsrc = f.rows_replicated ? -1 : s.rsrc;
+    const int csrc = f.cols_replicated ? -1 : s.csrc;
+    if (f.eleven())
+      d = {2,       ctxt,    i(s.mg), i(s.ng), i(f.imb),   i(f.inb),
+           i(s.mb), i(s.nb), rsrc,    csrc,    i(p.lb.lld)};
+    else
+      d = {1, ctxt, i(s.mg), i(s.ng), i(s.mb), i(s.nb), rsrc, csrc, i(p.lb.lld), 0, 0};
   }
   if (!p.lb.member) d[1] = -1;
   return d;
+}
+
+/// Whether redist refuses a B replicated over several process rows or columns under the REDIST_*
+/// environment (docs/guide.md: such a B is written all at once only).
+bool replicated_b_refused(const Case &c, const FirstBlocks &fb) {
+  if (!((fb.rows_replicated && c.b.grid.nprow > 1) || (fb.cols_replicated && c.b.grid.npcol > 1)))
+    return false;
+  const auto set = [](const char *name, const char *except) {
+    const char *v = std::getenv(name);
+    return v != nullptr && *v != '\0' && std::strcmp(v, except) != 0 &&
+           std::strcmp(v, "all-at-once") != 0;
+  };
+  return set("REDIST_SCHEDULE", "auto") || set("REDIST_MAX_MEMORY", "0") ||
+         set("REDIST_MAX_CONCURRENT", "0");
 }
 
 template <class T>
@@ -567,7 +594,8 @@ std::string run_first_blocks(const Case &c, const FirstBlocks &fa, const FirstBl
     std::vector<T> b, want;
     fill_sentinel(pb.lb, b_salt, b);
     want = b;
-    for (std::int64_t wj = 0; wj < c.n; ++wj)
+    const bool refused = replicated_b_refused(c, fb) && c.m > 0 && c.n > 0;
+    for (std::int64_t wj = 0; wj < c.n && !refused; ++wj)
       for (std::int64_t wi = 0; wi < c.m; ++wi) {
         const std::int64_t p = pb.position(c.b.ia - 1 + wi, c.b.ja - 1 + wj);
         if (p < 0 || !in_region(cs.region, cs.unit_diag, c.m, c.n, wi, wj)) continue;
@@ -576,8 +604,10 @@ std::string run_first_blocks(const Case &c, const FirstBlocks &fa, const FirstBl
       }
     Calls<T>::redist(Args{&c, a.data(), desca.data(), b.data(), descb.data(), ctxt_i});
     const int status = redist_scalapack_last_status();
-    if (status != 0)
+    if (status != 0 && !refused)
       failure += label + "redist_scalapack_last_status() = " + std::to_string(status) + "\n";
+    if (status == 0 && refused)
+      failure += label + "a replicated B under this REDIST_* environment was not refused\n";
     if (std::memcmp(a.data(), a_orig.data(), a.size() * sizeof(T)) != 0)
       failure += label + "redist modified A's local buffer\n";
     if (desca != desca_orig || descb != descb_orig)
@@ -638,6 +668,10 @@ TEST(FirstBlockDescriptors, CopiesAgainstOracle) {
     const std::int64_t inb_b = random_first_block(rng, c.b.nb, c.b.ng);
     if (eleven_a) fa = {imb_a, inb_a};
     if (eleven_b) fb = {imb_b, inb_b};
+    // Now and then a side replicated over the process rows or columns (an extension too).
+    for (bool *replicated :
+         {&fa.rows_replicated, &fa.cols_replicated, &fb.rows_replicated, &fb.cols_replicated})
+      *replicated = rng.coin(0.12);
     if (options().only_case >= 0 && options().only_case != index) continue;
     const std::string what = c.describe() + "    DESCA " + fa.describe() + ", DESCB " +
                              fb.describe() + " (LLD: the padding above on the rows these place)\n";

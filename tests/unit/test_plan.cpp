@@ -9,6 +9,7 @@
 
 #include <map>
 #include <numeric>
+#include <random>
 
 namespace redist::test {
 namespace {
@@ -196,6 +197,77 @@ TEST(RankPlan, LargeGridsMatchBruteForceOnSampledRanks) {
     }
   }
   EXPECT_EQ(ranks_checked, 15);
+}
+
+// A matrix replicated over process rows or columns (PBLAS's RSRC_ / CSRC_ = -1): make_replica
+// makes copy k of B (process row r, column c along B's replicated dimensions, k = r * copies
+// along the columns + c) the destination, every element of the window held on that row (column)
+// at its global index, and reads A's elements from the copy on row (column) r or c mod A's
+// processes where B is replicated along the dimension A's holds, else 0; the dimensions not
+// replicated are left alone. Checked element by element with the reference owner and local
+// index on random transfers, transposed too; the copies cover every process row (column) once.
+TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
+  std::mt19937 gen(20261129);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  for (int trial = 0; trial < 3000; ++trial) {
+    Transfer t;
+    t.m = pick(1, 9);
+    t.n = pick(1, 9);
+    if (pick(0, 1) == 1) t.perm = {1, 0};
+    const auto layout = [&](Layout &l, Index rows, Index cols) {
+      l.grid.nprow = pick(1, 4);
+      l.grid.npcol = pick(1, 4);
+      l.i = pick(0, 3);
+      l.j = pick(0, 3);
+      l.rows = {l.i + rows + pick(0, 3), pick(1, 4), l.grid.nprow, pick(0, l.grid.nprow - 1)};
+      l.cols = {l.j + cols + pick(0, 3), pick(1, 4), l.grid.npcol, pick(0, l.grid.npcol - 1)};
+    };
+    layout(t.src, t.transposed() ? t.n : t.m, t.transposed() ? t.m : t.n);
+    layout(t.dst, t.m, t.n);
+    const Replication a{pick(0, 1) == 1, pick(0, 1) == 1};
+    const Replication b{pick(0, 1) == 1, pick(0, 1) == 1};
+    const int copy_rows = b.rows ? t.dst.grid.nprow : 1;
+    const int copy_cols = b.cols ? t.dst.grid.npcol : 1;
+    ASSERT_EQ(copies_of(t, b), copy_rows * copy_cols);
+    for (int k = 0; k < copies_of(t, b); ++k) {
+      Transfer copy = t;
+      make_replica(copy, a, b, k);
+      const int r = k / copy_cols;
+      const int c = k % copy_cols;
+      for (Index wi = 0; wi < t.m; ++wi) {
+        for (Index wj = 0; wj < t.n; ++wj) {
+          // B's element and, by the permutation, A's.
+          const Index b_index[2] = {t.dst.i + wi, t.dst.j + wj};
+          const Index a_index[2] = {t.src.i + (t.transposed() ? wj : wi),
+                                    t.src.j + (t.transposed() ? wi : wj)};
+          for (int d = 0; d < 2; ++d) {
+            const BlockCyclic &was_b = t.dst.dim(d);
+            const BlockCyclic &now_b = copy.dst.dim(d);
+            const Index g = b_index[d];
+            if (b.along(d)) {
+              ASSERT_EQ(ref_owner(now_b, g), d == 0 ? r : c) << "trial " << trial;
+              ASSERT_EQ(ref_local(now_b, g), g) << "trial " << trial;
+            } else {
+              ASSERT_EQ(now_b.owner(g), was_b.owner(g)) << "trial " << trial;
+              ASSERT_EQ(now_b.local_index(g), was_b.local_index(g)) << "trial " << trial;
+            }
+            const int axis = t.perm[static_cast<std::size_t>(d)];
+            const BlockCyclic &was_a = t.src.dim(axis);
+            const BlockCyclic &now_a = copy.src.dim(axis);
+            const Index ga = a_index[axis];
+            if (a.along(axis)) {
+              const int want = (b.along(d) ? (d == 0 ? r : c) : 0) % was_a.nprocs;
+              ASSERT_EQ(ref_owner(now_a, ga), want) << "trial " << trial;
+              ASSERT_EQ(ref_local(now_a, ga), ga) << "trial " << trial;
+            } else {
+              ASSERT_EQ(now_a.owner(ga), was_a.owner(ga)) << "trial " << trial;
+              ASSERT_EQ(now_a.local_index(ga), was_a.local_index(ga)) << "trial " << trial;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 } // namespace

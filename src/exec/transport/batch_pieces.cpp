@@ -45,9 +45,10 @@ RankPlan batch_skeleton(BatchParts &parts) {
   return out;
 }
 
-Pieces::Pieces(std::vector<Pieces> operations)
+Pieces::Pieces(std::vector<Pieces> operations, BatchArrays arrays)
     : element_size_(1), lld_src_(0), lld_dst_(0), batch_(std::make_shared<BatchParts>()) {
   batch_->ops = std::move(operations);
+  batch_->arrays = arrays;
   plan_ = batch_skeleton(*batch_);
 }
 
@@ -60,7 +61,8 @@ std::span<const Pieces> Pieces::batch_operations() const {
 
 void Pieces::set_batch_operations(const Operation *ops) {
   for (std::size_t k = 0; k < batch_->ops.size(); ++k) {
-    batch_->ops[k].set_operation(ops != nullptr ? &ops[k] : nullptr);
+    const bool shared = batch_->arrays == BatchArrays::shared;
+    batch_->ops[k].set_operation(ops == nullptr ? nullptr : shared ? ops : &ops[k]);
   }
 }
 
@@ -76,14 +78,20 @@ void Pieces::copy_batch(const Peer &peer, bool sending, const std::byte *from, s
                         Index lo, Index hi) const {
   // A batch's local arrays: one pointer per operation (NULL where this rank has none of it,
   // or, in a deferred execution, after an argument error: that part is sent unfilled).
-  const auto *sources = reinterpret_cast<const std::byte *const *>(from);
-  const auto *destinations = reinterpret_cast<std::byte *const *>(to);
+  const BatchArrays arrays = batch_->arrays;
+  const auto source = [&](std::size_t k) {
+    return arrays == BatchArrays::shared ? from
+                                         : reinterpret_cast<const std::byte *const *>(from)[k];
+  };
+  const auto destination = [&](std::size_t k) {
+    return arrays == BatchArrays::shared ? to : reinterpret_cast<std::byte *const *>(to)[k];
+  };
   const std::vector<BatchPart> &parts =
       (sending ? batch_->sends : batch_->recvs)[static_cast<std::size_t>(peer.row_slot)];
   for (const BatchPart &part : parts) {
     const Index begin = std::max(lo, part.offset);
     const Index end = std::min(hi, part.offset + part.bytes);
-    if (begin >= end || (sending ? sources[part.op] : destinations[part.op]) == nullptr) {
+    if (begin >= end || (sending ? source(part.op) : destination(part.op)) == nullptr) {
       continue;
     }
     const Pieces &op = batch_->ops[part.op];
@@ -91,10 +99,9 @@ void Pieces::copy_batch(const Peer &peer, bool sending, const std::byte *from, s
     const Index first = (begin - part.offset) / es;
     const Index last = (end - part.offset) / es;
     if (sending) {
-      op.pack(op.plan().sends[part.peer], sources[part.op], to + (begin - lo), first, last);
+      op.pack(op.plan().sends[part.peer], source(part.op), to + (begin - lo), first, last);
     } else {
-      op.unpack(op.plan().recvs[part.peer], from + (begin - lo), destinations[part.op], first,
-                last);
+      op.unpack(op.plan().recvs[part.peer], from + (begin - lo), destination(part.op), first, last);
     }
   }
 }
@@ -115,10 +122,11 @@ single_copy::PieceCounts Pieces::estimate_batch_pieces(const Peer &peer) const {
 
 void Pieces::copy_batch_local(const std::byte *a, std::byte *b,
                               const std::function<void()> &between) const {
+  const bool shared = batch_->arrays == BatchArrays::shared;
   const auto *from = reinterpret_cast<const std::byte *const *>(a);
   const auto *to = reinterpret_cast<std::byte *const *>(b);
   for (std::size_t k = 0; k < batch_->ops.size(); ++k) {
-    batch_->ops[k].copy_local(from[k], to[k]);
+    batch_->ops[k].copy_local(shared ? a : from[k], shared ? b : to[k]);
     if (between) {
       between();
     }

@@ -23,6 +23,12 @@ namespace redist {
 class Copier;
 struct BatchParts;
 
+/// Where a batch's operations find their local arrays: `per_operation`, executions take arrays
+/// of one local array pointer per operation and of one Operation per operation; `shared`, every
+/// operation reads and writes the same arrays (the copies of a replicated B, make_replica), which
+/// executions take as a 2-D plan's, with one Operation for all.
+enum class BatchArrays { per_operation, shared };
+
 /// A block grid plan's parts of Pieces (grid_pieces.cpp).
 struct GridParts {
   std::shared_ptr<const GridRankPlan> plan; ///< shared with the caller, which may make it anew
@@ -58,9 +64,10 @@ public:
   /// (element size 1: a message's elements are bytes), and pack, unpack and copy_local walk
   /// each operation's Pieces in turn; their `a` and `b` point to arrays of one local array
   /// pointer per operation (objects of type const std::byte * and std::byte *), NULL where this
-  /// rank has none of that operation. All at once; its messages are packed by their senders
-  /// (estimate_pieces: packed_only), sent or unpacked from a mapped buffer.
-  explicit Pieces(std::vector<Pieces> operations);
+  /// rank has none of that operation (unless `arrays` is shared). All at once; its messages are
+  /// packed by their senders (estimate_pieces: packed_only), sent or unpacked from a mapped
+  /// buffer.
+  explicit Pieces(std::vector<Pieces> operations, BatchArrays arrays = BatchArrays::per_operation);
   /// A block grid transfer's plan (block_grid.hpp, shared with its caller, which may make the
   /// executor anew from it): plan() is then its skeleton (grid_skeleton), and pack, unpack and
   /// copy_local walk its messages' tiles (grid_pieces.cpp). Packed only, as a batch.
