@@ -14,7 +14,8 @@
 // "pblas/cpy" (PBLAS's median over the memcpy's) bounds the ratio any implementation could
 // reach on this machine in this run. The cases marked 11-int pass PBLAS's 11-integer
 // descriptors for the same layouts as the 9-integer cases above them; IMB=17 gives A a first
-// block of 17 rows and columns.
+// block of 17 rows and columns; "A repl" / "C repl" replicate that matrix over the process rows
+// of a P x 1 grid (RSRC_ = -1: every process holds all of it).
 #include <mpi.h>
 
 #include <algorithm>
@@ -58,6 +59,7 @@ struct Case {
   // columns (0: 9 integers), C's with IMB_ = MB_ (the same layout as with 9).
   int imb_a = 0;
   bool eleven_c = false;
+  char replicated = 0; // 'A' or 'C': that matrix replicated over the process rows
 };
 
 // Elements process p holds of `extent` dealt as a first block of `first` on src, then blocks
@@ -117,6 +119,9 @@ int main(int argc, char **argv) {
       {"pdtran grid 64->100 11-int", Kind::tran, gpr, gpc, 64, 100, 0, {1, 0}, {0, 0}, 64, true},
       {"pdgeadd N IMB=17 64->100", Kind::geadd_n, 1, np, 64, 100, 0, {2, 0}, {0.5, 0}, 17},
       {"pdtran grid IMB=17 64->100", Kind::tran, gpr, gpc, 64, 100, 0, {1, 0}, {0, 0}, 17},
+      {"pdgeadd N Px1 C repl", Kind::geadd_n, np, 1, 64, 100, 0, {2, 0}, {0.5, 0}, 0, false, 'C'},
+      {"pdtran Px1 C repl", Kind::tran, np, 1, 64, 100, 0, {1, 0}, {0, 0}, 0, false, 'C'},
+      {"pdgeadd N Px1 A repl", Kind::geadd_n, np, 1, 64, 100, 0, {2, 0}, {0.5, 0}, 0, false, 'A'},
   };
   if (me == 0) {
     std::printf("pblas_bench: %d ranks, N = %d, median of %d (max over ranks)\n", np, size, reps);
@@ -147,27 +152,40 @@ int main(int argc, char **argv) {
     bool equal = true;
     if (member) {
       const int first_a = c.imb_a > 0 ? c.imb_a : c.mb_a;
-      const int lra = local_extent(extent, first_a, c.mb_a, myr, src_r, c.nprow);
+      const int lra =
+          c.replicated == 'A' ? extent : local_extent(extent, first_a, c.mb_a, myr, src_r, c.nprow);
       const int lca = local_extent(extent, first_a, c.mb_a, myc, src_c, c.npcol);
-      const int lrc = numroc_(&extent, &c.mb_c, &myr, &zero, &c.nprow);
+      const int lrc =
+          c.replicated == 'C' ? extent : numroc_(&extent, &c.mb_c, &myr, &zero, &c.nprow);
       const int lcc = numroc_(&extent, &c.mb_c, &myc, &zero, &c.npcol);
       const int llda = std::max(1, lra), lldc = std::max(1, lrc);
-      if (c.imb_a > 0)
+      // A replicated matrix's descriptor by hand (DESCINIT refuses RSRC_ = -1).
+      const auto replicated_desc = [&](int *d, int mb, int lld) {
+        const int fields[9] = {1, ctxt, extent, extent, mb, mb, -1, src_c, lld};
+        std::copy(fields, fields + 9, d);
+      };
+      if (c.replicated == 'A')
+        replicated_desc(desca, c.mb_a, llda);
+      else if (c.imb_a > 0)
         descinit_inb(desca, extent, c.imb_a, c.mb_a, src_r, src_c, ctxt, llda);
       else
         descinit_(desca, &extent, &extent, &c.mb_a, &c.mb_a, &src_r, &src_c, &ctxt, &llda, &info);
-      if (c.eleven_c)
+      if (c.replicated == 'C')
+        replicated_desc(descc, c.mb_c, lldc);
+      else if (c.eleven_c)
         descinit_inb(descc, extent, c.mb_c, c.mb_c, 0, 0, ctxt, lldc);
       else
         descinit_(descc, &extent, &extent, &c.mb_c, &c.mb_c, &zero, &zero, &ctxt, &lldc, &info);
       std::vector<double> a(static_cast<std::size_t>(llda) * std::max(1, lca) * es);
       std::vector<double> c0(static_cast<std::size_t>(lldc) * std::max(1, lcc) * es);
-      std::mt19937_64 gen(static_cast<unsigned>(me) + 1);
+      // The copies of a replicated matrix hold the same values.
+      std::mt19937_64 gen_a(c.replicated == 'A' ? 1000U : static_cast<unsigned>(me) + 1);
+      std::mt19937_64 gen_c(c.replicated == 'C' ? 2000U : static_cast<unsigned>(me) + 101);
       std::uniform_real_distribution<double> u(-1, 1);
       for (double &x : a)
-        x = u(gen);
+        x = u(gen_a);
       for (double &x : c0)
-        x = u(gen);
+        x = u(gen_c);
       std::vector<double> cp = c0, cr = c0;
       // This rank's elements of C's window (columns jc of [ic - 1, ic - 1 + m); rows up to the
       // diagonal for the upper trapezoid of PxTRADD).
@@ -177,8 +195,10 @@ int main(int argc, char **argv) {
         if ((jc / c.mb_c) % c.npcol != myc) continue;
         const int rows = c.kind == Kind::tradd ? j + 1 : m;
         const int first = ic - 1, last = ic - 1 + rows;
-        window_elements += numroc_(&last, &c.mb_c, &myr, &zero, &c.nprow) -
-                           numroc_(&first, &c.mb_c, &myr, &zero, &c.nprow);
+        window_elements += c.replicated == 'C'
+                               ? rows
+                               : numroc_(&last, &c.mb_c, &myr, &zero, &c.nprow) -
+                                     numroc_(&first, &c.mb_c, &myr, &zero, &c.nprow);
       }
       std::vector<double> copy_from(static_cast<std::size_t>(window_elements) * es, 1.0);
       std::vector<double> copy_to(copy_from.size());

@@ -95,16 +95,16 @@ void agree_impl(MPI_Comm comm, const std::string &call, std::uint64_t fingerprin
 /// invalid (operation `op` of a batch when >= 0; `of`: where `rank` counts, " of ICTXT").
 inline Error remote_argument_error(const std::string &call, long long rank, long long op = -1,
                                    const char *of = "") {
-  return Error(REDIST_ERR_REMOTE,
-               call + (op >= 0 ? ": ops[" + std::to_string(op) + "]" : std::string()) +
-                   ": an argument is invalid on rank " + std::to_string(rank) + of +
-                   " (see its message)");
+  return {REDIST_ERR_REMOTE, call +
+                                 (op >= 0 ? ": ops[" + std::to_string(op) + "]" : std::string()) +
+                                 ": an argument is invalid on rank " + std::to_string(rank) + of +
+                                 " (see its message)"};
 }
 
 /// The error of running out of memory while checking `call`'s arguments: agreed like a bad
 /// argument, never returned by one process alone.
 inline Error out_of_memory_checking(const std::string &call) {
-  return Error(REDIST_ERR_NO_MEMORY, call + ": out of memory while checking the arguments");
+  return {REDIST_ERR_NO_MEMORY, call + ": out of memory while checking the arguments"};
 }
 
 template <class F>

@@ -364,15 +364,32 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, Transf
   }
   const Replication a = replication_of(agreed.fields.a);
   const Replication b = replication_of(agreed.fields.b);
-  const int copies = copies_of(t, b);
+  const ScheduleOptions &o = call.options;
+  const bool default_schedule =
+      (o.strategy == Strategy::automatic || o.strategy == Strategy::all_at_once) &&
+      o.max_concurrent == 0 && o.max_memory == 0;
+  // A replicated A is read locally only in a batch, which runs all at once: under other
+  // options, from one copy in one plan that follows them.
+  const ReplicaParts parts = replica_parts(t, a, b, default_schedule);
   const Index lld_a = call.a.member ? call.a.lld : 1;
   const Index lld_b = call.b.member ? call.b.lld : 1;
-  make_replica(t, a, b, 0);
-  Planned planned = copies == 1
-                        ? plan_everywhere(comm, rank, size, lookup.comm->comm, t, call.options,
-                                          call.element_size, lld_a, lld_b, false)
-                        : plan_copies_everywhere(comm, rank, size, lookup.comm->comm, t, a, b,
-                                                 call.options, call.element_size, lld_a, lld_b);
+  Planned planned;
+  if (parts.total() == 1) {
+    make_part(t, a, b, parts, 0);
+    planned = plan_everywhere(comm, rank, size, lookup.comm->comm, t, o, call.element_size, lld_a,
+                              lld_b, false);
+  } else if (!default_schedule) {
+    // Every copy of a replicated B is written in one batch. The same on every process (the
+    // options are agreed): nothing to agree.
+    planned.status = REDIST_ERR_ARGUMENT;
+    planned.here = true;
+    planned.why = "a destination replicated over process rows or columns (RSRC_ or CSRC_ = -1) "
+                  "is written all at once: REDIST_SCHEDULE auto or all-at-once, no "
+                  "REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY";
+  } else {
+    planned = plan_parts_everywhere(comm, rank, size, lookup.comm->comm, t, a, b, parts,
+                                    call.element_size, lld_a, lld_b);
+  }
   if (planned.status != REDIST_SUCCESS) {
     out.status = planned.status;
     out.here = planned.here;
@@ -568,31 +585,19 @@ Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
   });
 }
 
-Planned plan_copies_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
-                               const Transfer &t, Replication a, Replication b,
-                               const ScheduleOptions &options, std::size_t element_size,
-                               Index lld_a, Index lld_b) {
-  const bool default_schedule =
-      (options.strategy == Strategy::automatic || options.strategy == Strategy::all_at_once) &&
-      options.max_concurrent == 0 && options.max_memory == 0;
-  if (!default_schedule) {
-    // The same on every process (the options are agreed): nothing to agree.
-    Planned out;
-    out.status = REDIST_ERR_ARGUMENT;
-    out.here = true;
-    out.why = "a destination replicated over process rows or columns (RSRC_ or CSRC_ = -1) is "
-              "written all at once: REDIST_SCHEDULE auto or all-at-once, no "
-              "REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY";
-    return out;
-  }
+Planned plan_parts_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                              const Transfer &t, Replication a, Replication b,
+                              const ReplicaParts &parts, std::size_t element_size, Index lld_a,
+                              Index lld_b) {
   return batch_everywhere(comm, rank, size, exec_comm, BatchArrays::shared, [&] {
     std::vector<Pieces> operations;
-    const int copies = copies_of(t, b);
-    operations.reserve(static_cast<std::size_t>(copies));
-    Transfer copy = t;
-    for (int k = 0; k < copies; ++k) {
-      make_replica(copy, a, b, k);
-      operations.emplace_back(make_rank_plan(copy, rank, size), element_size, lld_a, lld_b);
+    operations.reserve(static_cast<std::size_t>(parts.total()));
+    Transfer part = t;
+    for (int k = 0; k < parts.total(); ++k) {
+      const std::array<int, 2> at = make_part(part, a, b, parts, k);
+      RankPlan plan = make_rank_plan(part, rank, size);
+      keep_destinations(plan, part, rank, at);
+      operations.emplace_back(std::move(plan), element_size, lld_a, lld_b);
     }
     return operations;
   });

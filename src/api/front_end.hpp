@@ -218,7 +218,7 @@ CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
 Replication replication_of(const SideFields<Range> &side);
 
 /// The transfer the agreed fields describe (a replicated dimension's source process left 0:
-/// make_replica places its copies), its grids from every process's grid positions
+/// make_part places its copies), its grids from every process's grid positions
 /// (gathered over `comm`, in rank order). Every process returns the same status:
 /// REDIST_ERR_ARGUMENT when no process holds a position of a grid (`side` 'A' or 'B',
 /// `row`, `col`), REDIST_ERR_NO_MEMORY when a process could not allocate (`here`: this one).
@@ -270,13 +270,13 @@ struct BatchMember {
 Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
                               std::span<BatchMember> ops);
 
-/// plan_everywhere() for a transfer to a B replicated over process rows or columns: a batch of
-/// one operation per copy of B (make_replica), all at once; REDIST_ERR_ARGUMENT on every
-/// process (`why`) when `options` ask for another schedule, a limit or a memory cap.
-Planned plan_copies_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
-                               const Transfer &t, Replication a, Replication b,
-                               const ScheduleOptions &options, std::size_t element_size,
-                               Index lld_a, Index lld_b);
+/// plan_everywhere() for a transfer with replicated sides in several parts (replica_parts): a
+/// batch of one operation per part (make_part, keep_destinations), all at once, every one on
+/// the caller's two local arrays.
+Planned plan_parts_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                              const Transfer &t, Replication a, Replication b,
+                              const ReplicaParts &parts, std::size_t element_size, Index lld_a,
+                              Index lld_b);
 
 /// plan_everywhere() for a block grid transfer (redist_grid_plan_create): `plan` is this rank's
 /// plan of `t` (made here, then kept for making the executor anew, when null; `t` unused
@@ -285,8 +285,9 @@ Planned plan_grid_everywhere(MPI_Comm comm, int rank, int size, const GridTransf
                              std::shared_ptr<const GridRankPlan> &plan, std::size_t element_size);
 
 /// Build the plan for `t` on every process of `comm` and cache it under `lookup` (for a
-/// replicated side, the plan of make_replica's transfers, a batch of one operation per copy of
-/// B when B is replicated; `t` is left as the first copy's); failures
+/// replicated side, the plan of its parts, replica_parts: a batch of one operation per part when
+/// there are several, which needs a schedule of all at once; `t` is left as the first part's
+/// transfer when there is one); failures
 /// (out of memory on any process, options that cannot be honoured) are agreed, so every
 /// process returns the same status: REDIST_ERR_NO_MEMORY (`here`: on this process) or
 /// REDIST_ERR_ARGUMENT with the reason in `why`; REDIST_ERR_MPI if duplicating `comm` fails

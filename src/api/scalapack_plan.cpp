@@ -144,7 +144,10 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
                       ") = -1: a plan writes one copy of B; a B replicated over process rows or "
                       "columns is taken by the ScaLAPACK and PBLAS entries (PxGEADD, PxGEMR2D, "
                       "...)");
-    make_replica(t, front_end::replication_of(agreed.fields.a), replicated_b, 0);
+    // One plan: A read from one copy (replica_parts without local reads).
+    const Replication replicated_a = front_end::replication_of(agreed.fields.a);
+    make_part(t, replicated_a, replicated_b, replica_parts(t, replicated_a, replicated_b, false),
+              0);
     for (int s = 0; s < 2; ++s) {
       const Layout &l = s == 0 ? t.src : t.dst;
       const front_end::Position &p = s == 0 ? args.a : args.b;

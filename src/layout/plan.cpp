@@ -87,22 +87,47 @@ BlockCyclic whole_on(const BlockCyclic &d, int p) {
 
 } // namespace
 
-int copies_of(const Transfer &t, Replication b) {
-  return (b.rows ? t.dst.grid.nprow : 1) * (b.cols ? t.dst.grid.npcol : 1);
+ReplicaParts replica_parts(const Transfer &t, Replication a, Replication b, bool local_reads) {
+  ReplicaParts parts;
+  for (int d = 0; d < 2; ++d) {
+    const auto k = static_cast<std::size_t>(d);
+    const bool a_along = a.along(t.perm[k]);
+    if (b.along(d) || (a_along && local_reads)) parts.count[k] = t.dst.grid_extent(d);
+    parts.restricted[k] = !b.along(d) && a_along && local_reads;
+  }
+  return parts;
 }
 
-void make_replica(Transfer &t, Replication a, Replication b, int copy) {
-  const int copy_cols = b.cols ? t.dst.grid.npcol : 1;
-  const int r = copy / copy_cols;
-  const int c = copy % copy_cols;
-  if (b.rows) t.dst.rows = whole_on(t.dst.rows, r);
-  if (b.cols) t.dst.cols = whole_on(t.dst.cols, c);
-  // B's dimension d holds A's dimension perm[d]: A's copy follows B's along it.
+std::array<int, 2> make_part(Transfer &t, Replication a, Replication b, const ReplicaParts &parts,
+                             int part) {
+  const std::array<int, 2> at{part / parts.count[1], part % parts.count[1]};
+  std::array<int, 2> restricted{-1, -1};
   for (int d = 0; d < 2; ++d) {
-    const int axis = t.perm[static_cast<std::size_t>(d)];
-    if (!a.along(axis)) continue;
-    BlockCyclic &dim = axis == 0 ? t.src.rows : t.src.cols;
-    dim = whole_on(dim, (b.along(d) ? (d == 0 ? r : c) : 0) % dim.nprocs);
+    const auto k = static_cast<std::size_t>(d);
+    if (b.along(d)) (d == 0 ? t.dst.rows : t.dst.cols) = whole_on(t.dst.dim(d), at[k]);
+    // B's dimension d holds A's dimension perm[d]: A's copy follows the part along it.
+    const int axis = t.perm[k];
+    if (a.along(axis)) {
+      BlockCyclic &dim = axis == 0 ? t.src.rows : t.src.cols;
+      dim = whole_on(dim, at[k] % dim.nprocs);
+    }
+    if (parts.restricted[k]) restricted[k] = at[k];
+  }
+  return restricted;
+}
+
+void keep_destinations(RankPlan &plan, const Transfer &t, int rank, std::array<int, 2> at) {
+  const auto away = [&](int row, int col) {
+    return (at[0] >= 0 && row != at[0]) || (at[1] >= 0 && col != at[1]);
+  };
+  std::erase_if(plan.sends, [&](const Peer &p) { return away(p.grid_row, p.grid_col); });
+  int row = -1;
+  int col = -1;
+  if (!t.dst.grid.find(rank, row, col) || away(row, col)) {
+    plan.recvs.clear();
+    plan.recv_rows.clear();
+    plan.recv_cols.clear();
+    plan.self.elements = 0;
   }
 }
 

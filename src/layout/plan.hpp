@@ -109,18 +109,35 @@ struct Replication {
   [[nodiscard]] bool along(int axis) const { return axis == 0 ? rows : cols; }
 };
 
-/// A transfer to a replicated B writes each copy of B: one per process row r and column c of
-/// B's grid along its replicated dimensions (1 without replication), numbered r * copies along
-/// the columns + c.
-[[nodiscard]] int copies_of(const Transfer &t, Replication b);
+/// How a transfer with replicated sides is planned: in parts, one batch operation each. Along
+/// each dimension d of B (rows, columns), one part per process coordinate c of B's grid along d
+/// where B is replicated along d (the part writes copy c of B), or, with `local_reads`, where A is
+/// replicated along the dimension B's d holds (the part moves only the elements B holds at
+/// coordinate c, read from A's copy c mod A's processes: on one grid, a process's own copy);
+/// else one part along d.
+struct ReplicaParts {
+  std::array<int, 2> count{1, 1};
+  std::array<bool, 2> restricted{false, false}; ///< part c along d keeps B's coordinate c only
+  [[nodiscard]] int total() const { return count[0] * count[1]; }
+};
+[[nodiscard]] ReplicaParts replica_parts(const Transfer &t, Replication a, Replication b,
+                                         bool local_reads);
 
 /// Make t (between layouts whose replicated dimensions are described by their extent) the
-/// block-cyclic transfer that writes copy `copy` of B, in place: that copy held as one block of
-/// the whole extent on process row r (column c). A is read from one of its copies,
-/// held the same way on process row (column) r mod A's rows, c mod A's columns where B is
-/// replicated along the dimension A's holds (so that copies on one grid stay local), else on
-/// row (column) 0. Replicas of A must hold the same values, as PBLAS assumes.
-void make_replica(Transfer &t, Replication a, Replication b, int copy);
+/// block-cyclic transfer of part `part` (c0 * parts.count[1] + c1), in place: a copy of B it
+/// writes held as one block of the whole extent on process row c0 (column c1); A read from its
+/// copy held the same way on process row (column) c mod A's processes along the dimension B's
+/// holds where the parts run along it, else on 0. Replicas of A must hold the same values, as
+/// PBLAS assumes. Returns the coordinates of B's grid along its rows and columns the part's
+/// messages are restricted to (-1: none), for keep_destinations.
+std::array<int, 2> make_part(Transfer &t, Replication a, Replication b, const ReplicaParts &parts,
+                             int part);
+
+/// Keep only the messages of `plan` (rank `rank`'s plan of t, column-major layouts) whose
+/// destination lies at B's grid row at[0] and column at[1] (-1: any): the sends to other
+/// destinations, and this rank's receives and own copy unless it is such a destination, are
+/// dropped.
+void keep_destinations(RankPlan &plan, const Transfer &t, int rank, std::array<int, 2> at);
 
 /// Build `rank`'s plan. Sends are ordered by (destination - rank) mod comm_size so that in
 /// each round of the all-at-once exchange every receiver is targeted by one sender.

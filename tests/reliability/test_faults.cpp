@@ -844,6 +844,74 @@ TEST(Faults, ScalapackEntryOneIrecvFailingOnOneProcess) {
   mpitest::free_context(ictxt);
 }
 
+// PDGEADD into a C replicated over the process rows (RSRC_ = -1: a batch writing every copy,
+// its operations on the caller's two arrays), A distributed over the rows of the same P x 1
+// grid: one MPI_Irecv of data, or one completion, failing on process 0 is repaired; every copy
+// of C is right (C := 2 A + C / 2, exact in doubles), and without a fault too; the messages sent
+// through MPI and mapped.
+TEST(Faults, ScalapackEntryIntoAReplicatedC) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int np = world_size();
+  int ctxt = 0;
+  Cblacs_get(0, 0, &ctxt);
+  Cblacs_gridinit(&ctxt, "C", np, 1);
+  int nprow = 0, npcol = 0, myrow = 0, mycol = 0;
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  const int m = 61, n = 37, mb = 3, one = 1, rsrc = 0;
+  const int local_rows = numroc_(&m, &mb, &myrow, &rsrc, &np);
+  const int lda = std::max(1, local_rows);
+  const std::array<int, 9> desca = {1, ctxt, m, n, mb, mb, 0, 0, lda};
+  const std::array<int, 9> descc = {1, ctxt, m, n, mb, mb, -1, 0, m};
+  const auto a_value = [](int i, int j) { return static_cast<double>(i * 100 + j); };
+  const auto c_value = [](int i, int j) { return static_cast<double>(j * 1000 - i); };
+  std::vector<double> a(static_cast<std::size_t>(lda) * n);
+  for (int j = 0; j < n; ++j)
+    for (int li = 0; li < local_rows; ++li) {
+      const int gi = (li / mb) * mb * np + myrow * mb + li % mb; // ScaLAPACK's INDXL2G
+      a[static_cast<std::size_t>(li + j * lda)] = a_value(gi, j);
+    }
+  const double alpha = 2, beta = 0.5;
+  for (const char *mode : {"never", "mapped"}) {
+    const SingleCopyMode single_copy(mode);
+    for (const unsigned calls : {unsigned{faults::irecv}, unsigned{faults::completions}, 0U}) {
+      std::vector<double> c(static_cast<std::size_t>(m) * n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i)
+          c[static_cast<std::size_t>(i + j * m)] = c_value(i, j);
+      redist_scalapack_clear_cache();
+      if (calls != 0 && world_rank() == 0) {
+        faults::Fault f;
+        f.calls = calls;
+        f.tags = tags_of(0);
+        f.count = 1;
+        faults::arm(f);
+      }
+      const long long injected_before = faults::injected();
+      errtest::StderrCapture capture;
+      mpitest::watchdog_arm("[PDGEADD into a replicated C, one call failing on process 0]");
+      redist_pdgeadd_("N", &m, &n, &alpha, a.data(), &one, &one, desca.data(), &beta, c.data(),
+                      &one, &one, descc.data());
+      mpitest::watchdog_disarm();
+      faults::disarm();
+      const std::string printed = capture.finish();
+      EXPECT_EQ(redist_scalapack_last_status(), REDIST_SUCCESS) << printed;
+      EXPECT_EQ(faults::live_requests(), 0);
+      long long wrong = 0;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i)
+          wrong += c[static_cast<std::size_t>(i + j * m)] !=
+                   beta * c_value(i, j) + alpha * a_value(i, j);
+      EXPECT_EQ(wrong, 0) << mode << ", calls " << calls;
+      // Through MPI, the fault was injected (mapped, the messages may take no MPI call it
+      // watches).
+      if (world_rank() == 0 && std::string(mode) == "never") {
+        EXPECT_EQ(faults::injected() - injected_before, calls != 0 ? 1 : 0) << "calls " << calls;
+      }
+    }
+  }
+  Cblacs_gridexit(ctxt);
+}
+
 /// Single-copy messages of this process (receives, sends) summed over the processes.
 std::pair<long long, long long> single_copy_totals(redist::Executor &x) {
   return {sum_everywhere(static_cast<long long>(x.single_copy_receives())),

@@ -199,24 +199,29 @@ TEST(RankPlan, LargeGridsMatchBruteForceOnSampledRanks) {
   EXPECT_EQ(ranks_checked, 15);
 }
 
-// A matrix replicated over process rows or columns (PBLAS's RSRC_ / CSRC_ = -1): make_replica
-// makes copy k of B (process row r, column c along B's replicated dimensions, k = r * copies
-// along the columns + c) the destination, every element of the window held on that row (column)
-// at its global index, and reads A's elements from the copy on row (column) r or c mod A's
-// processes where B is replicated along the dimension A's holds, else 0; the dimensions not
-// replicated are left alone. Checked element by element with the reference owner and local
-// index on random transfers, transposed too; the copies cover every process row (column) once.
+// A matrix replicated over process rows or columns (PBLAS's RSRC_ / CSRC_ = -1), planned in
+// parts (replica_parts, make_part, keep_destinations) on random transfers, transposed too:
+// - a part writes its copy of B (process row r, column c along B's replicated dimensions), every
+//   element of the window held on that row (column) at its global index, and reads A's
+//   elements from the copy on row (column) r or c mod A's processes where the parts run along
+//   the dimension A's holds, else 0; the dimensions not replicated are left alone (checked
+//   element by element against the reference owner and local index);
+// - over all parts and ranks, the elements sent (or copied to the same rank) are each copy of B
+//   once: the window times the copies of B; every kept message goes to the part's coordinates;
+// - with local reads, A and B the same layout on one grid (not transposed) and A replicated
+//   where B is not, nothing leaves its process.
 TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
   std::mt19937 gen(20261129);
   const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
-  for (int trial = 0; trial < 3000; ++trial) {
+  for (int trial = 0; trial < 2000; ++trial) {
     Transfer t;
     t.m = pick(1, 9);
     t.n = pick(1, 9);
     if (pick(0, 1) == 1) t.perm = {1, 0};
+    const bool one_grid = pick(0, 2) == 0 && t.m == t.n;
     const auto layout = [&](Layout &l, Index rows, Index cols) {
       l.grid.nprow = pick(1, 4);
-      l.grid.npcol = pick(1, 4);
+      l.grid.npcol = pick(1, 8 / l.grid.nprow); // at most 8 ranks
       l.i = pick(0, 3);
       l.j = pick(0, 3);
       l.rows = {l.i + rows + pick(0, 3), pick(1, 4), l.grid.nprow, pick(0, l.grid.nprow - 1)};
@@ -224,16 +229,26 @@ TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
     };
     layout(t.src, t.transposed() ? t.n : t.m, t.transposed() ? t.m : t.n);
     layout(t.dst, t.m, t.n);
+    if (one_grid) t.dst = t.src; // square windows: the same layout, the same ranks
+    const auto ranks = [](Layout &l, int offset) {
+      const int count = l.grid.nprow * l.grid.npcol;
+      l.grid.ranks.resize(static_cast<std::size_t>(count));
+      for (int k = 0; k < count; ++k)
+        l.grid.ranks[static_cast<std::size_t>(k)] = (k + offset) % 8;
+    };
+    ranks(t.src, 0);
+    ranks(t.dst, one_grid ? 0 : pick(0, 7));
     const Replication a{pick(0, 1) == 1, pick(0, 1) == 1};
     const Replication b{pick(0, 1) == 1, pick(0, 1) == 1};
-    const int copy_rows = b.rows ? t.dst.grid.nprow : 1;
-    const int copy_cols = b.cols ? t.dst.grid.npcol : 1;
-    ASSERT_EQ(copies_of(t, b), copy_rows * copy_cols);
-    for (int k = 0; k < copies_of(t, b); ++k) {
-      Transfer copy = t;
-      make_replica(copy, a, b, k);
-      const int r = k / copy_cols;
-      const int c = k % copy_cols;
+    const bool local_reads = pick(0, 1) == 1;
+    const ReplicaParts parts = replica_parts(t, a, b, local_reads);
+    const int copies = (b.rows ? t.dst.grid.nprow : 1) * (b.cols ? t.dst.grid.npcol : 1);
+    Index moved = 0;
+    Index remote = 0;
+    for (int k = 0; k < parts.total(); ++k) {
+      Transfer part = t;
+      const std::array<int, 2> at = make_part(part, a, b, parts, k);
+      const int c[2] = {k / parts.count[1], k % parts.count[1]};
       for (Index wi = 0; wi < t.m; ++wi) {
         for (Index wj = 0; wj < t.n; ++wj) {
           // B's element and, by the permutation, A's.
@@ -241,22 +256,23 @@ TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
           const Index a_index[2] = {t.src.i + (t.transposed() ? wj : wi),
                                     t.src.j + (t.transposed() ? wi : wj)};
           for (int d = 0; d < 2; ++d) {
+            const auto dk = static_cast<std::size_t>(d);
             const BlockCyclic &was_b = t.dst.dim(d);
-            const BlockCyclic &now_b = copy.dst.dim(d);
+            const BlockCyclic &now_b = part.dst.dim(d);
             const Index g = b_index[d];
             if (b.along(d)) {
-              ASSERT_EQ(ref_owner(now_b, g), d == 0 ? r : c) << "trial " << trial;
+              ASSERT_EQ(ref_owner(now_b, g), c[d]) << "trial " << trial;
               ASSERT_EQ(ref_local(now_b, g), g) << "trial " << trial;
             } else {
               ASSERT_EQ(now_b.owner(g), was_b.owner(g)) << "trial " << trial;
               ASSERT_EQ(now_b.local_index(g), was_b.local_index(g)) << "trial " << trial;
             }
-            const int axis = t.perm[static_cast<std::size_t>(d)];
+            const int axis = t.perm[dk];
             const BlockCyclic &was_a = t.src.dim(axis);
-            const BlockCyclic &now_a = copy.src.dim(axis);
+            const BlockCyclic &now_a = part.src.dim(axis);
             const Index ga = a_index[axis];
             if (a.along(axis)) {
-              const int want = (b.along(d) ? (d == 0 ? r : c) : 0) % was_a.nprocs;
+              const int want = (parts.count[dk] > 1 ? c[d] : 0) % was_a.nprocs;
               ASSERT_EQ(ref_owner(now_a, ga), want) << "trial " << trial;
               ASSERT_EQ(ref_local(now_a, ga), ga) << "trial " << trial;
             } else {
@@ -266,6 +282,21 @@ TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
           }
         }
       }
+      for (int rank = 0; rank < 8; ++rank) {
+        RankPlan plan = make_rank_plan(part, rank, 8);
+        keep_destinations(plan, part, rank, at);
+        moved += plan.self.elements;
+        for (const Peer &p : plan.sends) {
+          moved += p.elements;
+          remote += p.elements;
+          ASSERT_TRUE(at[0] < 0 || p.grid_row == at[0]) << "trial " << trial;
+          ASSERT_TRUE(at[1] < 0 || p.grid_col == at[1]) << "trial " << trial;
+        }
+      }
+    }
+    ASSERT_EQ(moved, t.m * t.n * copies) << "trial " << trial;
+    if (one_grid && local_reads && !b.any() && a.any() && !t.transposed()) {
+      ASSERT_EQ(remote, 0) << "trial " << trial;
     }
   }
 }
