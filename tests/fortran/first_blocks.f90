@@ -4,7 +4,9 @@
 !> module redist_scalapack to redist's PZGEADD ('N', 'T', 'C'), PZTRANU, PZTRANC, PZTRADD and
 !> PZGEMR2D. Random cases on a random P x Q grid of every process: IMB_ / INB_ below, equal to and
 !> above the block sizes and beyond the matrix, every source process, windows, LLD padding,
-!> A's descriptor of 11 or 9 integers, alpha and beta among 0, 1 and complex integers. The
+!> A's descriptor of 11 or 9 integers, A or C now and then replicated over the process rows or
+!> columns (RSRC_ / CSRC_ = -1: every process row holds every row at its global index), alpha
+!> and beta among 0, 1 and complex integers. The
 !> expected C (its padding rows included) is computed here element by element from the global
 !> values, every element placed with the IMB/MB formulas; integer-valued complex numbers make
 !> the arithmetic exact, so the comparison is exact.
@@ -88,10 +90,13 @@ contains
     end if
   end function local_index
 
-  !> The number of indices of 0 .. extent-1 process p holds.
+  !> The number of indices of 0 .. extent-1 process p holds (all of them where replicated,
+  !> src = -1).
   integer function local_count(extent, first, block, p, src, np)
     integer, intent(in) :: extent, first, block, p, src, np
     integer :: g
+    local_count = extent
+    if (src == -1) return
     local_count = 0
     do g = 0, extent - 1
       if (owner(g, first, block, src, np) == p) local_count = local_count + 1
@@ -132,6 +137,8 @@ contains
     s%inb = first_block(s%nb, s%ng)
     s%rsrc = rng%uniform(0, nprow - 1)
     s%csrc = rng%uniform(0, npcol - 1)
+    if (rng%coin(12)) s%rsrc = -1
+    if (rng%coin(12)) s%csrc = -1
     pad = rng%uniform(0, 2)
     nine_here = rng%coin(30)
     s%eleven = .not. (nine .and. nine_here)
@@ -154,11 +161,19 @@ contains
   integer function position(s, gi, gj, nprow, npcol, myrow, mycol)
     type(side_t), intent(in) :: s
     integer, intent(in) :: gi, gj, nprow, npcol, myrow, mycol
+    integer :: li, lj
     position = 0
-    if (owner(gi, s%imb, s%mb, s%rsrc, nprow) /= myrow) return
-    if (owner(gj, s%inb, s%nb, s%csrc, npcol) /= mycol) return
-    position = 1 + local_index(gi, s%imb, s%mb, nprow) + &
-               s%lld * local_index(gj, s%inb, s%nb, npcol)
+    li = gi ! replicated: every process row holds every row at its global index
+    lj = gj
+    if (s%rsrc >= 0) then
+      if (owner(gi, s%imb, s%mb, s%rsrc, nprow) /= myrow) return
+      li = local_index(gi, s%imb, s%mb, nprow)
+    end if
+    if (s%csrc >= 0) then
+      if (owner(gj, s%inb, s%nb, s%csrc, npcol) /= mycol) return
+      lj = local_index(gj, s%inb, s%nb, npcol)
+    end if
+    position = 1 + li + s%lld * lj
   end function position
 
   !> Every element of side s this process holds set to its global value (A's or C's).
