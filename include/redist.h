@@ -76,8 +76,11 @@ typedef struct redist_layout {
   int64_t nb;       /**< block columns (NB_), >= 1 */
   int nprow;        /**< process grid rows, >= 1 */
   int npcol;        /**< process grid columns, >= 1 */
-  int rsrc;         /**< grid row owning the first block, 0-based (RSRC_) */
-  int csrc;         /**< grid column owning the first block, 0-based (CSRC_) */
+  int rsrc;         /**< grid row owning the first block, 0-based (RSRC_); -1: every grid row
+                         holds all the rows at their global indices (replicated, as PBLAS's
+                         RSRC_ = -1; redist_plan_create and _op, _ext only) */
+  int csrc;         /**< grid column owning the first block, 0-based (CSRC_); -1: replicated
+                         over the grid columns likewise */
   const int *ranks; /**< nprow*npcol ranks in the communicator; grid position (pr, pc)
                          is ranks[pr + pc*nprow] (column-major, like BLACS_GRIDMAP) */
   int64_t i;        /**< 0-based global row where the copied window starts */

@@ -27,6 +27,9 @@ namespace redist {
 struct LayoutChecks {
   bool ranks = true;
   bool lld = true;
+  /// rsrc / csrc = -1 taken: a matrix replicated over the process rows / columns (every process
+  /// row holds all the rows at their global indices), as PBLAS's RSRC_ / CSRC_ = -1.
+  bool replicated = false;
 };
 
 /// The largest value of a global argument that every process agrees on (2^53 - 1: once carried
@@ -74,8 +77,11 @@ struct CommPosition {
 };
 CommPosition comm_position(const char *call, MPI_Comm comm);
 
-/// Convert a validated C layout.
+/// Convert a validated C layout (a replicated dimension's source process 0: make_part places
+/// its copies).
 Layout to_layout(const redist_layout &l);
+/// The dimensions a validated C layout replicates (rsrc / csrc = -1).
+Replication replication_of(const redist_layout &l);
 /// Convert a validated C layout with first blocks and storage order.
 Layout to_layout(const redist_layout_ext &l);
 
@@ -143,6 +149,14 @@ private:
 struct redist_plan_s {
   redist::PlanComm comm; // its own duplicate
   std::unique_ptr<redist::Executor> executor;
+  // A plan whose layouts replicate a matrix over process rows or columns, made in several
+  // parts (replica_parts): the replication and the parts, `transfer` before make_part.
+  struct Replicated {
+    redist::Replication a, b;
+    redist::ReplicaParts parts;
+    std::size_t element_size = 0; // the executor's is a batch's: 1 (bytes)
+  };
+  std::optional<Replicated> replicated;
   // What the plan was made from, to make it anew on a fresh duplicate of the communicator
   // after an execution failed on some process (redist_plan_execute).
   redist::Transfer transfer;

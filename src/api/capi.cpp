@@ -53,10 +53,12 @@ void validate_layout(const std::string &call, const std::string &name, const red
                    "grid has more positions than the communicator has processes (" +
                        std::to_string(comm_size) + ")");
   }
-  if (l.rsrc < 0 || l.rsrc >= l.nprow)
-    throw_argument(call, arg("rsrc"), l.rsrc, "must be in [0, nprow)");
-  if (l.csrc < 0 || l.csrc >= l.npcol)
-    throw_argument(call, arg("csrc"), l.csrc, "must be in [0, npcol)");
+  const std::string range =
+      checks.replicated ? "must be -1 (replicated) or in [0, " : "must be in [0, ";
+  if (!(checks.replicated && l.rsrc == -1) && (l.rsrc < 0 || l.rsrc >= l.nprow))
+    throw_argument(call, arg("rsrc"), l.rsrc, range + "nprow)");
+  if (!(checks.replicated && l.csrc == -1) && (l.csrc < 0 || l.csrc >= l.npcol))
+    throw_argument(call, arg("csrc"), l.csrc, range + "npcol)");
   if (checks.ranks) {
     if (l.ranks == nullptr) throw_argument(call, arg("ranks"), 0, "NULL rank map");
     const std::size_t positions = static_cast<std::size_t>(l.nprow) * l.npcol;
@@ -91,8 +93,9 @@ void validate_layout(const std::string &call, const std::string &name, const red
     // lld strides over the local rows (column-major) or the local columns (row-major), each
     // counted with the first block.
     const bool row_major = layout.row_major;
-    const Index local_rows = layout.rows.local_extent(pr);
-    const Index local_cols = layout.cols.local_extent(pc);
+    const Replication replicated = replication_of(l);
+    const Index local_rows = replicated.rows ? l.m : layout.rows.local_extent(pr);
+    const Index local_cols = replicated.cols ? l.n : layout.cols.local_extent(pc);
     const Index inner = std::max<Index>(1, row_major ? local_cols : local_rows);
     const Index outer = std::max<Index>(1, row_major ? local_rows : local_cols);
     const char *inner_name = row_major ? "local columns" : "local rows";
@@ -114,14 +117,18 @@ void validate_layout(const std::string &call, const std::string &name, const red
 
 Layout to_layout(const redist_layout &l) {
   Layout out;
-  out.rows = {l.m, l.mb, l.nprow, l.rsrc};
-  out.cols = {l.n, l.nb, l.npcol, l.csrc};
+  out.rows = {l.m, l.mb, l.nprow, std::max(l.rsrc, 0)};
+  out.cols = {l.n, l.nb, l.npcol, std::max(l.csrc, 0)};
   out.grid.nprow = l.nprow;
   out.grid.npcol = l.npcol;
   out.grid.ranks.assign(l.ranks, l.ranks + static_cast<std::size_t>(l.nprow) * l.npcol);
   out.i = l.i;
   out.j = l.j;
   return out;
+}
+
+Replication replication_of(const redist_layout &l) {
+  return {l.rsrc == -1, l.csrc == -1};
 }
 
 Layout to_layout(const redist_layout_ext &l) {
@@ -431,7 +438,8 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
     agree(comm, call, "m, n, type, region, unit_diag, options or layouts (all but lld must agree)",
           [&] {
             if (plan == nullptr) throw_argument(call, "plan", 0, "NULL output pointer");
-            check_call(call, "", m, n, type, a, b, region, op, size, rank);
+            const LayoutChecks replicated{true, true, true};
+            check_call(call, "", m, n, type, a, b, region, op, size, rank, replicated, replicated);
             redist_options defaults;
             redist_options_init(&defaults);
             ScheduleOptions schedule_opts =
@@ -443,12 +451,35 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
             return fingerprint_of(args.fields);
           });
     Transfer t = transfer_of(m, n, a.value, b.value, region, unit_diag, op);
+    // Layouts replicated over process rows or columns are planned in parts (the same on every
+    // process: the layouts and options agree).
+    const Replication replicated_a = replication_of(a.value.layout);
+    const Replication replicated_b = replication_of(b.value.layout);
+    const bool all_at_once = front_end::runs_all_at_once(args.options);
+    const ReplicaParts parts = replica_parts(t, replicated_a, replicated_b, all_at_once);
+    if (parts.total() > 1 && !all_at_once)
+      throw Error(
+          REDIST_ERR_ARGUMENT,
+          std::string(call) +
+              ": argument options: a destination replicated over process rows or columns "
+              "is written all at once: REDIST_SCHEDULE_AUTO or REDIST_SCHEDULE_ALL_AT_ONCE, "
+              "no max_concurrent or max_memory");
 
     auto result = std::make_unique<redist_plan_s>();
     result->comm = PlanComm(call, comm);
-    front_end::Planned planned = front_end::plan_everywhere(
-        result->comm.handle, rank, size, result->comm.handle, t, args.options, args.element_size,
-        a.value.layout.lld, b.value.layout.lld, true);
+    front_end::Planned planned;
+    if (parts.total() == 1) {
+      make_part(t, replicated_a, replicated_b, parts, 0);
+      planned = front_end::plan_everywhere(result->comm.handle, rank, size, result->comm.handle, t,
+                                           args.options, args.element_size, a.value.layout.lld,
+                                           b.value.layout.lld, true);
+    } else {
+      planned = front_end::plan_parts_everywhere(
+          result->comm.handle, rank, size, result->comm.handle, t, replicated_a, replicated_b,
+          parts, args.element_size, a.value.layout.lld, b.value.layout.lld);
+      result->replicated =
+          redist_plan_s::Replicated{replicated_a, replicated_b, parts, args.element_size};
+    }
     throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->op = op;

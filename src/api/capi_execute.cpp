@@ -25,6 +25,11 @@ void make_anew(const char *call, redist_plan_s &plan) {
   front_end::Planned planned =
       plan.grid ? front_end::plan_grid_everywhere(fresh.handle, plan.rank, plan.size, nullptr,
                                                   plan.grid, plan.executor->element_size())
+      : plan.replicated
+          ? front_end::plan_parts_everywhere(fresh.handle, plan.rank, plan.size, fresh.handle,
+                                             plan.transfer, plan.replicated->a, plan.replicated->b,
+                                             plan.replicated->parts, plan.replicated->element_size,
+                                             plan.lld_a, plan.lld_b)
       : plan.nd ? front_end::plan_nd_everywhere(fresh.handle, plan.rank, plan.size, *plan.nd,
                                                 plan.options, plan.executor->element_size())
       : plan.batch.empty()

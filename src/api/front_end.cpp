@@ -365,9 +365,7 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, Transf
   const Replication a = replication_of(agreed.fields.a);
   const Replication b = replication_of(agreed.fields.b);
   const ScheduleOptions &o = call.options;
-  const bool default_schedule =
-      (o.strategy == Strategy::automatic || o.strategy == Strategy::all_at_once) &&
-      o.max_concurrent == 0 && o.max_memory == 0;
+  const bool default_schedule = runs_all_at_once(o);
   // A replicated A is read locally only in a batch, which runs all at once: under other
   // options, from one copy in one plan that follows them.
   const ReplicaParts parts = replica_parts(t, a, b, default_schedule);

@@ -214,6 +214,13 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
 CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
                     std::span<const long long> comm_identity);
 
+/// Whether `options` let a plan run all at once only (auto or all-at-once, no limit, no cap):
+/// a batch's, such as the parts of a replicated transfer.
+[[nodiscard]] inline bool runs_all_at_once(const ScheduleOptions &options) {
+  return (options.strategy == Strategy::automatic || options.strategy == Strategy::all_at_once) &&
+         options.max_concurrent == 0 && options.max_memory == 0;
+}
+
 /// The dimensions of a side the agreed fields replicate (RSRC_ or CSRC_ = -1).
 Replication replication_of(const SideFields<Range> &side);
 

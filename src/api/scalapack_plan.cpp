@@ -136,25 +136,18 @@ int plan_from_descriptors(redist_int m, redist_int n, int type, const redist_int
                                            std::to_string(missing.row) + ", " +
                                            std::to_string(missing.col) + ") of " + missing.side +
                                            "'s grid is not a process of ICTXT");
-    // A replicated A is read from one of its copies; a plan writes one B.
-    const Replication replicated_b = front_end::replication_of(agreed.fields.b);
-    if (replicated_b.any())
-      throw Error(REDIST_ERR_ARGUMENT,
-                  std::string(call) + ": DESCB(" + (replicated_b.rows ? "RSRC_" : "CSRC_") +
-                      ") = -1: a plan writes one copy of B; a B replicated over process rows or "
-                      "columns is taken by the ScaLAPACK and PBLAS entries (PxGEADD, PxGEMR2D, "
-                      "...)");
-    // One plan: A read from one copy (replica_parts without local reads).
-    const Replication replicated_a = front_end::replication_of(agreed.fields.a);
-    make_part(t, replicated_a, replicated_b, replica_parts(t, replicated_a, replicated_b, false),
-              0);
+    // A replicated dimension (RSRC_ / CSRC_ = -1) stays so in the layout (gather_transfer left
+    // its source process 0).
+    const Replication replicated[2] = {front_end::replication_of(agreed.fields.a),
+                                       front_end::replication_of(agreed.fields.b)};
     for (int s = 0; s < 2; ++s) {
       const Layout &l = s == 0 ? t.src : t.dst;
       const front_end::Position &p = s == 0 ? args.a : args.b;
       ranks[s] = l.grid.ranks;
       layouts[s] = {redist_layout{l.rows.extent, l.cols.extent, l.rows.block, l.cols.block,
-                                  l.grid.nprow, l.grid.npcol, l.rows.src, l.cols.src,
-                                  ranks[s].data(), l.i, l.j, p.member ? p.lld : 1},
+                                  l.grid.nprow, l.grid.npcol, replicated[s].rows ? -1 : l.rows.src,
+                                  replicated[s].cols ? -1 : l.cols.src, ranks[s].data(), l.i, l.j,
+                                  p.member ? p.lld : 1},
                     l.rows.first(), l.cols.first(), REDIST_ORDER_COLUMN_MAJOR};
       first_blocks = first_blocks || !l.rows.uniform() || !l.cols.uniform();
     }

@@ -120,7 +120,11 @@ void keep_destinations(RankPlan &plan, const Transfer &t, int rank, std::array<i
   const auto away = [&](int row, int col) {
     return (at[0] >= 0 && row != at[0]) || (at[1] >= 0 && col != at[1]);
   };
-  std::erase_if(plan.sends, [&](const Peer &p) { return away(p.grid_row, p.grid_col); });
+  // A row-major B is planned as its transpose (column_major_equivalent): its peers' positions
+  // are in the transposed grid.
+  std::erase_if(plan.sends, [&](const Peer &p) {
+    return t.dst.row_major ? away(p.grid_col, p.grid_row) : away(p.grid_row, p.grid_col);
+  });
   int row = -1;
   int col = -1;
   if (!t.dst.grid.find(rank, row, col) || away(row, col)) {

@@ -133,7 +133,7 @@ struct ReplicaParts {
 std::array<int, 2> make_part(Transfer &t, Replication a, Replication b, const ReplicaParts &parts,
                              int part);
 
-/// Keep only the messages of `plan` (rank `rank`'s plan of t, column-major layouts) whose
+/// Keep only the messages of `plan` (rank `rank`'s plan of t) whose
 /// destination lies at B's grid row at[0] and column at[1] (-1: any): the sends to other
 /// destinations, and this rank's receives and own copy unless it is such a destination, are
 /// dropped.

@@ -216,15 +216,16 @@ TEST(CApiErrors, SourceProcessOutOfRange) {
   const int bad = errtest::last_rank();
   const Scenario s = errtest::standard_scenario();
   const int nprow_a = s.a.grid.nprow;
+  // -1 is a matrix replicated over the process rows or columns; below it nothing.
   create_case(
       "a->rsrc = nprow everywhere", [=](CArgs &x, int) { x.a.rsrc = nprow_a; },
-      create_invalid(-1, "a->rsrc", nprow_a, "must be in [0, nprow)"));
+      create_invalid(-1, "a->rsrc", nprow_a, "must be -1 (replicated) or in [0, nprow)"));
   create_case(
-      "b->csrc = -1 on the last rank",
+      "b->csrc = -2 on the last rank",
       [=](CArgs &x, int rank) {
-        if (rank == bad) x.b.csrc = -1;
+        if (rank == bad) x.b.csrc = -2;
       },
-      create_invalid(bad, "b->csrc", -1, "must be in [0, npcol)"));
+      create_invalid(bad, "b->csrc", -2, "must be -1 (replicated) or in [0, npcol)"));
 }
 
 TEST(CApiErrors, RankMapInvalid) {

@@ -23,16 +23,18 @@ namespace {
 
 using Bytes = std::vector<unsigned char>;
 
-// One dimension: the first block of imb elements on src, then blocks of mb from src + 1.
+// One dimension: the first block of imb elements on src, then blocks of mb from src + 1; src -1:
+// replicated, every process holds every index at its global index.
 struct Dim {
   std::int64_t ext = 0, imb = 1, mb = 1; // imb: the effective first block (>= 1)
   int np = 1, src = 0;
+  [[nodiscard]] bool held_by(std::int64_t g, int p) const { return src < 0 || owner(g) == p; }
   [[nodiscard]] int owner(std::int64_t g) const {
     if (g < imb) return src;
     return static_cast<int>(((g - imb) / mb + src + 1) % np);
   }
   [[nodiscard]] std::int64_t local(std::int64_t g) const {
-    if (g < imb) return g;
+    if (src < 0 || g < imb) return g;
     const std::int64_t after = g - imb;
     const std::int64_t block = after / mb; // blocks after the first, the k-th on src + 1 + k
     return (owner(g) == src ? imb : 0) + (block / np) * mb + after % mb;
@@ -40,7 +42,7 @@ struct Dim {
   [[nodiscard]] std::int64_t count(int p) const {
     std::int64_t c = 0;
     for (std::int64_t g = 0; g < ext; ++g)
-      c += owner(g) == p ? 1 : 0;
+      c += held_by(g, p) ? 1 : 0;
     return c;
   }
 };
@@ -82,7 +84,7 @@ struct Side {
     return order == REDIST_ORDER_ROW_MAJOR ? r * lld + c : r + c * lld;
   }
   [[nodiscard]] bool owns(std::int64_t gi, std::int64_t gj) const {
-    return member && rows.owner(gi) == pr && cols.owner(gj) == pc;
+    return member && rows.held_by(gi, pr) && cols.held_by(gj, pc);
   }
   [[nodiscard]] redist_layout_ext layout() const {
     return {{rows.ext, cols.ext, rows.mb, cols.mb, nprow, npcol, rows.src, cols.src, ranks.data(),
@@ -237,8 +239,9 @@ Bytes oracle(const Op &o, const Bytes &b_before, int salt) {
   return out;
 }
 
-// One side, random: first blocks from 1 to beyond mb and beyond the matrix, either order.
-Side draw_side(Rng &rng, int np, std::int64_t wm, std::int64_t wn) {
+// One side, random: first blocks from 1 to beyond mb and beyond the matrix, either order; with
+// `replicated`, now and then replicated over the process rows or columns (rsrc / csrc -1).
+Side draw_side(Rng &rng, int np, std::int64_t wm, std::int64_t wn, bool replicated) {
   Side s;
   const int count = static_cast<int>(rng.uniform(1, np));
   random_shape(rng, count, s.nprow, s.npcol);
@@ -266,6 +269,10 @@ Side draw_side(Rng &rng, int np, std::int64_t wm, std::int64_t wn) {
   s.order = rng.coin(0.5) ? REDIST_ORDER_ROW_MAJOR : REDIST_ORDER_COLUMN_MAJOR;
   for (int p = 0; p < count; ++p)
     s.lld_extra.push_back(rng.coin(0.3) ? rng.uniform(1, 3) : 0);
+  if (replicated) {
+    for (Dim *d : {&s.rows, &s.cols})
+      if (rng.coin(0.12)) d->src = -1;
+  }
   return s;
 }
 
@@ -279,7 +286,7 @@ void draw_scalar(Rng &rng, int type, double *v, bool is_beta) {
   }
 }
 
-Op draw_op(Rng &rng, int np, bool op_only) {
+Op draw_op(Rng &rng, int np, bool op_only, bool replicated = false) {
   Op o;
   o.op = op_only || rng.coin(0.5) ? static_cast<int>(rng.uniform(0, 2)) : -1;
   o.type = static_cast<int>(rng.uniform(0, 5));
@@ -290,8 +297,8 @@ Op draw_op(Rng &rng, int np, bool op_only) {
   o.region = r == 3 ? REDIST_REGION_FULL : r;
   o.unit_diag = o.op == -1 && o.region != REDIST_REGION_FULL && rng.coin(0.5);
   const bool transposed = o.op == REDIST_OP_T || o.op == REDIST_OP_C;
-  o.a = draw_side(rng, np, transposed ? o.n : o.m, transposed ? o.m : o.n);
-  o.b = draw_side(rng, np, o.m, o.n);
+  o.a = draw_side(rng, np, transposed ? o.n : o.m, transposed ? o.m : o.n, replicated);
+  o.b = draw_side(rng, np, o.m, o.n, replicated);
   if (o.op != -1) {
     draw_scalar(rng, o.type, o.alpha, false);
     draw_scalar(rng, o.type, o.beta, true);
@@ -407,7 +414,7 @@ TEST(CApiExt, RandomCopiesAndOps) {
   Rng rng(seed);
   int failed = 0, run = 0, refused_count = 0, stepped = 0;
   for (int index = 0; index < options().cases; ++index) {
-    const Op o = draw_op(rng, np, false);
+    const Op o = draw_op(rng, np, false, true);
     const bool with_options = rng.coin(0.5);
     const redist_options opts = draw_options(rng);
     const Mode mode = rng.coin(0.5) ? Mode::split : Mode::blocking;
@@ -587,7 +594,7 @@ TEST(CApiExt, Errors) {
   o.m = 5;
   o.n = 4;
   // A 1 x np grid, B np x 1, both on every rank.
-  o.a = draw_side(rng, 1, o.m, o.n);
+  o.a = draw_side(rng, 1, o.m, o.n, false);
   o.b = o.a;
   o.a.nprow = 1;
   o.a.npcol = np;

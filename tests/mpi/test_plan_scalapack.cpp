@@ -399,9 +399,9 @@ TEST(PlanFromDescriptors, ElevenIntegerDescriptors) {
 }
 
 // A replicated over the process rows (RSRC_ = -1: every process holds all 9 rows, the same
-// values) is read from one copy into first_block_b, checked element by element; a replicated B
-// is refused on every process (a plan writes one B).
-TEST(PlanFromDescriptors, ReplicatedAIsReadAndReplicatedBRefused) {
+// values) is read into first_block_b, checked element by element; then into a B replicated over
+// the process rows too, every process's copy checked whole.
+TEST(PlanFromDescriptors, ReplicatedAAndB) {
   ErrorSetup s;
   const std::array<int, 9> desca = {1, s.ctxt_b, 9, 7, 2, 3, -1, 0, 9};
   std::vector<double> a(9 * 7);
@@ -411,16 +411,21 @@ TEST(PlanFromDescriptors, ReplicatedAIsReadAndReplicatedBRefused) {
   expect_copied_into_first_block_b(s, desca.data(), a.data());
 
   std::array<int, 11> replicated_b = first_block_b(s);
-  replicated_b[8] = -1; // RSRC_
+  replicated_b[8] = -1; // RSRC_: every process holds rows 0..8 at their global index
+  std::vector<double> b(10 * 7 + 3, -1.0);
   redist_plan plan = nullptr;
-  const int status =
-      redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca.data(), 1, 1, replicated_b.data(), 1,
-                                   1, s.ctxt_i, REDIST_REGION_FULL, 0, nullptr, &plan);
-  const std::string message = redist_last_error();
-  EXPECT_EQ(status, REDIST_ERR_ARGUMENT) << message;
-  EXPECT_NE(message.find("DESCB(RSRC_) = -1: a plan writes one copy of B"), std::string::npos)
-      << message;
-  EXPECT_EQ(plan, nullptr);
+  ASSERT_EQ(redist_plan_create_scalapack(9, 7, REDIST_DOUBLE, desca.data(), 1, 1,
+                                         replicated_b.data(), 1, 1, s.ctxt_i, REDIST_REGION_FULL, 0,
+                                         nullptr, &plan),
+            REDIST_SUCCESS)
+      << redist_last_error();
+  ASSERT_EQ(redist_plan_execute(plan, a.data(), b.data()), REDIST_SUCCESS) << redist_last_error();
+  redist_plan_destroy(&plan);
+  std::vector<double> want(b.size(), -1.0);
+  for (int gi = 0; gi < 9; ++gi)
+    for (int gj = 0; gj < 7; ++gj)
+      want[static_cast<std::size_t>(gi + gj * 10)] = Elem<double>::make(a_code(s.a, gi, gj, 1));
+  EXPECT_EQ(b, want);
 }
 
 } // namespace

@@ -912,6 +912,69 @@ TEST(Faults, ScalapackEntryIntoAReplicatedC) {
   Cblacs_gridexit(ctxt);
 }
 
+// A C API plan into a B replicated over the process rows (b.rsrc = -1: a batch of one operation
+// per copy, on the caller's two arrays): one completion of a data receive failing on process 0
+// in the first execution is repaired (every copy right), and the plan, made anew at the next
+// execution from its parts, is right twice more; through MPI and mapped.
+TEST(Faults, CApiPlanIntoAReplicatedBMadeAnew) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int np = world_size();
+  const int me = world_rank();
+  const std::int64_t m = 23, n = 9, mb = 2;
+  std::vector<int> ranks(static_cast<std::size_t>(np));
+  for (int r = 0; r < np; ++r)
+    ranks[static_cast<std::size_t>(r)] = r;
+  std::int64_t local_rows = 0;
+  for (std::int64_t g = 0; g < m; ++g)
+    local_rows += (g / mb) % np == me ? 1 : 0;
+  const std::int64_t lda = std::max<std::int64_t>(1, local_rows);
+  const redist_layout a = {m, n, mb, mb, np, 1, 0, 0, ranks.data(), 0, 0, lda};
+  const redist_layout b = {m, n, 4, 4, np, 1, -1, 0, ranks.data(), 0, 0, m};
+  for (const char *mode : {"never", "mapped"}) {
+    const SingleCopyMode single_copy(mode);
+    redist_plan plan = nullptr;
+    ASSERT_EQ(redist_plan_create(MPI_COMM_WORLD, m, n, REDIST_DOUBLE, &a, &b, REDIST_REGION_FULL, 0,
+                                 &plan),
+              REDIST_SUCCESS)
+        << redist_last_error();
+    for (int execution = 0; execution < 3; ++execution) {
+      std::vector<double> av(static_cast<std::size_t>(lda * n));
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t li = 0; li < local_rows; ++li) {
+          const std::int64_t gi = (li / mb) * mb * np + me * mb + li % mb;
+          av[static_cast<std::size_t>(li + j * lda)] =
+              static_cast<double>(gi * 100 + j + execution);
+        }
+      std::vector<double> bv(static_cast<std::size_t>(m * n), -1.0);
+      if (execution == 0 && me == 0) {
+        faults::Fault f;
+        f.calls = faults::wait_recv;
+        f.tags = tags_of(0);
+        f.count = 1;
+        faults::arm(f);
+      }
+      const long long injected_before = faults::injected();
+      mpitest::watchdog_arm("[C API plan into a replicated B, a receive failing once]");
+      const int status = redist_plan_execute(plan, av.data(), bv.data());
+      mpitest::watchdog_disarm();
+      faults::disarm();
+      EXPECT_EQ(status, REDIST_SUCCESS) << redist_last_error();
+      // Through MPI the fault was injected (mapped, no MPI call it watches may come).
+      if (execution == 0 && me == 0 && std::string(mode) == "never") {
+        EXPECT_EQ(faults::injected() - injected_before, 1);
+      }
+      long long wrong = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < m; ++i)
+          wrong += bv[static_cast<std::size_t>(i + j * m)] !=
+                   static_cast<double>(i * 100 + j + execution);
+      EXPECT_EQ(wrong, 0) << mode << ", execution " << execution;
+    }
+    EXPECT_EQ(faults::live_requests(), 0);
+    redist_plan_destroy(&plan);
+  }
+}
+
 /// Single-copy messages of this process (receives, sends) summed over the processes.
 std::pair<long long, long long> single_copy_totals(redist::Executor &x) {
   return {sum_everywhere(static_cast<long long>(x.single_copy_receives())),

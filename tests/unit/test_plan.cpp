@@ -208,6 +208,7 @@ TEST(RankPlan, LargeGridsMatchBruteForceOnSampledRanks) {
 //   element by element against the reference owner and local index);
 // - over all parts and ranks, the elements sent (or copied to the same rank) are each copy of B
 //   once: the window times the copies of B; every kept message goes to the part's coordinates;
+// - row-major local arrays on either side too;
 // - with local reads, A and B the same layout on one grid (not transposed) and A replicated
 //   where B is not, nothing leaves its process.
 TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
@@ -230,6 +231,8 @@ TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
     layout(t.src, t.transposed() ? t.n : t.m, t.transposed() ? t.m : t.n);
     layout(t.dst, t.m, t.n);
     if (one_grid) t.dst = t.src; // square windows: the same layout, the same ranks
+    t.src.row_major = pick(0, 3) == 0;
+    t.dst.row_major = one_grid ? t.src.row_major : pick(0, 3) == 0;
     const auto ranks = [](Layout &l, int offset) {
       const int count = l.grid.nprow * l.grid.npcol;
       l.grid.ranks.resize(static_cast<std::size_t>(count));
@@ -289,8 +292,11 @@ TEST(Replication, EveryCopyOfBIsWrittenFromACopyOfA) {
         for (const Peer &p : plan.sends) {
           moved += p.elements;
           remote += p.elements;
-          ASSERT_TRUE(at[0] < 0 || p.grid_row == at[0]) << "trial " << trial;
-          ASSERT_TRUE(at[1] < 0 || p.grid_col == at[1]) << "trial " << trial;
+          // A row-major B is planned as its transpose: positions in the transposed grid.
+          const int row = t.dst.row_major ? p.grid_col : p.grid_row;
+          const int col = t.dst.row_major ? p.grid_row : p.grid_col;
+          ASSERT_TRUE(at[0] < 0 || row == at[0]) << "trial " << trial;
+          ASSERT_TRUE(at[1] < 0 || col == at[1]) << "trial " << trial;
         }
       }
     }
