@@ -451,35 +451,17 @@ int create_plan(const char *call, MPI_Comm comm, int64_t m, int64_t n, int type,
             return fingerprint_of(args.fields);
           });
     Transfer t = transfer_of(m, n, a.value, b.value, region, unit_diag, op);
-    // Layouts replicated over process rows or columns are planned in parts (the same on every
-    // process: the layouts and options agree).
-    const Replication replicated_a = replication_of(a.value.layout);
-    const Replication replicated_b = replication_of(b.value.layout);
-    const bool all_at_once = front_end::runs_all_at_once(args.options);
-    const ReplicaParts parts = replica_parts(t, replicated_a, replicated_b, all_at_once);
-    if (parts.total() > 1 && !all_at_once)
-      throw Error(
-          REDIST_ERR_ARGUMENT,
-          std::string(call) +
-              ": argument options: a destination replicated over process rows or columns "
-              "is written all at once: REDIST_SCHEDULE_AUTO or REDIST_SCHEDULE_ALL_AT_ONCE, "
-              "no max_concurrent or max_memory");
-
     auto result = std::make_unique<redist_plan_s>();
     result->comm = PlanComm(call, comm);
-    front_end::Planned planned;
-    if (parts.total() == 1) {
-      make_part(t, replicated_a, replicated_b, parts, 0);
-      planned = front_end::plan_everywhere(result->comm.handle, rank, size, result->comm.handle, t,
-                                           args.options, args.element_size, a.value.layout.lld,
-                                           b.value.layout.lld, true);
-    } else {
-      planned = front_end::plan_parts_everywhere(
-          result->comm.handle, rank, size, result->comm.handle, t, replicated_a, replicated_b,
-          parts, args.element_size, a.value.layout.lld, b.value.layout.lld);
+    const Replication replicated_a = replication_of(a.value.layout);
+    const Replication replicated_b = replication_of(b.value.layout);
+    ReplicaParts parts;
+    front_end::Planned planned = front_end::plan_replicated_everywhere(
+        result->comm.handle, rank, size, result->comm.handle, t, replicated_a, replicated_b,
+        args.options, args.element_size, a.value.layout.lld, b.value.layout.lld, true, parts);
+    if (parts.total() > 1)
       result->replicated =
           redist_plan_s::Replicated{replicated_a, replicated_b, parts, args.element_size};
-    }
     throw_if_failed(call, planned);
     result->executor = std::move(planned.executor);
     result->op = op;

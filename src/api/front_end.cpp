@@ -362,32 +362,11 @@ Built build_plan(MPI_Comm comm, int rank, int size, const CallArgs &call, Transf
     std::lock_guard lock(caches().mutex);
     caches().comms.insert(lookup.comm_key, lookup.comm);
   }
-  const Replication a = replication_of(agreed.fields.a);
-  const Replication b = replication_of(agreed.fields.b);
-  const ScheduleOptions &o = call.options;
-  const bool default_schedule = runs_all_at_once(o);
-  // A replicated A is read locally only in a batch, which runs all at once: under other
-  // options, from one copy in one plan that follows them.
-  const ReplicaParts parts = replica_parts(t, a, b, default_schedule);
-  const Index lld_a = call.a.member ? call.a.lld : 1;
-  const Index lld_b = call.b.member ? call.b.lld : 1;
-  Planned planned;
-  if (parts.total() == 1) {
-    make_part(t, a, b, parts, 0);
-    planned = plan_everywhere(comm, rank, size, lookup.comm->comm, t, o, call.element_size, lld_a,
-                              lld_b, false);
-  } else if (!default_schedule) {
-    // Every copy of a replicated B is written in one batch. The same on every process (the
-    // options are agreed): nothing to agree.
-    planned.status = REDIST_ERR_ARGUMENT;
-    planned.here = true;
-    planned.why = "a destination replicated over process rows or columns (RSRC_ or CSRC_ = -1) "
-                  "is written all at once: REDIST_SCHEDULE auto or all-at-once, no "
-                  "REDIST_MAX_CONCURRENT or REDIST_MAX_MEMORY";
-  } else {
-    planned = plan_parts_everywhere(comm, rank, size, lookup.comm->comm, t, a, b, parts,
-                                    call.element_size, lld_a, lld_b);
-  }
+  ReplicaParts parts;
+  Planned planned = plan_replicated_everywhere(
+      comm, rank, size, lookup.comm->comm, t, replication_of(agreed.fields.a),
+      replication_of(agreed.fields.b), call.options, call.element_size,
+      call.a.member ? call.a.lld : 1, call.b.member ? call.b.lld : 1, false, parts);
   if (planned.status != REDIST_SUCCESS) {
     out.status = planned.status;
     out.here = planned.here;
@@ -599,6 +578,33 @@ Planned plan_parts_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
     }
     return operations;
   });
+}
+
+Planned plan_replicated_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                                   Transfer &t, Replication a, Replication b,
+                                   const ScheduleOptions &options, std::size_t element_size,
+                                   Index lld_a, Index lld_b, bool predict, ReplicaParts &parts) {
+  // Parts run as one batch, all at once: only then is a replicated A read locally.
+  const bool all_at_once =
+      (options.strategy == Strategy::automatic || options.strategy == Strategy::all_at_once) &&
+      options.max_concurrent == 0 && options.max_memory == 0;
+  parts = replica_parts(t, a, b, all_at_once);
+  if (parts.total() == 1) {
+    make_part(t, a, b, parts, 0);
+    return plan_everywhere(comm, rank, size, exec_comm, t, options, element_size, lld_a, lld_b,
+                           predict);
+  }
+  if (!all_at_once) {
+    Planned out;
+    out.status = REDIST_ERR_ARGUMENT;
+    out.here = true;
+    out.why = "a destination replicated over process rows or columns (RSRC_ or CSRC_ = -1) is "
+              "written all at once: schedule auto or all-at-once, no limit of concurrent "
+              "transfers, no memory cap";
+    return out;
+  }
+  return plan_parts_everywhere(comm, rank, size, exec_comm, t, a, b, parts, element_size, lld_a,
+                               lld_b);
 }
 
 Planned plan_grid_everywhere(MPI_Comm comm, int rank, int size, const GridTransfer *t,

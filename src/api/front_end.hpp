@@ -214,13 +214,6 @@ bool agree_hit(MPI_Comm comm, long long error, const CacheLookup &cache,
 CacheLookup look_up(const CallArgs &call, std::span<const long long> identity,
                     std::span<const long long> comm_identity);
 
-/// Whether `options` let a plan run all at once only (auto or all-at-once, no limit, no cap):
-/// a batch's, such as the parts of a replicated transfer.
-[[nodiscard]] inline bool runs_all_at_once(const ScheduleOptions &options) {
-  return (options.strategy == Strategy::automatic || options.strategy == Strategy::all_at_once) &&
-         options.max_concurrent == 0 && options.max_memory == 0;
-}
-
 /// The dimensions of a side the agreed fields replicate (RSRC_ or CSRC_ = -1).
 Replication replication_of(const SideFields<Range> &side);
 
@@ -284,6 +277,17 @@ Planned plan_parts_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
                               const Transfer &t, Replication a, Replication b,
                               const ReplicaParts &parts, std::size_t element_size, Index lld_a,
                               Index lld_b);
+
+/// plan_everywhere() for a transfer whose sides may be replicated (a and b: which dimensions):
+/// one plan of the transfer when it has one part (replica_parts; `t` made that part's, A then
+/// read from its copy on process row or column 0 unless `options` run all at once), else
+/// plan_parts_everywhere(); `parts` says which. A replicated B in several parts under options
+/// asking for another schedule, a limit or a cap: REDIST_ERR_ARGUMENT on every process (`why`;
+/// the options agree, so nothing else is agreed).
+Planned plan_replicated_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
+                                   Transfer &t, Replication a, Replication b,
+                                   const ScheduleOptions &options, std::size_t element_size,
+                                   Index lld_a, Index lld_b, bool predict, ReplicaParts &parts);
 
 /// plan_everywhere() for a block grid transfer (redist_grid_plan_create): `plan` is this rank's
 /// plan of `t` (made here, then kept for making the executor anew, when null; `t` unused

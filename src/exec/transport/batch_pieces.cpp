@@ -60,8 +60,8 @@ std::span<const Pieces> Pieces::batch_operations() const {
 }
 
 void Pieces::set_batch_operations(const Operation *ops) {
+  const bool shared = batch_->arrays == BatchArrays::shared;
   for (std::size_t k = 0; k < batch_->ops.size(); ++k) {
-    const bool shared = batch_->arrays == BatchArrays::shared;
     batch_->ops[k].set_operation(ops == nullptr ? nullptr : shared ? ops : &ops[k]);
   }
 }

@@ -26,8 +26,7 @@ struct BatchParts;
 /// Where a batch's operations find their local arrays: `per_operation`, executions take arrays
 /// of one local array pointer per operation and of one Operation per operation; `shared`, every
 /// operation reads and writes the same arrays (the parts of a transfer with replicated sides,
-/// make_part), which
-/// executions take as a 2-D plan's, with one Operation for all.
+/// make_part), which executions take as a 2-D plan's, with one Operation for all.
 enum class BatchArrays { per_operation, shared };
 
 /// A block grid plan's parts of Pieces (grid_pieces.cpp).
