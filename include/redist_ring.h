@@ -161,9 +161,11 @@ int redist_ring_plan_create(MPI_Comm comm, int direction, int transport, int64_t
  * For columns of a column-major local array of m rows and leading dimension lld, the item is a
  * column: item_bytes = m * element size, stride = lld * element size. @p in and @p out must not
  * overlap. Collective over the plan's communicator.
- * An MPI error during the exchange is an error on every process (REDIST_ERR_MPI where MPI
- * failed, REDIST_ERR_REMOTE elsewhere), returned once every request has completed or been
- * cancelled; the output is then incomplete and the plan stays usable.
+ * An MPI error during the exchange is agreed by every process and repaired: the exchange is
+ * made again in direct messages, and the call succeeds with the right output. Where the repair
+ * fails too, every process returns an error (REDIST_ERR_MPI where MPI failed,
+ * REDIST_ERR_REMOTE elsewhere) once every request has completed; the output is then incomplete
+ * and the plan stays usable.
  */
 int redist_ring_plan_execute(redist_ring_plan plan, const void *in, int64_t in_stride, void *out,
                              int64_t out_stride);

@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct redist_ring_plan_s {
   int size = 1;
   std::vector<redist::Index> loads; // every process's load (the planner needs them all)
   std::vector<redist::Index> flow;
+  std::vector<redist::ring::DirectPiece> direct; // the pieces this process sends or receives
   redist::Index item_bytes = 1;
   redist::Index chunk = 1;
   redist_ring_info info{};
@@ -40,11 +42,31 @@ namespace redist {
 /// transport and the items sent and received are the caller's.
 void fill_info(const ring::Plan &plan, double direct, redist_ring_info &info);
 
-/// The exchange of redist_ring_plan_execute on p.comm (collective): this process's items from
-/// `in` to `out` (strides in bytes), by the transport p.info.transport names. When it fails on
-/// any process, every process completes its requests and throws.
-void execute_ring(const redist_ring_plan_s &p, const char *in, Index in_stride, char *out,
-                  Index out_stride, const char *call);
+/// The caller's arrays of one execution: items `in_stride` / `out_stride` bytes apart.
+struct RingArrays {
+  const char *in = nullptr;
+  Index in_stride = 0;
+  char *out = nullptr;
+  Index out_stride = 0;
+};
+
+/// The exchange of one redist_ring_plan_execute on p.comm: this process's items from `in` to
+/// `out`, by the transport p.info.transport names. Made with every buffer it needs (std::bad_alloc
+/// there, before any message: inside the execution's argument agreement), then run().
+class RingExchange {
+public:
+  RingExchange(const redist_ring_plan_s &p, const RingArrays &arrays, const char *call);
+  RingExchange(const RingExchange &) = delete;
+  RingExchange &operator=(const RingExchange &) = delete;
+  ~RingExchange();
+  /// Collective. Returns when the output is right on every process (a failed exchange
+  /// repaired); throws on every process otherwise (ring_exec.cpp).
+  void run();
+
+private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
 
 #pragma GCC visibility pop
 

@@ -31,7 +31,7 @@ std::string show(double v) {
 void direct_traffic(const redist_ring_plan_s &p, Index &sent, Index &received) {
   sent = 0;
   received = 0;
-  for (const ring::DirectPiece &pc : ring::direct_pieces(p.loads, p.flow, p.rank)) {
+  for (const ring::DirectPiece &pc : p.direct) {
     if (pc.from == pc.to) continue;
     (pc.from == p.rank ? sent : received) += pc.items;
   }
@@ -169,6 +169,7 @@ extern "C" int redist_ring_plan_create(MPI_Comm comm, int direction, int transpo
         const double direct = ring::direct_time(pb, ring::direct_pieces(pb.loads, rp.flow));
         fill_info(rp, direct, result->info);
         result->flow = rp.flow;
+        result->direct = ring::direct_pieces(pb.loads, rp.flow, rank);
       } catch (const ring::InputError &e) {
         rethrow_input(call, e, true);
       } catch (const std::bad_alloc &) {
@@ -204,6 +205,7 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
     const auto n = static_cast<std::size_t>(plan->size);
     const Index load = plan->loads[k];
     const Index target = load - plan->flow[k] + plan->flow[(k + n - 1) % n];
+    std::optional<RingExchange> exchange;
     agree(plan->comm, call, "", [&] {
       if (in == nullptr) throw_argument(call, "in", 0, "NULL input array");
       if (out == nullptr) throw_argument(call, "out", 0, "NULL output array");
@@ -218,10 +220,19 @@ extern "C" int redist_ring_plan_execute(redist_ring_plan plan, const void *in, i
       const char *i1 = i0 + (load - 1) * in_stride + plan->item_bytes;
       const char *o1 = o0 + (target - 1) * out_stride + plan->item_bytes;
       if (i0 < o1 && o0 < i1) throw_argument(call, "out", 0, "overlaps the input array");
+      try {
+        exchange.emplace(*plan,
+                         RingArrays{static_cast<const char *>(in), in_stride,
+                                    static_cast<char *>(out), out_stride},
+                         call);
+      } catch (const std::bad_alloc &) {
+        throw Error(REDIST_ERR_NO_MEMORY,
+                    std::string(call) + ": out of memory for the exchange's buffers");
+      } // an Error: a datatype MPI could not make, agreed as an argument error is
+
       return std::uint64_t{0};
     });
-    execute_ring(*plan, static_cast<const char *>(in), in_stride, static_cast<char *>(out),
-                 out_stride, call);
+    exchange->run();
   });
 }
 

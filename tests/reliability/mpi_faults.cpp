@@ -24,8 +24,9 @@ struct State {
   bool any_type = false; ///< watch_any_type(): not only MPI_BYTE messages
   /// Every tag of requests tracked (the union of what was ever armed: requests outlive arm).
   std::vector<int> tracked;
-  /// Live requests with a tracked tag, and whether their completion must fail.
-  std::map<MPI_Request, std::pair<MPI_Comm, bool>> live;
+  /// Live requests with a tracked tag, and whether their completion must fail. A handle may be
+  /// live more than once: Open MPI hands out one shared handle for sends that completed at once.
+  std::multimap<MPI_Request, std::pair<MPI_Comm, bool>> live;
 
   // Collective faults (mpi_coll_faults.cpp).
   bool coll_armed = false;
@@ -85,7 +86,7 @@ int post(bool send, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Req
   if (selected(s, type, peer, tag, send ? isend : irecv)) return fail(s, comm);
   const int rc = real();
   if (rc == MPI_SUCCESS && tracked(s, type, tag)) {
-    s.live[*r] = {comm, selected(s, type, peer, tag, send ? wait_send : wait_recv)};
+    s.live.emplace(*r, std::pair{comm, selected(s, type, peer, tag, send ? wait_send : wait_recv)});
   }
   return rc;
 }
@@ -127,7 +128,7 @@ bool unnamed_selected(int n, const MPI_Request *r, MPI_Comm &comm) {
     hit = hit || (m >= f.skip && (f.count < 0 || m < f.skip + f.count));
   }
   if (hit) {
-    comm = s.live[*watched].first;
+    comm = s.live.find(*watched)->second.first;
     ++s.injected;
   }
   return hit;
@@ -140,8 +141,11 @@ int completed(int rc, const std::vector<MPI_Request> &before, const MPI_Request 
   int result = rc;
   for (std::size_t k = 0; k < before.size(); ++k) {
     if (before[k] == MPI_REQUEST_NULL || after[k] != MPI_REQUEST_NULL) continue;
-    const auto it = s.live.find(before[k]);
-    if (it != s.live.end()) {
+    // Of the posts that share this handle, one whose completion must fail goes first.
+    const auto [first, last] = s.live.equal_range(before[k]);
+    auto it = std::find_if(first, last, [](const auto &entry) { return entry.second.second; });
+    if (it == last) it = first;
+    if (it != last) {
       if (may_fail && it->second.second && result == MPI_SUCCESS) {
         result = fail(s, it->second.first);
       }

@@ -18,7 +18,8 @@ void Requests::set_max_message_bytes(std::size_t bytes) {
   max_message_bytes = std::max<std::size_t>(bytes, 1);
 }
 
-Requests::Requests(MPI_Comm comm, std::size_t capacity) : comm_(comm) {
+Requests::Requests(MPI_Comm comm, std::size_t capacity, const char *call)
+    : comm_(comm), call_(call) {
   requests_.reserve(capacity);
   info_.reserve(capacity);
 }
@@ -35,30 +36,34 @@ bool Requests::post(bool send, std::byte *buffer, std::size_t bytes, int tag,
   bool posted = true;
   for (std::size_t done = 0; done < bytes; done += max_bytes) {
     const auto piece = static_cast<int>(std::min(max_bytes, bytes - done));
-    requests_.emplace_back();
-    info_.push_back(info);
-    int rc = MPI_SUCCESS;
-    // A post that fails posts nothing: tried once more, so that the peer's matching call
-    // completes (a message the peer sent is received, a receive it posted is matched).
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      MPI_Request *request = &requests_.back();
-      rc = send ? MPI_Isend(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, request)
-                : MPI_Irecv(buffer + done, piece, MPI_BYTE, info.rank, tag, comm_, request);
-      if (rc == MPI_SUCCESS) {
-        break;
-      }
-      requests_.back() = MPI_REQUEST_NULL;
-    }
-    if (rc != MPI_SUCCESS) { // never completes: a receive is never unpacked
-      record(rc, send ? "MPI_Isend" : "MPI_Irecv", info.rank);
-      posted = false;
-      unposted_ = true;
-    }
+    posted = post_one(send, buffer + done, piece, MPI_BYTE, tag, info) && posted;
   }
   if (!posted && info.transport != nullptr) {
     info.transport->failed(*this, info);
   }
   return posted;
+}
+
+bool Requests::post_one(bool send, void *buffer, int count, MPI_Datatype type, int tag,
+                        const RequestInfo &info) {
+  requests_.emplace_back();
+  info_.push_back(info);
+  int rc = MPI_SUCCESS;
+  // A post that fails posts nothing: tried once more, so that the peer's matching call
+  // completes (a message the peer sent is received, a receive it posted is matched).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    MPI_Request *request = &requests_.back();
+    rc = send ? MPI_Isend(buffer, count, type, info.rank, tag, comm_, request)
+              : MPI_Irecv(buffer, count, type, info.rank, tag, comm_, request);
+    if (rc == MPI_SUCCESS) {
+      return true;
+    }
+    requests_.back() = MPI_REQUEST_NULL;
+  }
+  // Never completes: a receive is never unpacked.
+  record(rc, send ? "MPI_Isend" : "MPI_Irecv", info.rank);
+  unposted_ = true;
+  return false;
 }
 
 void Requests::set_messages(std::size_t sends, std::size_t recvs) {
@@ -103,7 +108,7 @@ void Requests::record(int mpi_code, const char *what, int peer) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(mpi_code, text, &length);
-  failure_ = std::string("redist execute: ") + what +
+  failure_ = std::string(call_) + ": " + what +
              (peer >= 0 ? " with peer rank " + std::to_string(peer) : " (peer unknown)") +
              " failed: " + std::string(text, static_cast<std::size_t>(length));
 }

@@ -34,8 +34,9 @@ struct RequestInfo {
 
 class Requests {
 public:
-  /// `capacity`: requests reserved up front (no allocation while executing).
-  Requests(MPI_Comm comm, std::size_t capacity);
+  /// `capacity`: requests reserved up front (no allocation while executing); `call` begins
+  /// the failure messages.
+  Requests(MPI_Comm comm, std::size_t capacity, const char *call = "redist execute");
 
   /// Post a non-blocking send or receive of `bytes` with `tag`, in several messages when larger
   /// than the message limit (data; `control` messages are never split: their receiver acts on
@@ -44,14 +45,28 @@ public:
   /// info.transport->failed() is told. False then.
   bool post(bool send, std::byte *buffer, std::size_t bytes, int tag, const RequestInfo &info,
             bool control = false);
+  /// Post one non-blocking send or receive of `count` elements of `type`, never split, tried
+  /// once more where the post fails; false (the failure recorded, the request
+  /// MPI_REQUEST_NULL) when that fails too. Transports are not told.
+  bool post_one(bool send, void *buffer, int count, MPI_Datatype type, int tag,
+                const RequestInfo &info);
   void clear();
   [[nodiscard]] std::size_t size() const { return requests_.size(); }
   [[nodiscard]] const RequestInfo &info(std::size_t k) const { return info_[k]; }
+  /// Whether request k was posted and has not completed yet.
+  [[nodiscard]] bool active(std::size_t k) const { return requests_[k] != MPI_REQUEST_NULL; }
 
-  /// Wait for requests [first, end) one at a time: done(k) for each one that completed, a
-  /// failure recorded against its peer rank and failed(k) for one that completed with an error.
+  /// Wait for one of requests [first, end) to complete: done(k) if it completed, a failure
+  /// recorded against its peer rank and failed(k) if it completed with an error. False when
+  /// none was active (when MPI cannot say which request failed, every one is waited for).
   template <class Done, class Failed>
-  void wait_each(std::size_t first, std::size_t end, const char *what, Done done, Failed failed);
+  bool wait_one(std::size_t first, std::size_t end, const char *what, Done done, Failed failed);
+  /// wait_one() until none of requests [first, end) is active.
+  template <class Done, class Failed>
+  void wait_each(std::size_t first, std::size_t end, const char *what, Done done, Failed failed) {
+    while (wait_one(first, end, what, done, failed)) {
+    }
+  }
   /// wait_each() one request at a time with MPI_Wait (after MPI_Waitany failed without naming
   /// a request).
   template <class Done, class Failed>
@@ -101,7 +116,12 @@ public:
   static void set_max_message_bytes(std::size_t bytes);
 
 private:
+  /// Request k completed with `rc`: done(k), or the failure recorded and failed(k).
+  template <class Done, class Failed>
+  void completed(std::size_t k, int rc, const char *what, Done &done, Failed &failed);
+
   MPI_Comm comm_;
+  const char *call_;
   std::vector<MPI_Request> requests_;
   std::vector<RequestInfo> info_;
   std::string failure_; // first MPI failure of the running execution, "" if none
@@ -132,31 +152,37 @@ void Requests::for_each_uncombined(std::size_t i, Index lo, Index hi, F f) const
 }
 
 template <class Done, class Failed>
-void Requests::wait_each(std::size_t first, std::size_t end, const char *what, Done done,
-                         Failed failed) {
-  while (first < end) {
-    int index = MPI_UNDEFINED;
-    MPI_Status status;
-    const int rc =
-        MPI_Waitany(static_cast<int>(end - first), requests_.data() + first, &index, &status);
-    if (index == MPI_UNDEFINED) {
-      if (rc != MPI_SUCCESS) {
-        // MPI cannot say which request failed: each remaining one is waited for alone, so
-        // that none is abandoned (its peer may wait for it) and each failure is told to its
-        // message. The error stands: this process reports it.
-        record(rc, what, -1);
-        wait_alone(first, end, what, done, failed);
-      }
-      return;
+bool Requests::wait_one(std::size_t first, std::size_t end, const char *what, Done done,
+                        Failed failed) {
+  if (first >= end) {
+    return false;
+  }
+  int index = MPI_UNDEFINED;
+  MPI_Status status;
+  const int rc =
+      MPI_Waitany(static_cast<int>(end - first), requests_.data() + first, &index, &status);
+  if (index == MPI_UNDEFINED) {
+    if (rc != MPI_SUCCESS) {
+      // MPI cannot say which request failed: each remaining one is waited for alone, so
+      // that none is abandoned (its peer may wait for it) and each failure is told to its
+      // message. The error stands: this process reports it.
+      record(rc, what, -1);
+      wait_alone(first, end, what, done, failed);
     }
-    const std::size_t k = first + static_cast<std::size_t>(index);
-    requests_[k] = MPI_REQUEST_NULL; // completed, with or without an error
-    if (rc == MPI_SUCCESS) {
-      done(k);
-    } else {
-      record(rc, what, info_[k].rank);
-      failed(k);
-    }
+    return false;
+  }
+  completed(first + static_cast<std::size_t>(index), rc, what, done, failed);
+  return true;
+}
+
+template <class Done, class Failed>
+void Requests::completed(std::size_t k, int rc, const char *what, Done &done, Failed &failed) {
+  requests_[k] = MPI_REQUEST_NULL; // completed, with or without an error
+  if (rc == MPI_SUCCESS) {
+    done(k);
+  } else {
+    record(rc, what, info_[k].rank);
+    failed(k);
   }
 }
 
@@ -166,14 +192,7 @@ void Requests::wait_alone(std::size_t first, std::size_t end, const char *what, 
   for (std::size_t k = first; k < end; ++k) {
     if (requests_[k] == MPI_REQUEST_NULL) continue;
     MPI_Status status;
-    const int rc = MPI_Wait(&requests_[k], &status);
-    requests_[k] = MPI_REQUEST_NULL; // completed, with or without an error
-    if (rc == MPI_SUCCESS) {
-      done(k);
-    } else {
-      record(rc, what, info_[k].rank);
-      failed(k);
-    }
+    completed(k, MPI_Wait(&requests_[k], &status), what, done, failed);
   }
 }
 
