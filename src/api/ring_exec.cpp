@@ -50,26 +50,28 @@ public:
     const auto k = static_cast<std::size_t>(p.rank);
     const Index rl = p.flow[(k + n - 1) % n];
     const Index rr = p.flow[k];
-    load_ = p.loads[k];
-    in_left_ = std::max<Index>(rl, 0);
-    in_right_ = std::max<Index>(-rr, 0);
-    send_right_ = std::max<Index>(rr, 0);
-    send_left_ = std::max<Index>(-rl, 0);
-    target_ = load_ - rr + rl;
-    fwd_left_ = std::max<Index>(0, send_right_ - load_); // left-incoming items passed right
-    fwd_right_ = std::max<Index>(0, send_left_ - load_);
+    Counts &c = counts_;
+    c.load = p.loads[k];
+    c.in_left = std::max<Index>(rl, 0);
+    c.in_right = std::max<Index>(-rr, 0);
+    c.send_right = std::max<Index>(rr, 0);
+    c.send_left = std::max<Index>(-rl, 0);
+    c.target = c.load - rr + rl;
+    c.fwd_left = std::max<Index>(0, c.send_right - c.load); // left-incoming items passed right
+    const Index fwd_right = std::max<Index>(0, c.send_left - c.load);
     const int left = (p.rank + p.size - 1) % p.size;
     const int right = (p.rank + 1) % p.size;
-    if (in_left_ > 0) ins_.push_back(make_stream(left, tag_rightward, in_left_, fwd_left_, true));
-    if (in_right_ > 0)
-      ins_.push_back(make_stream(right, tag_leftward, in_right_, fwd_right_, false));
-    if (send_right_ > 0) outs_.push_back(make_stream(right, tag_rightward, send_right_, 0, true));
-    if (send_left_ > 0) outs_.push_back(make_stream(left, tag_leftward, send_left_, 0, false));
+    if (c.in_left > 0)
+      ins_.push_back(make_stream(left, tag_rightward, c.in_left, c.fwd_left, true));
+    if (c.in_right > 0)
+      ins_.push_back(make_stream(right, tag_leftward, c.in_right, fwd_right, false));
+    if (c.send_right > 0) outs_.push_back(make_stream(right, tag_rightward, c.send_right, 0, true));
+    if (c.send_left > 0) outs_.push_back(make_stream(left, tag_leftward, c.send_left, 0, false));
     for (Stream &out : outs_)
-      out.own = std::min(out.total, load_);
-    if (fwd_left_ > 0 || fwd_right_ > 0) {
-      stage_cap_ = 2 * q_;
-      stage_.resize(static_cast<std::size_t>(stage_cap_) * ib_);
+      out.own = std::min(out.total, c.load);
+    if (c.fwd_left > 0 || fwd_right > 0) {
+      fifo_.cap = 2 * q_;
+      fifo_.items.resize(static_cast<std::size_t>(fifo_.cap) * ib_);
     }
   }
 
@@ -149,16 +151,17 @@ private:
   [[nodiscard]] const char *in_item(Index i) const { return arrays_.in + i * arrays_.in_stride; }
   [[nodiscard]] char *out_item(Index j) const { return arrays_.out + j * arrays_.out_stride; }
   [[nodiscard]] char *stage_item(Index m) {
-    return stage_.data() + static_cast<std::size_t>(m % stage_cap_) * ib_;
+    return fifo_.items.data() + static_cast<std::size_t>(m % fifo_.cap) * ib_;
   }
   [[nodiscard]] int chunk_bytes(const Stream &s, Index chunk) const {
     return static_cast<int>(std::min(q_, s.total - chunk * q_) * static_cast<Index>(ib_));
   }
 
   void copy_own_kept() {
-    const Index lo = std::min(send_left_, load_);
-    const Index hi = std::max(lo, load_ - send_right_);
-    const Index base = in_left_ - fwd_left_;
+    const Counts &c = counts_;
+    const Index lo = std::min(c.send_left, c.load);
+    const Index hi = std::max(lo, c.load - c.send_right);
+    const Index base = c.in_left - c.fwd_left;
     for (Index i = lo; i < hi; ++i)
       std::memcpy(out_item(base + i - lo), in_item(i), ib_);
   }
@@ -186,13 +189,13 @@ private:
       const Index o0 = in.next_unpack * q_;
       const Index o1 = std::min(o0 + q_, in.total);
       const Index fe = std::max(o0, std::min(o1, in.fwd));
-      if (staged_ - consumed_ + (fe - o0) > stage_cap_) break; // wait for the FIFO to drain
+      if (fifo_.staged - fifo_.consumed + (fe - o0) > fifo_.cap) break; // the FIFO is full
       const char *data = in.buf[slot].data();
       for (Index o = o0; o < o1; ++o, data += ib_) {
         if (o < fe) {
-          std::memcpy(stage_item(staged_++), data, ib_);
+          std::memcpy(stage_item(fifo_.staged++), data, ib_);
         } else {
-          const Index j = in.left ? in_left_ - 1 - o : target_ - in_right_ + o;
+          const Index j = in.left ? counts_.in_left - 1 - o : counts_.target - counts_.in_right + o;
           std::memcpy(out_item(j), data, ib_);
         }
       }
@@ -212,13 +215,13 @@ private:
       if (out.state[slot] != State::idle) break;
       const Index o0 = out.next * q_;
       const Index o1 = std::min(o0 + q_, out.total);
-      if (o1 > out.own && staged_ < o1 - out.own) break; // forwarded items not here yet
+      if (o1 > out.own && fifo_.staged < o1 - out.own) break; // forwarded items not here yet
       char *data = out.buf[slot].data();
       for (Index o = o0; o < o1; ++o, data += ib_) {
         if (o < out.own) {
-          std::memcpy(data, in_item(out.left ? load_ - 1 - o : o), ib_);
+          std::memcpy(data, in_item(out.left ? counts_.load - 1 - o : o), ib_);
         } else {
-          std::memcpy(data, stage_item(consumed_++), ib_);
+          std::memcpy(data, stage_item(fifo_.consumed++), ib_);
         }
       }
       const RequestInfo info{
@@ -243,25 +246,33 @@ private:
     return true;
   }
 
+  /// This process's items: held, kept, sent and received over each link, forwarded.
+  struct Counts {
+    Index load = 0;
+    Index target = 0;
+    Index in_left = 0;
+    Index in_right = 0;
+    Index send_right = 0;
+    Index send_left = 0;
+    Index fwd_left = 0; // left-incoming items passed right
+  };
+  /// The forwarded items between their arrival and their sending.
+  struct Fifo {
+    std::vector<char> items;
+    Index cap = 1;
+    Index staged = 0;
+    Index consumed = 0;
+  };
+
   RingArrays arrays_;
   const char *call_;
   std::size_t ib_;
   Index q_;
-  Index load_ = 0;
-  Index target_ = 0;
-  Index in_left_ = 0;
-  Index in_right_ = 0;
-  Index send_right_ = 0;
-  Index send_left_ = 0;
-  Index fwd_left_ = 0;
-  Index fwd_right_ = 0;
+  Counts counts_;
   std::vector<Stream> ins_;
   std::vector<Stream> outs_;
   Requests *requests_ = nullptr; // during run()
-  std::vector<char> stage_;      // FIFO of forwarded items
-  Index stage_cap_ = 1;
-  Index staged_ = 0;
-  Index consumed_ = 0;
+  Fifo fifo_;
 };
 
 // --- Direct transport ---------------------------------------------------------------------------
