@@ -78,7 +78,7 @@ typedef struct redist_layout {
   int npcol;        /**< process grid columns, >= 1 */
   int rsrc;         /**< grid row owning the first block, 0-based (RSRC_); -1: every grid row
                          holds all the rows at their global indices (replicated, as PBLAS's
-                         RSRC_ = -1; redist_plan_create and _op, _ext only) */
+                         RSRC_ = -1; redist_plan_create and _op, _ext, and their batches) */
   int csrc;         /**< grid column owning the first block, 0-based (CSRC_); -1: replicated
                          over the grid columns likewise */
   const int *ranks; /**< nprow*npcol ranks in the communicator; grid position (pr, pc)

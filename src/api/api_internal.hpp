@@ -183,6 +183,10 @@ struct redist_plan_s {
     // redist_grid_batch_create: this process's plan of a block grid operation (then
     // `transfer` is unused), shared with the executor; null for a 2-D block-cyclic one.
     std::shared_ptr<const redist::GridRankPlan> grid;
+    // A side replicated over process rows or columns: the operation is the executor's next
+    // `operations` operations, its parts (front_end::BatchMember), else one.
+    redist::Replication replicated_a, replicated_b;
+    int operations = 1;
   };
   std::vector<BatchOp> batch;
   // redist_nd_plan_create: the N-d transfer (then `transfer` is unused).

@@ -19,7 +19,7 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
                               std::span<const GridTransfer *const> grid_transfers) {
   std::vector<front_end::BatchMember> members(batch.size());
   for (std::size_t k = 0; k < batch.size(); ++k) {
-    const redist_plan_s::BatchOp &op = batch[k];
+    redist_plan_s::BatchOp &op = batch[k];
     front_end::BatchMember &member = members[k];
     member.element_size = static_cast<std::size_t>(type_size(op.type));
     member.grid = op.grid;
@@ -28,6 +28,10 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
       member.transfer = &op.transfer;
       member.lld_a = op.lld_a;
       member.lld_b = op.lld_b;
+      member.replicated_a = op.replicated_a;
+      member.replicated_b = op.replicated_b;
+      if (op.replicated_a.any() || op.replicated_b.any())
+        op.operations = replica_parts(op.transfer, op.replicated_a, op.replicated_b, true).total();
     }
   }
   front_end::Planned planned = front_end::plan_batch_everywhere(comm, rank, size, comm, members);
@@ -118,8 +122,9 @@ int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
         const int kind = op.op;
         const int type = op.type;
         const int region = op.region;
+        const LayoutChecks replicated{true, true, true};
         check_call(call, std::string("ops[") + std::to_string(at) + "].", op.m, op.n, type, op.a,
-                   op.b, region, kind, size, rank);
+                   op.b, region, kind, size, rank, replicated, replicated);
         args.push_back(describe(call, op.m, op.n, type, region, 0, op.a.value, op.b.value, rank,
                                 schedule_opts));
         front_end::CallFields<long long> &f = args.back().fields;
@@ -127,7 +132,8 @@ int create_batch(const char *call, MPI_Comm comm, int count, bool ops_given,
         f.digest =
             static_cast<long long>(Fingerprint().add(f.digest).add(kind).value() >> 2); // T or C
         batch.push_back({transfer_of(op.m, op.n, op.a.value, op.b.value, region, 0, kind), kind,
-                         type, op.a.value.layout.lld, op.b.value.layout.lld, nullptr});
+                         type, op.a.value.layout.lld, op.b.value.layout.lld, nullptr,
+                         replication_of(op.a.value.layout), replication_of(op.b.value.layout)});
       }
     } catch (const Error &e) {
       local = e;

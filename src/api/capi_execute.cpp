@@ -243,6 +243,7 @@ int execute_batch(const char *call, redist_plan plan, const void *const *alphas,
     plan->flight_ops.clear();
     plan->flight_a.assign(count, nullptr);
     plan->flight_b.assign(count, nullptr);
+    std::size_t next = 0; // the executor's first operation of ops[k] (its parts)
     for (std::size_t k = 0; k < count; ++k) {
       op_index = static_cast<long long>(k);
       // An argument's name, made only for a message: "alphas[3]", "a[3]", ...
@@ -255,14 +256,20 @@ int execute_batch(const char *call, redist_plan plan, const void *const *alphas,
       plan->flight_ops.push_back(operation_for(
           call, batch_op.op, batch_op.type, alphas != nullptr ? alphas[k] : one_of(batch_op.type),
           betas != nullptr ? betas[k] : kZeros.data(), plural));
-      const RankPlan &rp = ops[k].plan();
+      bool reads = false;
+      bool writes = false;
+      for (int part = 0; part < batch_op.operations; ++part) {
+        const RankPlan &rp = ops[next++].plan();
+        reads = reads || !rp.sends.empty() || rp.self.elements > 0;
+        writes = writes || !rp.recvs.empty() || rp.self.elements > 0;
+      }
       plan->flight_a[k] = static_cast<const std::byte *>(a != nullptr ? a[k] : nullptr);
       plan->flight_b[k] = static_cast<std::byte *>(b != nullptr ? b[k] : nullptr);
-      if (plan->flight_a[k] == nullptr && (!rp.sends.empty() || rp.self.elements > 0))
+      if (plan->flight_a[k] == nullptr && reads)
         throw_argument(call, name("a"), 0,
                        std::string("NULL local array but this rank owns source elements of ") +
                            name("ops"));
-      if (plan->flight_b[k] == nullptr && (!rp.recvs.empty() || rp.self.elements > 0))
+      if (plan->flight_b[k] == nullptr && writes)
         throw_argument(call, name("b"), 0,
                        std::string("NULL local array but this rank owns destination elements of ") +
                            name("ops"));

@@ -525,14 +525,17 @@ namespace {
 
 /// The executor of a batch whose operations `operations()` makes (on this process, where
 /// running out of memory is agreed), all at once on `exec_comm`.
+/// `operations(arrays)` returns them and says where they find their arrays.
 template <class Operations>
-Planned batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, BatchArrays arrays,
+Planned batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
                          Operations &&operations) {
   Planned out;
   const std::vector<int> nodes = node_ids(comm); // collective: before anything can fail
   bool out_of_memory = false;
   try {
-    out.executor = std::make_unique<OnePhase>(exec_comm, nodes, operations(), arrays);
+    BatchArrays arrays;
+    std::vector<Pieces> ops = operations(arrays);
+    out.executor = std::make_unique<OnePhase>(exec_comm, nodes, std::move(ops), std::move(arrays));
   } catch (const std::bad_alloc &) {
     out_of_memory = true;
   }
@@ -542,21 +545,46 @@ Planned batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm, 
 
 } // namespace
 
+namespace {
+
+/// Appends the parts of `t` (replica_parts(t, a, b, local reads): a plan with replicated sides)
+/// to `operations`, each part the plan of one batch operation.
+void append_parts(std::vector<Pieces> &operations, const Transfer &t, Replication a, Replication b,
+                  const ReplicaParts &parts, std::size_t element_size, Index lld_a, Index lld_b,
+                  int rank, int size) {
+  Transfer part = t;
+  for (int k = 0; k < parts.total(); ++k) {
+    const std::array<int, 2> at = make_part(part, a, b, parts, k);
+    RankPlan plan = make_rank_plan(part, rank, size);
+    keep_destinations(plan, part, rank, at);
+    operations.emplace_back(std::move(plan), element_size, lld_a, lld_b);
+  }
+}
+
+} // namespace
+
 Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
                               std::span<BatchMember> ops) {
-  return batch_everywhere(comm, rank, size, exec_comm, BatchArrays::per_operation, [&] {
+  return batch_everywhere(comm, rank, size, exec_comm, [&](BatchArrays &arrays) {
     std::vector<Pieces> operations;
     operations.reserve(ops.size());
-    for (BatchMember &op : ops) {
-      if (op.transfer != nullptr) {
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      BatchMember &op = ops[k];
+      const std::size_t before = operations.size();
+      if (op.transfer != nullptr && (op.replicated_a.any() || op.replicated_b.any())) {
+        append_parts(operations, *op.transfer, op.replicated_a, op.replicated_b,
+                     replica_parts(*op.transfer, op.replicated_a, op.replicated_b, true),
+                     op.element_size, op.lld_a, op.lld_b, rank, size);
+      } else if (op.transfer != nullptr) {
         operations.emplace_back(make_rank_plan(*op.transfer, rank, size), op.element_size, op.lld_a,
                                 op.lld_b);
-        continue;
+      } else {
+        if (!op.grid)
+          op.grid =
+              std::make_shared<const GridRankPlan>(make_grid_rank_plan(*op.grid_transfer, rank));
+        operations.emplace_back(op.grid, op.element_size);
       }
-      if (!op.grid)
-        op.grid =
-            std::make_shared<const GridRankPlan>(make_grid_rank_plan(*op.grid_transfer, rank));
-      operations.emplace_back(op.grid, op.element_size);
+      arrays.of.insert(arrays.of.end(), operations.size() - before, k);
     }
     return operations;
   });
@@ -566,16 +594,11 @@ Planned plan_parts_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
                               const Transfer &t, Replication a, Replication b,
                               const ReplicaParts &parts, std::size_t element_size, Index lld_a,
                               Index lld_b) {
-  return batch_everywhere(comm, rank, size, exec_comm, BatchArrays::shared, [&] {
+  return batch_everywhere(comm, rank, size, exec_comm, [&](BatchArrays &arrays) {
+    arrays.shared = true;
     std::vector<Pieces> operations;
     operations.reserve(static_cast<std::size_t>(parts.total()));
-    Transfer part = t;
-    for (int k = 0; k < parts.total(); ++k) {
-      const std::array<int, 2> at = make_part(part, a, b, parts, k);
-      RankPlan plan = make_rank_plan(part, rank, size);
-      keep_destinations(plan, part, rank, at);
-      operations.emplace_back(std::move(plan), element_size, lld_a, lld_b);
-    }
+    append_parts(operations, t, a, b, parts, element_size, lld_a, lld_b, rank, size);
     return operations;
   });
 }

@@ -257,6 +257,9 @@ Planned plan_nd_everywhere(MPI_Comm comm, int rank, int size, const NdTransfer &
 struct BatchMember {
   const Transfer *transfer = nullptr;
   Index lld_a = 1, lld_b = 1;
+  /// A transfer with replicated sides, planned as its parts (replica_parts, reading a
+  /// replicated A locally), which share the operation's arrays.
+  Replication replicated_a, replicated_b;
   const GridTransfer *grid_transfer = nullptr;
   /// This rank's plan of grid_transfer: made here when null (then kept, for making the
   /// executor anew), else used as it is (grid_transfer unused).

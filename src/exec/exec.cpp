@@ -61,7 +61,8 @@ OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, NdRankPlan p
 
 OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
                    BatchArrays arrays, int tag)
-    : OnePhase(comm, node_ids, Pieces(std::move(operations), arrays), 0, ScheduleChoice{}, tag) {}
+    : OnePhase(comm, node_ids, Pieces(std::move(operations), std::move(arrays)), 0,
+               ScheduleChoice{}, tag) {}
 
 OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids,
                    std::shared_ptr<const GridRankPlan> plan, std::size_t element_size, int tag)

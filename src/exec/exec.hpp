@@ -192,12 +192,12 @@ public:
   /// A batch (transport/batch_pieces.hpp): one Pieces per operation, each
   /// with its own plan, element size and leading dimensions; all at once, every message sent
   /// through MPI, one per peer carrying the pieces of every operation. Its executions take,
-  /// as `a` and `b`, arrays of one local array pointer per operation (objects of type
-  /// const std::byte * and std::byte *; NULL where this rank has none of that operation), and as
-  /// `op` an array of one Operation per operation; with `arrays` shared, this rank's two local
+  /// as `a` and `b`, arrays of one local array pointer per entry of `arrays` (objects of type
+  /// const std::byte * and std::byte *; NULL where this rank has none of its operations), and
+  /// as `op` an array of one Operation per entry; with `arrays` shared, this rank's two local
   /// arrays and one Operation, as a 2-D plan.
   OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, std::vector<Pieces> operations,
-           BatchArrays arrays = BatchArrays::per_operation, int tag = kTag);
+           BatchArrays arrays = {}, int tag = kTag);
   /// A block grid transfer's plan (block_grid.hpp; shared, so that its caller can make the
   /// executor anew from it): all at once; executions take this rank's local arrays of A and B
   /// (every block at its offset) and an Operation as 2-D plans do.

@@ -1,6 +1,7 @@
 // The C API on layouts with first blocks and row-major local arrays (redist_layout_ext):
 // redist_plan_create_ext, redist_plan_create_op_ext and redist_plan_create_batch_ext, executed
-// blocking and split, with schedules and memory caps, against an element oracle written here:
+// blocking and split, with schedules and memory caps, sides now and then replicated over the
+// process rows or columns (single plans and batches), against an element oracle written here:
 // the owner and local offset of every global element come from the IMB/MB formulas and the
 // storage order directly (no function of src/). Errors: a status on every rank, no plan.
 
@@ -527,7 +528,7 @@ TEST(CApiExt, RandomBatches) {
     const int count = static_cast<int>(rng.uniform(1, 3));
     std::vector<Op> ops;
     for (int k = 0; k < count; ++k)
-      ops.push_back(draw_op(rng, np, true));
+      ops.push_back(draw_op(rng, np, true, true));
     const bool split = rng.coin(0.5);
     std::string what = "batch case " + std::to_string(index) + (split ? " (split)" : "");
     for (const Op &o : ops)

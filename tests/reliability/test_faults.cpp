@@ -916,8 +916,10 @@ TEST(Faults, ScalapackEntryIntoAReplicatedC) {
 // per copy, on the caller's two arrays): one completion of a data receive failing on process 0
 // in the first execution is repaired (every copy right), and the plan, made anew at the next
 // execution from its parts, is right twice more; through MPI and mapped.
-TEST(Faults, CApiPlanIntoAReplicatedBMadeAnew) {
-  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+/// A C API plan into a B replicated over the process rows (`batch`: a batch of two operations,
+/// that one and a copy of A into a second array laid out as A), one receive failing once in its
+/// first execution: repaired, the plan made anew from its parts, right twice more.
+void replicated_b_made_anew(bool batch) {
   const int np = world_size();
   const int me = world_rank();
   const std::int64_t m = 23, n = 9, mb = 2;
@@ -930,13 +932,18 @@ TEST(Faults, CApiPlanIntoAReplicatedBMadeAnew) {
   const std::int64_t lda = std::max<std::int64_t>(1, local_rows);
   const redist_layout a = {m, n, mb, mb, np, 1, 0, 0, ranks.data(), 0, 0, lda};
   const redist_layout b = {m, n, 4, 4, np, 1, -1, 0, ranks.data(), 0, 0, m};
+  const redist_batch_op ops[2] = {{REDIST_OP_N, m, n, REDIST_DOUBLE, &a, &b, REDIST_REGION_FULL},
+                                  {REDIST_OP_N, m, n, REDIST_DOUBLE, &a, &a, REDIST_REGION_FULL}};
+  const std::string what = batch ? "[C API batch into a replicated B, a receive failing once] "
+                                 : "[C API plan into a replicated B, a receive failing once] ";
   for (const char *mode : {"never", "mapped"}) {
     const SingleCopyMode single_copy(mode);
     redist_plan plan = nullptr;
-    ASSERT_EQ(redist_plan_create(MPI_COMM_WORLD, m, n, REDIST_DOUBLE, &a, &b, REDIST_REGION_FULL, 0,
-                                 &plan),
+    ASSERT_EQ(batch ? redist_plan_create_batch(MPI_COMM_WORLD, 2, ops, nullptr, &plan)
+                    : redist_plan_create(MPI_COMM_WORLD, m, n, REDIST_DOUBLE, &a, &b,
+                                         REDIST_REGION_FULL, 0, &plan),
               REDIST_SUCCESS)
-        << redist_last_error();
+        << what << redist_last_error();
     for (int execution = 0; execution < 3; ++execution) {
       std::vector<double> av(static_cast<std::size_t>(lda * n));
       for (std::int64_t j = 0; j < n; ++j)
@@ -946,6 +953,7 @@ TEST(Faults, CApiPlanIntoAReplicatedBMadeAnew) {
               static_cast<double>(gi * 100 + j + execution);
         }
       std::vector<double> bv(static_cast<std::size_t>(m * n), -1.0);
+      std::vector<double> copy(av.size(), -1.0);
       if (execution == 0 && me == 0) {
         faults::Fault f;
         f.calls = faults::wait_recv;
@@ -954,25 +962,44 @@ TEST(Faults, CApiPlanIntoAReplicatedBMadeAnew) {
         faults::arm(f);
       }
       const long long injected_before = faults::injected();
-      mpitest::watchdog_arm("[C API plan into a replicated B, a receive failing once]");
-      const int status = redist_plan_execute(plan, av.data(), bv.data());
+      mpitest::watchdog_arm(what);
+      const void *as[2] = {av.data(), av.data()};
+      void *bs[2] = {bv.data(), copy.data()};
+      const int status = batch ? redist_plan_execute_batch(plan, nullptr, as, nullptr, bs)
+                               : redist_plan_execute(plan, av.data(), bv.data());
       mpitest::watchdog_disarm();
       faults::disarm();
-      EXPECT_EQ(status, REDIST_SUCCESS) << redist_last_error();
+      EXPECT_EQ(status, REDIST_SUCCESS) << what << redist_last_error();
       // Through MPI the fault was injected (mapped, no MPI call it watches may come).
       if (execution == 0 && me == 0 && std::string(mode) == "never") {
-        EXPECT_EQ(faults::injected() - injected_before, 1);
+        EXPECT_EQ(faults::injected() - injected_before, 1) << what;
       }
       long long wrong = 0;
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t i = 0; i < m; ++i)
           wrong += bv[static_cast<std::size_t>(i + j * m)] !=
                    static_cast<double>(i * 100 + j + execution);
-      EXPECT_EQ(wrong, 0) << mode << ", execution " << execution;
+      if (batch) {
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t li = 0; li < local_rows; ++li)
+            wrong += copy[static_cast<std::size_t>(li + j * lda)] !=
+                     av[static_cast<std::size_t>(li + j * lda)];
+      }
+      EXPECT_EQ(wrong, 0) << what << mode << ", execution " << execution;
     }
-    EXPECT_EQ(faults::live_requests(), 0);
+    EXPECT_EQ(faults::live_requests(), 0) << what;
     redist_plan_destroy(&plan);
   }
+}
+
+TEST(Faults, CApiPlanIntoAReplicatedBMadeAnew) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  replicated_b_made_anew(false);
+}
+
+TEST(Faults, CApiBatchIntoAReplicatedBMadeAnew) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  replicated_b_made_anew(true);
 }
 
 /// Single-copy messages of this process (receives, sends) summed over the processes.

@@ -48,7 +48,7 @@ RankPlan batch_skeleton(BatchParts &parts) {
 Pieces::Pieces(std::vector<Pieces> operations, BatchArrays arrays)
     : element_size_(1), lld_src_(0), lld_dst_(0), batch_(std::make_shared<BatchParts>()) {
   batch_->ops = std::move(operations);
-  batch_->arrays = arrays;
+  batch_->arrays = std::move(arrays);
   plan_ = batch_skeleton(*batch_);
 }
 
@@ -60,9 +60,11 @@ std::span<const Pieces> Pieces::batch_operations() const {
 }
 
 void Pieces::set_batch_operations(const Operation *ops) {
-  const bool shared = batch_->arrays == BatchArrays::shared;
+  const BatchArrays &arrays = batch_->arrays;
   for (std::size_t k = 0; k < batch_->ops.size(); ++k) {
-    batch_->ops[k].set_operation(ops == nullptr ? nullptr : shared ? ops : &ops[k]);
+    batch_->ops[k].set_operation(ops == nullptr  ? nullptr
+                                 : arrays.shared ? ops
+                                                 : &ops[arrays.entry(k)]);
   }
 }
 
@@ -78,13 +80,12 @@ void Pieces::copy_batch(const Peer &peer, bool sending, const std::byte *from, s
                         Index lo, Index hi) const {
   // A batch's local arrays: one pointer per operation (NULL where this rank has none of it,
   // or, in a deferred execution, after an argument error: that part is sent unfilled).
-  const BatchArrays arrays = batch_->arrays;
+  const BatchArrays &arrays = batch_->arrays;
   const auto source = [&](std::size_t k) {
-    return arrays == BatchArrays::shared ? from
-                                         : reinterpret_cast<const std::byte *const *>(from)[k];
+    return arrays.shared ? from : reinterpret_cast<const std::byte *const *>(from)[arrays.entry(k)];
   };
   const auto destination = [&](std::size_t k) {
-    return arrays == BatchArrays::shared ? to : reinterpret_cast<std::byte *const *>(to)[k];
+    return arrays.shared ? to : reinterpret_cast<std::byte *const *>(to)[arrays.entry(k)];
   };
   const std::vector<BatchPart> &parts =
       (sending ? batch_->sends : batch_->recvs)[static_cast<std::size_t>(peer.row_slot)];
@@ -122,11 +123,12 @@ single_copy::PieceCounts Pieces::estimate_batch_pieces(const Peer &peer) const {
 
 void Pieces::copy_batch_local(const std::byte *a, std::byte *b,
                               const std::function<void()> &between) const {
-  const bool shared = batch_->arrays == BatchArrays::shared;
+  const BatchArrays &arrays = batch_->arrays;
   const auto *from = reinterpret_cast<const std::byte *const *>(a);
   const auto *to = reinterpret_cast<std::byte *const *>(b);
   for (std::size_t k = 0; k < batch_->ops.size(); ++k) {
-    batch_->ops[k].copy_local(shared ? a : from[k], shared ? b : to[k]);
+    batch_->ops[k].copy_local(arrays.shared ? a : from[arrays.entry(k)],
+                              arrays.shared ? b : to[arrays.entry(k)]);
     if (between) {
       between();
     }

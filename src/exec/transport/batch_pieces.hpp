@@ -24,7 +24,7 @@ struct BatchPart {
 /// The operations of a batch and, per peer of the skeleton, the parts of its message.
 struct BatchParts {
   std::vector<Pieces> ops;
-  BatchArrays arrays = BatchArrays::per_operation;
+  BatchArrays arrays;
   std::vector<std::vector<BatchPart>> sends;
   std::vector<std::vector<BatchPart>> recvs;
 };

@@ -23,11 +23,16 @@ namespace redist {
 class Copier;
 struct BatchParts;
 
-/// Where a batch's operations find their local arrays: `per_operation`, executions take arrays
-/// of one local array pointer per operation and of one Operation per operation; `shared`, every
-/// operation reads and writes the same arrays (the parts of a transfer with replicated sides,
-/// make_part), which executions take as a 2-D plan's, with one Operation for all.
-enum class BatchArrays { per_operation, shared };
+/// Where a batch's operations find their local arrays. Not `shared`: executions take arrays of
+/// one local array pointer and of one Operation per entry, operation k using entry of[k] (k
+/// where `of` is empty: an entry per operation; the parts of one transfer with replicated
+/// sides, make_part, share theirs). `shared`: every operation reads and writes the same arrays
+/// (the parts of one transfer), which executions take as a 2-D plan's, with one Operation.
+struct BatchArrays {
+  bool shared = false;
+  std::vector<std::size_t> of;
+  [[nodiscard]] std::size_t entry(std::size_t k) const { return of.empty() ? k : of[k]; }
+};
 
 /// A block grid plan's parts of Pieces (grid_pieces.cpp).
 struct GridParts {
@@ -67,7 +72,7 @@ public:
   /// rank has none of that operation (unless `arrays` is shared). All at once; its messages are
   /// packed by their senders (estimate_pieces: packed_only), sent or unpacked from a mapped
   /// buffer.
-  explicit Pieces(std::vector<Pieces> operations, BatchArrays arrays = BatchArrays::per_operation);
+  explicit Pieces(std::vector<Pieces> operations, BatchArrays arrays = {});
   /// A block grid transfer's plan (block_grid.hpp, shared with its caller, which may make the
   /// executor anew from it): plan() is then its skeleton (grid_skeleton), and pack, unpack and
   /// copy_local walk its messages' tiles (grid_pieces.cpp). Packed only, as a batch.
