@@ -11,19 +11,21 @@ source scripts/ci-common.sh
 build=${REDIST_SAN_BUILD_DIR:-build/sanitize}
 
 ci_step "configure + build (clang, ASan + UBSan, libFuzzer target)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREDIST_SANITIZE=ON -DREDIST_FUZZ=ON \
-  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
-  -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF >/dev/null
-# Only what this job and ci-fuzz.sh run (not the tools, the other examples, the ring tests).
+# Only what this job and ci-fuzz.sh run (not the tools, the other examples, the ring tests),
+# built as one target (redist_job): as separate goals, make builds them one after another.
 targets=(redist_unit_tests redist_research_tests redist_layout_kinds_tests redist_fuzz_replay redist_fuzz_plan
          redist_mpi_tests redist_error_tests redist_error_fatal_tests redist_mpi_dropin_tests
          redist_demo redist_resource_tests redist_thread_tests redist_overlap_tests
          redist_fault_tests redist_collective_fault_tests redist_soak_tests redist_ilp64_tests
          redist_exec_tests redist_nd_tests redist_capi_ext_tests redist_relabel_tests redist_grid_tests
          redist_grid_batch_tests)
-cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREDIST_SANITIZE=ON -DREDIST_FUZZ=ON \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+  -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF "-DREDIST_JOB_TARGETS=${targets[*]}" \
+  >/dev/null
+cmake --build "$build" -j"$(nproc)" --target redist_job
 
 # The MPI runs unwind malloc stacks the slow, exact way (fast_unwind_on_malloc=0), so that
 # allocations made inside Open MPI and BLACS (no frame pointers) are attributed to them and the
