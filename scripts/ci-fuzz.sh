@@ -18,7 +18,7 @@ if [[ ! -x $fuzzer ]]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREDIST_SANITIZE=ON -DREDIST_FUZZ=ON \
     -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target redist_fuzz_plan
+  cmake --build "$build" -j"$REDIST_JOBS" --target redist_fuzz_plan
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

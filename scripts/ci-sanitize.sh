@@ -25,7 +25,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
   -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_FORTRAN=OFF "-DREDIST_JOB_TARGETS=${targets[*]}" \
   >/dev/null
-cmake --build "$build" -j"$(nproc)" --target redist_job
+cmake --build "$build" -j"$REDIST_JOBS" --target redist_job
 
 # The MPI runs unwind malloc stacks the slow, exact way (fast_unwind_on_malloc=0), so that
 # allocations made inside Open MPI and BLACS (no frame pointers) are attributed to them and the
@@ -42,7 +42,7 @@ export UBSAN_OPTIONS=print_stacktrace=1
 export OMPI_MCA_mca_base_component_disable_dlclose=1
 
 ci_step "unit tests and corpus replay (ctest -L unit)"
-ASAN_OPTIONS=$asan_common ctest --test-dir "$build" -L unit -j"$(nproc)" --timeout 300 \
+ASAN_OPTIONS=$asan_common ctest --test-dir "$build" -L unit -j"$REDIST_JOBS" --timeout 300 \
   --output-on-failure
 
 ci_step "MPI tests at reduced case counts"

@@ -11,7 +11,7 @@ build=${REDIST_BUILD_DIR:-build/test}
 if [[ ! -x $build/tests/reliability/redist_resource_tests ]]; then
   ci_step "build ($build)"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON >/dev/null
-  cmake --build "$build" -j"$(nproc)"
+  cmake --build "$build" -j"$REDIST_JOBS"
 fi
 vg=(valgrind -q --error-exitcode=99 --leak-check=no --track-origins=no
     --suppressions=/usr/share/openmpi/openmpi-valgrind.supp

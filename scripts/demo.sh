@@ -8,5 +8,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/deps.sh
 ranks=${1:-4}
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DREDIST_BUILD_TESTS=OFF
-cmake --build build/release -j"$(nproc)" --target redist_demo
+cmake --build build/release -j"$REDIST_JOBS" --target redist_demo
 mpirun --oversubscribe -n "$ranks" build/release/examples/redist_demo

@@ -25,3 +25,6 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+# Parallel build and test jobs: the processors online (nproc answers OMP_NUM_THREADS, set to 1
+# above, so the scripts would build and test on one core).
+export REDIST_JOBS=${REDIST_JOBS:-$(getconf _NPROCESSORS_ONLN)}

@@ -11,5 +11,5 @@ build=${REDIST_BUILD_DIR:-build/test}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDIST_WERROR=ON \
   "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
   "-DCMAKE_Fortran_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-cmake --build "$build" -j"$(nproc)"
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 600 "$@"
+cmake --build "$build" -j"$REDIST_JOBS"
+ctest --test-dir "$build" --output-on-failure -j"$REDIST_JOBS" --timeout 600 "$@"
