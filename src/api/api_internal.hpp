@@ -184,7 +184,7 @@ struct redist_plan_s {
     // `transfer` is unused), shared with the executor; null for a 2-D block-cyclic one.
     std::shared_ptr<const redist::GridRankPlan> grid;
     // A side replicated over process rows or columns: the operation is the executor's next
-    // `operations` operations, its parts (front_end::BatchMember), else one.
+    // `operations` operations, its parts (set when planned: front_end::BatchMember), else one.
     redist::Replication replicated_a, replicated_b;
     int operations = 1;
   };

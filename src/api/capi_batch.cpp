@@ -19,7 +19,7 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
                               std::span<const GridTransfer *const> grid_transfers) {
   std::vector<front_end::BatchMember> members(batch.size());
   for (std::size_t k = 0; k < batch.size(); ++k) {
-    redist_plan_s::BatchOp &op = batch[k];
+    const redist_plan_s::BatchOp &op = batch[k];
     front_end::BatchMember &member = members[k];
     member.element_size = static_cast<std::size_t>(type_size(op.type));
     member.grid = op.grid;
@@ -30,13 +30,13 @@ front_end::Planned plan_batch(int rank, int size, MPI_Comm comm,
       member.lld_b = op.lld_b;
       member.replicated_a = op.replicated_a;
       member.replicated_b = op.replicated_b;
-      if (op.replicated_a.any() || op.replicated_b.any())
-        op.operations = replica_parts(op.transfer, op.replicated_a, op.replicated_b, true).total();
     }
   }
   front_end::Planned planned = front_end::plan_batch_everywhere(comm, rank, size, comm, members);
-  for (std::size_t k = 0; k < batch.size(); ++k)
+  for (std::size_t k = 0; k < batch.size(); ++k) {
     batch[k].grid = members[k].grid;
+    batch[k].operations = members[k].operations;
+  }
   return planned;
 }
 

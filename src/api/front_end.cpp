@@ -543,10 +543,6 @@ Planned batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_comm,
   return out;
 }
 
-} // namespace
-
-namespace {
-
 /// Appends the parts of `t` (replica_parts(t, a, b, local reads): a plan with replicated sides)
 /// to `operations`, each part the plan of one batch operation.
 void append_parts(std::vector<Pieces> &operations, const Transfer &t, Replication a, Replication b,
@@ -584,6 +580,7 @@ Planned plan_batch_everywhere(MPI_Comm comm, int rank, int size, MPI_Comm exec_c
               std::make_shared<const GridRankPlan>(make_grid_rank_plan(*op.grid_transfer, rank));
         operations.emplace_back(op.grid, op.element_size);
       }
+      op.operations = static_cast<int>(operations.size() - before);
       arrays.of.insert(arrays.of.end(), operations.size() - before, k);
     }
     return operations;

@@ -260,6 +260,8 @@ struct BatchMember {
   /// A transfer with replicated sides, planned as its parts (replica_parts, reading a
   /// replicated A locally), which share the operation's arrays.
   Replication replicated_a, replicated_b;
+  /// Set by plan_batch_everywhere: how many of the executor's operations this one became.
+  int operations = 1;
   const GridTransfer *grid_transfer = nullptr;
   /// This rank's plan of grid_transfer: made here when null (then kept, for making the
   /// executor anew), else used as it is (grid_transfer unused).
