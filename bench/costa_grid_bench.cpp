@@ -5,7 +5,12 @@
 // (A's elements are a function of their global indices), before any timing. Optional: built
 // only with -DREDIST_COSTA_DIR=<COSTA prefix>.
 //
-//   mpirun -n 2 costa_grid_bench [--size N] [--reps R] [--case NAME]
+//   mpirun -n 2 costa_grid_bench [--size N] [--reps R] [--case NAME] [--arrays plain|shared|both]
+//
+// Each case runs with ordinary local arrays and (", redist_alloc") with local arrays from
+// redist_alloc, memory the other ranks of the node can map: both libraries are given the same
+// arrays; redist's receivers copy the pieces from a sender's array instead of unpacking them
+// from its packed buffer (docs/performance.md, "Shared arrays").
 //
 // Timing: MPI_Barrier, MPI_Wtime around one call, maximum over ranks; one warm-up call of each
 // (redist's plan is made before it, COSTA works out its exchange inside every call), then
@@ -26,6 +31,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -98,6 +104,46 @@ GridSpec cyclic_grid(int extent, int block, int nprow, int npcol, bool row_major
   return g;
 }
 
+// A rank's local array: ordinary memory, or memory from redist_alloc, which the other ranks of
+// the node can map (redist's receivers then copy a sender's pieces from it in one pass, where
+// they would unpack them from the sender's packed buffer; COSTA takes the same arrays).
+class LocalArray {
+public:
+  explicit LocalArray(bool shared = false) : shared_memory_(shared) {}
+  LocalArray(const LocalArray &) = delete;
+  LocalArray &operator=(const LocalArray &) = delete;
+  LocalArray(LocalArray &&o) noexcept
+      : shared_memory_(o.shared_memory_), vector_(std::move(o.vector_)),
+        shared_(std::exchange(o.shared_, nullptr)) {}
+  LocalArray &operator=(LocalArray &&) = delete;
+  ~LocalArray() { release(); }
+  void assign(std::size_t n, double value) {
+    release();
+    if (shared_memory_) {
+      void *memory = nullptr;
+      if (redist_alloc(n * sizeof(double), &memory) != REDIST_SUCCESS) {
+        std::fprintf(stderr, "redist_alloc: %s\n", redist_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      shared_ = static_cast<double *>(memory);
+      std::fill(shared_, shared_ + n, value);
+    } else {
+      vector_.assign(n, value);
+    }
+  }
+  double *data() { return shared_ != nullptr ? shared_ : vector_.data(); }
+  double &operator[](std::size_t k) { return data()[k]; }
+
+private:
+  void release() {
+    if (shared_ != nullptr) redist_free(shared_);
+    shared_ = nullptr;
+  }
+  bool shared_memory_;
+  std::vector<double> vector_;
+  double *shared_ = nullptr;
+};
+
 // One rank's blocks of a grid in one local array. Block grids: each block at its own offset with
 // a leading dimension of its own (a little padding, blocks in a shuffled order). Block-cyclic:
 // the usual local array (lld = local rows, or local columns when row-major), a block at its
@@ -109,7 +155,7 @@ struct Placed {
     int ld;
   };
   std::vector<Block> blocks;
-  std::vector<double> data;
+  LocalArray data;
   long long lld = 1; // block-cyclic only
 };
 
@@ -124,8 +170,8 @@ long long local_extent(int extent, int block, int p, int nprocs) {
   return n;
 }
 
-Placed place(const GridSpec &g, int rank, std::mt19937 &rng) {
-  Placed out;
+Placed place(const GridSpec &g, int rank, std::mt19937 &rng, bool shared) {
+  Placed out{{}, LocalArray(shared), 1};
   const auto rows_of = [&](int r) { return g.row_splits[r + 1] - g.row_splits[r]; };
   const auto cols_of = [&](int c) { return g.col_splits[c + 1] - g.col_splits[c]; };
   if (g.cyclic_block > 0) {
@@ -289,6 +335,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int size = 4000, reps = 5;
   std::string only;
+  std::string arrays = "both"; // plain, shared or both
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--size") && i + 1 < argc)
       size = std::atoi(argv[++i]);
@@ -296,6 +343,8 @@ int main(int argc, char **argv) {
       reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc)
       only = argv[++i];
+    else if (!std::strcmp(argv[i], "--arrays") && i + 1 < argc)
+      arrays = argv[++i];
   }
   const std::vector<Case> cases = {
       {"grid 30 -> grid 45", 30, 0, 45, 0, false, 'N', 1, 0},
@@ -306,16 +355,21 @@ int main(int argc, char **argv) {
       {"cyclic 64 -> 100 row-major", 0, 64, 0, 100, true, 'N', 1, 0},
       {"cyclic 64 -> 100", 0, 64, 0, 100, false, 'N', 1, 0},
   };
+  // Each case with ordinary local arrays, then with arrays from redist_alloc.
+  std::vector<std::pair<Case, bool>> runs;
+  for (const Case &c : cases)
+    for (const bool shared : {false, true})
+      if ((shared ? arrays != "plain" : arrays != "shared")) runs.emplace_back(c, shared);
   int gpr = 1;
   for (int d = 1; d * d <= np; ++d)
     if (np % d == 0) gpr = d;
   if (me == 0) {
     std::printf("costa_grid_bench: %d ranks, %d x %d doubles, median of %d (max over ranks)\n", np,
                 size, size, reps);
-    std::printf("%-32s %12s %12s %12s %8s\n", "case", "costa_s", "redist_s", "redist-plan",
+    std::printf("%-44s %12s %12s %12s %8s\n", "case", "costa_s", "redist_s", "redist-plan",
                 "ratio");
   }
-  for (const Case &c : cases) {
+  for (const auto &[c, shared] : runs) {
     if (c.name.find(only) == std::string::npos) continue;
     std::mt19937 rng(12345); // the same grids on every rank
     const GridSpec ga = c.a_blocks > 0 ? random_grid(rng, size, c.a_blocks, np, c.row_major)
@@ -323,8 +377,8 @@ int main(int argc, char **argv) {
     const GridSpec gb = c.b_blocks > 0 ? random_grid(rng, size, c.b_blocks, np, c.row_major)
                                        : cyclic_grid(size, c.b_block, np / gpr, gpr, c.row_major);
     std::mt19937 local_rng(static_cast<unsigned>(me) + 7);
-    Placed pa = place(ga, me, local_rng);
-    Placed pb = place(gb, me, local_rng);
+    Placed pa = place(ga, me, local_rng, shared);
+    Placed pb = place(gb, me, local_rng, shared);
     for_each_local(ga, pa, [](int i, int j, double &x) { x = a_value(i, j); });
     const auto reset_b = [&] {
       for_each_local(gb, pb, [](int i, int j, double &x) { x = b_value(i, j); });
@@ -367,7 +421,8 @@ int main(int argc, char **argv) {
     redist_plan_destroy(&redist.plan);
     if (me == 0) {
       const double mc = median(tc), mr = median(tr);
-      std::printf("%-32s %12.5f %12.5f %12.5f %7.2fx%s%s\n", c.name.c_str(), mc, mr, plan_seconds,
+      const std::string name = c.name + (shared ? ", redist_alloc" : "");
+      std::printf("%-44s %12.5f %12.5f %12.5f %7.2fx%s%s\n", name.c_str(), mc, mr, plan_seconds,
                   mr > 0 ? mc / mr : 0.0, costa_wrong ? "  COSTA WRONG" : "",
                   redist_wrong ? "  REDIST WRONG" : "");
       std::fflush(stdout);

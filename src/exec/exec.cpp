@@ -82,6 +82,7 @@ OnePhase::OnePhase(MPI_Comm comm, const std::vector<int> &node_ids, Pieces &&pie
     interleaving_.window_bytes = window;
   }
   requests_.set_messages(pieces_.plan().sends.size(), pieces_.plan().recvs.size());
+  interleaving_.packed_sends.reserve(pieces_.plan().sends.size());
   const std::size_t element_size = pieces_.element_size();
   const RankPlan &p = pieces_.plan();
   // A memory file to share only where a receiver may map it: not for plans whose messages are
@@ -416,14 +417,15 @@ bool OnePhase::pack_with_local_copy(const std::byte *a, std::byte *b) {
   }
   const std::size_t element_size = pieces_.element_size();
   auto bytes = static_cast<std::size_t>(plan.self.elements) * element_size;
-  bool packs = false;
+  std::vector<std::size_t> &packed_sends = interleaving_.packed_sends;
+  packed_sends.clear();
   for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-    if (transports_.of_send(i).send_buffer() != Transport::SendBuffer::none) {
-      packs = true;
+    if (transports_.of_send(i).packs(i, a)) {
+      packed_sends.push_back(i);
       bytes += static_cast<std::size_t>(plan.sends[i].elements) * element_size;
     }
   }
-  if (!packs || bytes < interleaving_.from_bytes) {
+  if (packed_sends.empty() || bytes < interleaving_.from_bytes) {
     return false;
   }
   // Only where the local part's stretches of A are short; past a few pages each message
@@ -449,10 +451,7 @@ bool OnePhase::pack_with_local_copy(const std::byte *a, std::byte *b) {
   } collecting{pieces_, interleaving_.collected};
   for (Index k = 0; k < windows; ++k) {
     interleaving_.collected.clear();
-    for (std::size_t i = 0; i < plan.sends.size(); ++i) {
-      if (transports_.of_send(i).send_buffer() == Transport::SendBuffer::none) {
-        continue;
-      }
+    for (const std::size_t i : packed_sends) {
       const Peer &peer = plan.sends[i];
       const Index lo = window_start(peer.elements, k);
       const Index hi = window_start(peer.elements, k + 1);

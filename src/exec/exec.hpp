@@ -284,10 +284,12 @@ private:
   // interleaves, and how many bytes of A a window reads (the second-level cache of this
   // project's machine; nd_bench was fastest with windows of 1 to 8 MiB, its CYCLIC case 25%
   // slower with 512 KiB, whose walks restart four times as often); REDIST_TEST_INTERLEAVING
-  // lowers both. `collected`: the pieces of one window.
+  // lowers both. `packed_sends`: the sends packed in this execution; `collected`: the pieces
+  // of one window.
   struct Interleaving {
     std::size_t from_bytes = kStreamingBytes;
     std::size_t window_bytes = std::size_t{2} << 20;
+    std::vector<std::size_t> packed_sends;
     std::vector<PieceCopy> collected;
   };
   Interleaving interleaving_;

@@ -363,11 +363,13 @@ template <class T> std::string run_case(const ExecCase &c, Tally &tally) {
     }
     if (std::memcmp(source, a_before.data(), a.size() * sizeof(T)) != 0)
       fail += "  " + what + ": the source array was modified\n";
-    // Forced reads of the array copy every mappable message from the shared arrays; the
+    // Forced reads of the array copy every mappable message from the shared arrays, and so
+    // does forced `mapped` (a shared array is not packed: its receivers copy from it); the
     // model may choose otherwise; the other ways never read the array.
     const std::size_t copies = executor.array_copies();
     tally.array_copies += copies;
-    const bool reads = w.mode == single_copy::Mode::direct || w.mode == single_copy::Mode::bounced;
+    const bool reads = w.mode == single_copy::Mode::direct ||
+                       w.mode == single_copy::Mode::bounced || w.mode == single_copy::Mode::mapped;
     const bool may_read =
         w.mode == single_copy::Mode::automatic || w.mode == single_copy::Mode::always;
     const std::size_t expected_copies = from_shared && (reads || may_read) ? source_mappable : 0;

@@ -82,8 +82,10 @@ Case random_case(Rng &rng, int size) {
 }
 
 // Messages of the plans made so far on this rank that a single-copy way reads from their
-// sender (its array, or its packed buffer) instead of MPI.
+// sender (its array, or its packed buffer) instead of MPI; receives of their executions copied
+// from the sender's shared array (redist_alloc).
 long long single_copy_receives = 0;
+long long array_copies = 0;
 
 // A's local array where the case wants it: a copy in redist_alloc's memory, freed with it.
 template <class T> class SourceArray {
@@ -165,6 +167,8 @@ std::string run(const Case &c, int rank, int executions = 1,
     }
     if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
     if (before) before(-1);
+    if (rc == REDIST_SUCCESS)
+      array_copies += static_cast<long long>(plan->executor->array_copies());
     if (rc != REDIST_SUCCESS) {
       const std::string error = redist_last_error();
       redist_plan_destroy(&plan);
@@ -188,6 +192,7 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
   const int rank = mpitest::world_rank();
   Rng rng(mpitest::shared_seed("GridPlans.RandomGridsMatchTheOracle", 20261129));
   const long long receives_before = single_copy_receives;
+  const long long copies_before = array_copies;
   for (int k = 0; k < mpitest::options().cases; ++k) {
     Case c = random_case(rng, size);
     c.shared_a = k % 2 == 1;
@@ -212,6 +217,15 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
     long long receives = single_copy_receives - receives_before;
     MPI_Allreduce(MPI_IN_PLACE, &receives, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     EXPECT_GT(receives, 0) << "no message read from its sender with REDIST_SINGLE_COPY=" << forced;
+  }
+  // Where the sender's array is shared and a way that reads it or that maps is forced, such
+  // messages must have been copied from the array (`mapped`: not packed).
+  if (size > 1 && mpitest::options().only_case < 0 &&
+      (forced == "direct" || forced == "bounced" || forced == "mapped")) {
+    long long copies = array_copies - copies_before;
+    MPI_Allreduce(MPI_IN_PLACE, &copies, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_GT(copies, 0) << "no message copied from a shared array with REDIST_SINGLE_COPY="
+                         << forced;
   }
 }
 

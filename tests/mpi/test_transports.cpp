@@ -77,6 +77,7 @@ enum class Way {
   mapped,
   array_direct,  ///< direct from a redist_alloc source array: copied from its mapping
   array_bounced, ///< bounced from a redist_alloc source array: copied from its mapping
+  array_mapped,  ///< mapped from a redist_alloc source array: not packed, copied from its mapping
   local,         ///< Pieces::copy_local, no transport
 };
 
@@ -96,6 +97,8 @@ const char *way_name(Way way) {
     return "array_direct";
   case Way::array_bounced:
     return "array_bounced";
+  case Way::array_mapped:
+    return "array_mapped";
   case Way::local:
     return "local";
   }
@@ -106,7 +109,7 @@ bool single_copy_way(Way way) {
   return way != Way::sent && way != Way::local;
 }
 bool from_shared_array(Way way) {
-  return way == Way::array_direct || way == Way::array_bounced;
+  return way == Way::array_direct || way == Way::array_bounced || way == Way::array_mapped;
 }
 
 std::string ptrace_scope() {
@@ -185,7 +188,9 @@ std::string why_not(Way way) {
   const Abilities &a = abilities();
   if (!single_copy_way(way)) return "";
   if (!a.cannot_read.empty()) return a.cannot_read;
-  if (way == Way::mapped) return a.cannot_map;
+  if (way == Way::mapped || way == Way::array_mapped) {
+    if (!a.cannot_map.empty()) return a.cannot_map;
+  }
   if (from_shared_array(way)) return a.cannot_map_array;
   return "";
 }
@@ -329,8 +334,11 @@ public:
                   2 * (pieces_.plan().sends.size() + pieces_.plan().recvs.size()) + 4),
         arrays_(pieces_),
         array_read_(pieces_, scratch_, arrays_, way == Way::bounced || way == Way::array_bounced),
-        packed_read_(pieces_, scratch_), mapped_read_(pieces_),
-        senders_(pieces_.plan().recvs.size()), chunk_(c.chunk) {
+        packed_read_(pieces_, scratch_), mapped_read_(pieces_, arrays_),
+        senders_(pieces_.plan().recvs.size()),
+        // As the negotiation answers for messages whose pieces the receiver finds in the
+        // sender's array: `mapped` from ordinary memory still packs.
+        from_array_(pieces_.plan().sends.size(), mapped(way) ? 1 : 0), chunk_(c.chunk) {
     const RankPlan &p = pieces_.plan();
     requests_.set_messages(p.sends.size(), p.recvs.size());
     const std::size_t es = element_size;
@@ -344,7 +352,7 @@ public:
     }
     send_plain_.resize(send_bytes_);
     recv_buffer_.resize(recv_bytes_);
-    segment_ = single_copy::SharedBuffer(send_bytes_, way == Way::mapped);
+    segment_ = single_copy::SharedBuffer(send_bytes_, mapped(way));
     scratch_.bounce = std::make_unique<std::byte[]>(single_copy::kBounceBytes);
     switch (way) {
     case Way::sent:
@@ -362,6 +370,7 @@ public:
       transport_ = make(single_copy::Way::read_packed, packed_read_);
       break;
     case Way::mapped:
+    case Way::array_mapped:
       transport_ = make(single_copy::Way::mapped, mapped_read_);
       break;
     case Way::local:
@@ -389,7 +398,7 @@ public:
       if (single_copy_way(way_) && !single_copy::can_read(senders_[i])) {
         fail += "  cannot read rank " + std::to_string(plan().recvs[i].rank) + "\n";
       }
-      if (way_ == Way::mapped && !mapped_read_.map(i, senders_[i].pid, senders_[i].buffer)) {
+      if (mapped(way_) && !mapped_read_.map(i, senders_[i].pid, senders_[i].buffer)) {
         fail += "  cannot map rank " + std::to_string(plan().recvs[i].rank) + "'s buffer\n";
       }
     }
@@ -442,8 +451,10 @@ public:
 
 private:
   std::unique_ptr<Transport> make(single_copy::Way way, redist::MessageRead &read) {
-    return std::make_unique<redist::SingleCopyTransport>(pieces_, kTag, way, read, senders_);
+    return std::make_unique<redist::SingleCopyTransport>(pieces_, kTag, way, read, senders_,
+                                                         from_array_);
   }
+  static bool mapped(Way way) { return way == Way::mapped || way == Way::array_mapped; }
 
   Way way_;
   Pieces pieces_;
@@ -454,6 +465,7 @@ private:
   redist::PackedRead packed_read_;
   redist::MappedRead mapped_read_;
   std::vector<single_copy::Identity> senders_;
+  std::vector<char> from_array_;
   std::uint64_t probe_ = 0;
   Index chunk_;
   std::vector<std::size_t> send_offsets_;
@@ -718,7 +730,7 @@ TEST_P(Transports, HandPicked) {
 INSTANTIATE_TEST_SUITE_P(Ways, Transports,
                          ::testing::Values(Way::sent, Way::direct, Way::bounced, Way::read_packed,
                                            Way::mapped, Way::array_direct, Way::array_bounced,
-                                           Way::local),
+                                           Way::array_mapped, Way::local),
                          [](const ::testing::TestParamInfo<Way> &param) {
                            return std::string(way_name(param.param));
                          });
@@ -770,10 +782,14 @@ TEST(TransportFailures, ReadFromUnreadablePagesIsReported) {
 }
 
 // The sender's address is inside its shared array (redist_alloc) but the message reaches past
-// its end: the receiver finds it out on its mapping (ArrayCopy: EFAULT) and copies nothing.
-TEST(TransportFailures, CopyPastTheSendersSharedArrayIsReported) {
-  const std::string why = why_not(Way::array_direct);
-  if (!why.empty()) GTEST_SKIP() << "array_direct skipped: " << why;
+// its end: the receiver finds it out on its mapping (ArrayCopy: EFAULT) and copies nothing,
+// whether the message was to be read there (direct) or, not packed, copied from there (mapped).
+class TransportArrayFailures : public ::testing::TestWithParam<Way> {};
+
+TEST_P(TransportArrayFailures, CopyPastTheSendersSharedArrayIsReported) {
+  const Way way = GetParam();
+  const std::string why = why_not(way);
+  if (!why.empty()) GTEST_SKIP() << way_name(way) << " skipped: " << why;
   const TransportCase c = pair_case(0, 60, 20, 8);
   const std::size_t bytes = static_cast<std::size_t>(local_buf(c.a, 0).elems) * sizeof(double);
   void *memory = nullptr;
@@ -783,9 +799,15 @@ TEST(TransportFailures, CopyPastTheSendersSharedArrayIsReported) {
   std::memcpy(memory, a.data(), std::min(bytes, a.size() * sizeof(double)));
   // The last element of the array: the message's 60 x 20 elements run past its end.
   const std::byte *last = static_cast<const std::byte *>(memory) + bytes - sizeof(double);
-  expect_failed_read(c, last, Way::array_direct);
+  expect_failed_read(c, last, way);
   redist_free(memory);
 }
+
+INSTANTIATE_TEST_SUITE_P(Ways, TransportArrayFailures,
+                         ::testing::Values(Way::array_direct, Way::array_mapped),
+                         [](const ::testing::TestParamInfo<Way> &param) {
+                           return std::string(way_name(param.param));
+                         });
 
 } // namespace
 } // namespace mpitest

@@ -31,6 +31,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -589,6 +590,9 @@ public:
   redist::Executor &operator*() { return *executor_; }
   redist::Executor *operator->() { return executor_.get(); }
   [[nodiscard]] const std::string &why_not() const { return why_; }
+  /// Executions from now on take A from a shared array (redist_alloc's memory, which its
+  /// receivers map and copy from), if the system gives one.
+  void share_source() { shared_source_ = true; }
 
   /// Execute from A(a_salt) into a fresh B(b_salt); "" if it returned, else its error. `wrong`:
   /// elements of B that differ from the oracle (bit for bit). With `alpha_beta`: B := alpha A
@@ -596,14 +600,23 @@ public:
   std::string run(int a_salt, int b_salt, std::int64_t &wrong, std::string &report,
                   const std::array<double, 2> *alpha_beta = nullptr) {
     Data<double> d(s_, a_salt, b_salt);
+    const std::size_t a_bytes = d.a.size() * sizeof(double);
+    std::unique_ptr<void, void (*)(void *)> shared(
+        shared_source_ && a_bytes > 0 ? sc::allocate_shared_array(a_bytes) : nullptr,
+        [](void *memory) { sc::free_shared_array(memory); });
+    const double *a = d.a.data();
+    if (shared) {
+      std::memcpy(shared.get(), d.a.data(), a_bytes);
+      a = static_cast<const double *>(shared.get());
+    }
     std::string error;
     try {
       if (alpha_beta != nullptr) {
         const redist::Operation op = redist::Operation::make(redist::Scalar::f64, false,
                                                              &(*alpha_beta)[0], &(*alpha_beta)[1]);
-        executor_->execute(d.a.data(), d.b.data(), op);
+        executor_->execute(a, d.b.data(), op);
       } else {
-        executor_->execute(d.a.data(), d.b.data());
+        executor_->execute(a, d.b.data());
       }
     } catch (const redist::Error &e) {
       error = e.what();
@@ -622,6 +635,7 @@ public:
 private:
   Scenario s_;
   bool transposed_ = false;
+  bool shared_source_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::unique_ptr<redist::Executor> executor_;
   std::string why_;
@@ -1008,8 +1022,9 @@ std::pair<long long, long long> single_copy_totals(redist::Executor &x) {
           sum_everywhere(static_cast<long long>(x.single_copy_sends()))};
 }
 
-// A single-copy read (or the copy from a mapped buffer) that fails on one process, once: the
-// injected failure scribbles over what the read would have written. The message is sent again
+// A single-copy read (or the copy from a mapped buffer, or, `mapped` from a shared source
+// array, from that array's mapping) that fails on one process, once: the injected failure
+// scribbles over what the read would have written. The message is sent again
 // through MPI for that execution and unpacked over it, every process succeeds with B right,
 // and every process learns that the execution failed somewhere (failed_anywhere(): its caller
 // makes the plan anew). The plan itself does not change: its ways stay as they were decided
@@ -1018,20 +1033,27 @@ TEST(Faults, FailedSingleCopyReadIsRepairedThroughMpi) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   const Scenario s = large_scenario();
   const int last = world_size() - 1;
-  const std::pair<const char *, sc::Injected> cases[] = {{"direct", sc::Injected::read},
-                                                         {"bounced", sc::Injected::read},
-                                                         {"read-packed", sc::Injected::read},
-                                                         {"mapped", sc::Injected::mapped}};
-  for (const auto &[way, what] : cases) {
+  struct Case {
+    const char *way;
+    sc::Injected what;
+    bool shared_source;
+  };
+  const Case cases[] = {{"direct", sc::Injected::read, false},
+                        {"bounced", sc::Injected::read, false},
+                        {"read-packed", sc::Injected::read, false},
+                        {"mapped", sc::Injected::mapped, false},
+                        {"mapped", sc::Injected::mapped, true}};
+  for (const auto &[way, what, shared_source] : cases) {
     const SingleCopyMode env(way);
     for (const auto strategy : {redist::Strategy::all_at_once, redist::Strategy::stepwise}) {
       const std::string where =
-          std::string("[REDIST_SINGLE_COPY=") + way +
+          std::string("[REDIST_SINGLE_COPY=") + way + (shared_source ? ", A shared" : "") +
           (strategy == redist::Strategy::all_at_once ? ", all-at-once] " : ", stepwise] ");
       // Each read of the second execution in turn (a message read in several batches or
       // chunks fails after part of it was written).
       for (long long skip = 0; skip < 16; ++skip) {
         TestExecutor x(s, strategy, strategy == redist::Strategy::stepwise ? 40000 : 0);
+        if (shared_source) x.share_source();
         std::int64_t wrong = 0;
         std::string report;
         ASSERT_EQ(x.run(1, 2, wrong, report), "") << where;
@@ -1039,6 +1061,9 @@ TEST(Faults, FailedSingleCopyReadIsRepairedThroughMpi) {
         const auto before = single_copy_totals(*x);
         if (before.first == 0) {
           GTEST_SKIP() << "cross-memory reads are not permitted between these processes";
+        }
+        if (shared_source) { // nothing packed: the receivers copied from the shared arrays
+          EXPECT_GT(sum_everywhere(static_cast<long long>(x->array_copies())), 0) << where;
         }
         const long long reads_on_last = max_everywhere(
             world_rank() == last ? static_cast<long long>(x->single_copy_receives()) : 0);

@@ -396,7 +396,8 @@ TEST(Transports, MappedRead) {
     const Pieces receiver = c.pieces(1);
     const Index n = c.plans[1].recvs[0].elements;
     const single_copy::SharedBuffer buffer(static_cast<std::size_t>(n) * sizeof(double), true);
-    MappedRead way(receiver);
+    ArrayCopy arrays(receiver);
+    MappedRead way(receiver, arrays);
     if (buffer.fd() < 0 || !way.map(0, getpid(), buffer.segment())) {
       GTEST_SKIP() << "no memory file can be mapped here";
     }
@@ -413,37 +414,50 @@ TEST(Transports, MappedRead) {
   }
 }
 
+// A message whose sender's source is a shared array (redist_alloc): the address names the
+// array, and the receiver copies the pieces from the array's mapping, whether the message was
+// to be read from the sender's array (ArrayRead) or, not packed, went `mapped` (MappedRead).
 TEST(Transports, ArrayCopyFromASharedArray) {
-  for (const Region::Kind kind : kKinds) {
-    const Case c(kind);
-    const std::size_t size = c.a.size() * sizeof(double);
-    void *shared = single_copy::allocate_shared_array(size);
-    if (shared == nullptr) {
-      GTEST_SKIP() << "no shared arrays here";
+  for (const bool mapped : {false, true}) {
+    for (const Region::Kind kind : kKinds) {
+      const Case c(kind);
+      const std::size_t size = c.a.size() * sizeof(double);
+      void *shared = single_copy::allocate_shared_array(size);
+      if (shared == nullptr) {
+        GTEST_SKIP() << "no shared arrays here";
+      }
+      std::memcpy(shared, c.a.data(), size);
+      const Pieces receiver = c.pieces(1);
+      ReadScratch scratch; // no bounce buffer: a copy from the mapped array needs none
+      ArrayCopy arrays(receiver);
+      ArrayRead array_read(receiver, scratch, arrays, true);
+      MappedRead mapped_read(receiver, arrays);
+      MessageRead &way = mapped ? static_cast<MessageRead &>(mapped_read) : array_read;
+      const single_copy::Address at{reinterpret_cast<std::uintptr_t>(shared),
+                                    single_copy::shared_array_of(shared)};
+      ASSERT_GE(at.array.fd, 0);
+      const Index n = c.plans[1].recvs[0].elements;
+      std::vector<double> b = c.fresh(1);
+      Index done = -1;
+      const int rc = way.read(0, me(), at, 0, n, bytes(b), done);
+      if (arrays.copies() == 0 && !cross_memory_attach_works()) {
+        single_copy::free_shared_array(shared);
+        GTEST_SKIP() << "the shared array cannot be mapped here";
+      }
+      EXPECT_EQ(rc, 0) << mapped;
+      EXPECT_EQ(done, n);
+      EXPECT_EQ(arrays.copies(), 1U);
+      EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind) << " " << mapped;
+      arrays.forget_copies();
+      EXPECT_EQ(arrays.copies(), 0U);
+      // The message would reach past the array: nothing is copied, and the read fails.
+      const single_copy::Address past{at.address + size - sizeof(double), at.array};
+      std::vector<double> untouched = c.fresh(1);
+      EXPECT_EQ(way.read(0, me(), past, 0, n, bytes(untouched), done), EFAULT) << mapped;
+      EXPECT_EQ(done, 0);
+      EXPECT_EQ(untouched, c.fresh(1));
+      EXPECT_TRUE(single_copy::free_shared_array(shared));
     }
-    std::memcpy(shared, c.a.data(), size);
-    const Pieces receiver = c.pieces(1);
-    ReadScratch scratch; // no bounce buffer: a copy from the mapped array needs none
-    ArrayCopy arrays(receiver);
-    ArrayRead way(receiver, scratch, arrays, true);
-    const single_copy::Address at{reinterpret_cast<std::uintptr_t>(shared),
-                                  single_copy::shared_array_of(shared)};
-    ASSERT_GE(at.array.fd, 0);
-    const Index n = c.plans[1].recvs[0].elements;
-    std::vector<double> b = c.fresh(1);
-    Index done = -1;
-    const int rc = way.read(0, me(), at, 0, n, bytes(b), done);
-    if (arrays.copies() == 0 && !cross_memory_attach_works()) {
-      single_copy::free_shared_array(shared);
-      GTEST_SKIP() << "the shared array cannot be mapped here";
-    }
-    EXPECT_EQ(rc, 0);
-    EXPECT_EQ(done, n);
-    EXPECT_EQ(arrays.copies(), 1U);
-    EXPECT_EQ(b, c.expected[1]) << static_cast<int>(kind);
-    arrays.forget_copies();
-    EXPECT_EQ(arrays.copies(), 0U);
-    EXPECT_TRUE(single_copy::free_shared_array(shared));
   }
 }
 

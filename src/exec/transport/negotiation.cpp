@@ -15,7 +15,9 @@ Negotiation::Negotiation(Pieces &pieces, const NodeMap &nodes, int tag, Index ll
       mode_(single_copy::mode_from_environment()), senders_(pieces.plan().recvs.size()),
       ways_in_(pieces.plan().sends.size()), ways_out_(pieces.plan().recvs.size()),
       send_way_(pieces.plan().sends.size(), single_copy::Way::sent),
-      recv_way_(pieces.plan().recvs.size(), single_copy::Way::sent) {}
+      recv_way_(pieces.plan().recvs.size(), single_copy::Way::sent),
+      recv_from_array_(pieces.plan().recvs.size(), 0),
+      send_from_array_(pieces.plan().sends.size(), 0) {}
 
 single_copy::Way Negotiation::choose(std::size_t i, const single_copy::Identity &sender) {
   // Single copy only inside a node as MPI sees it (a virtual cluster's nodes may share the
@@ -31,6 +33,7 @@ single_copy::Way Negotiation::choose(std::size_t i, const single_copy::Identity 
   if (way == single_copy::Way::mapped && !mapped_.map(i, sender.pid, sender.buffer)) {
     return single_copy::cheapest_way(counts, mode_, {.buffer = false});
   }
+  recv_from_array_[i] = way == single_copy::Way::mapped && !counts.packed_only ? 1 : 0;
   return way;
 }
 
@@ -77,7 +80,7 @@ void Negotiation::exchange(Requests &requests, const single_copy::SharedBuffer &
   // A receiver answers every sender, whether its identity arrived or not (then: sent), so
   // that no sender waits for an answer that never comes.
   const auto answer = [&](std::size_t i) {
-    ways_out_[i] = static_cast<std::int64_t>(recv_way_[i]);
+    ways_out_[i] = static_cast<std::int64_t>(recv_way_[i]) | (recv_from_array_[i] != 0 ? 0x100 : 0);
     requests.post(true, bytes_of(ways_out_[i]), sizeof(std::int64_t), tag_ + kReplyTag,
                   {nullptr, kSend, static_cast<int>(i), plan.recvs[i].rank, 0, 0, nullptr}, true);
   };
@@ -115,6 +118,7 @@ void Negotiation::exchange(Requests &requests, const single_copy::SharedBuffer &
         if (requests.info(k).kind == kWays) {
           const auto i = static_cast<std::size_t>(requests.info(k).peer);
           send_way_[i] = static_cast<single_copy::Way>(ways_in_[i] & 0xFF);
+          send_from_array_[i] = (ways_in_[i] & 0x100) != 0 ? 1 : 0;
         }
       },
       [](std::size_t) {});
@@ -144,6 +148,8 @@ void Negotiation::run(Requests &requests, const single_copy::SharedBuffer &send_
 void Negotiation::send_all() {
   std::fill(send_way_.begin(), send_way_.end(), single_copy::Way::sent);
   std::fill(recv_way_.begin(), recv_way_.end(), single_copy::Way::sent);
+  std::fill(recv_from_array_.begin(), recv_from_array_.end(), 0);
+  std::fill(send_from_array_.begin(), send_from_array_.end(), 0);
   all_sent_everywhere_ = true;
 }
 

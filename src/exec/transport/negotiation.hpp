@@ -40,6 +40,9 @@ public:
   [[nodiscard]] single_copy::Way recv_way(std::size_t i) const { return recv_way_[i]; }
   /// Each receive's sender (valid once run()).
   [[nodiscard]] const std::vector<single_copy::Identity> &senders() const { return senders_; }
+  /// Per send: whether its receiver copies the message from this rank's source array when it
+  /// goes `mapped` and that array is a shared array (MappedRead; valid once run()).
+  [[nodiscard]] const std::vector<char> &from_array() const { return send_from_array_; }
   [[nodiscard]] std::size_t single_copy_sends() const;
   [[nodiscard]] std::size_t single_copy_receives() const;
   [[nodiscard]] std::size_t mapped_receives() const;
@@ -69,6 +72,8 @@ private:
   std::vector<std::int64_t> ways_out_;         // per receive
   std::vector<single_copy::Way> send_way_;
   std::vector<single_copy::Way> recv_way_;
+  std::vector<char> recv_from_array_; // per receive: the pieces can be found in the sender's array
+  std::vector<char> send_from_array_; // per send: the receiver's answer
 };
 
 } // namespace redist

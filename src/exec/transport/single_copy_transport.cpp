@@ -6,16 +6,26 @@ namespace redist {
 
 SingleCopyTransport::SingleCopyTransport(const Pieces &pieces, int tag, single_copy::Way way,
                                          MessageRead &read,
-                                         const std::vector<single_copy::Identity> &senders)
+                                         const std::vector<single_copy::Identity> &senders,
+                                         const std::vector<char> &from_array)
     : pieces_(pieces), tag_(tag), way_(way), read_(read), senders_(senders),
-      address_out_(pieces.plan().sends.size()), reply_in_(pieces.plan().sends.size()),
-      address_in_(pieces.plan().recvs.size()), reply_out_(pieces.plan().recvs.size()) {}
+      from_array_(from_array), address_out_(pieces.plan().sends.size()),
+      reply_in_(pieces.plan().sends.size()), address_in_(pieces.plan().recvs.size()),
+      reply_out_(pieces.plan().recvs.size()) {}
 
 Transport::SendBuffer SingleCopyTransport::send_buffer() const {
   if (single_copy::reads_array(way_)) {
     return SendBuffer::none;
   }
   return way_ == single_copy::Way::mapped ? SendBuffer::shared : SendBuffer::plain;
+}
+
+bool SingleCopyTransport::packs(std::size_t i, const std::byte *a) const {
+  if (single_copy::reads_array(way_)) {
+    return false;
+  }
+  return way_ != single_copy::Way::mapped || from_array_[i] == 0 ||
+         single_copy::shared_array_of(a).fd < 0;
 }
 
 void SingleCopyTransport::post_receive(Requests &requests, std::size_t i, Index lo, Index hi,
@@ -28,7 +38,7 @@ void SingleCopyTransport::post_receive(Requests &requests, std::size_t i, Index 
 void SingleCopyTransport::post_send(Requests &requests, std::size_t i, Index lo, Index hi,
                                     const std::byte *a, std::byte *buffer, bool packed) {
   const Peer &peer = pieces_.plan().sends[i];
-  const bool packs = !single_copy::reads_array(way_);
+  const bool packs = this->packs(i, a);
   if (packs) {
     if (!packed) {
       pieces_.pack(peer, a, buffer, lo, hi);

@@ -19,11 +19,16 @@ namespace redist {
 
 class SingleCopyTransport final : public Transport {
 public:
-  /// `senders`: the identity of each receive's sender (negotiated, outlives this).
+  /// `senders`: the identity of each receive's sender; `from_array`: per send, whether its
+  /// receiver copies a `mapped` message from this rank's source array when that is a shared
+  /// array (both negotiated, outlive this).
   SingleCopyTransport(const Pieces &pieces, int tag, single_copy::Way way, MessageRead &read,
-                      const std::vector<single_copy::Identity> &senders);
+                      const std::vector<single_copy::Identity> &senders,
+                      const std::vector<char> &from_array);
 
   [[nodiscard]] SendBuffer send_buffer() const override;
+  /// `mapped` from a shared array (redist_alloc) to a receiver that copies from it: not packed.
+  [[nodiscard]] bool packs(std::size_t i, const std::byte *a) const override;
   void post_receive(Requests &requests, std::size_t i, Index lo, Index hi,
                     std::byte *buffer) override;
   void post_send(Requests &requests, std::size_t i, Index lo, Index hi, const std::byte *a,
@@ -44,6 +49,7 @@ private:
   single_copy::Way way_;
   MessageRead &read_;
   const std::vector<single_copy::Identity> &senders_;
+  const std::vector<char> &from_array_;
   std::vector<single_copy::Address> address_out_; // per send: what the reader reads
   std::vector<std::int64_t> reply_in_;            // per send: 0 or the reader's errno
   std::vector<single_copy::Address> address_in_;  // per receive

@@ -39,6 +39,10 @@ public:
   virtual ~Transport() = default;
 
   [[nodiscard]] virtual SendBuffer send_buffer() const = 0;
+  /// Whether the sender packs send i of an execution from `a` (else its receiver reads `a`).
+  [[nodiscard]] virtual bool packs(std::size_t /*i*/, const std::byte * /*a*/) const {
+    return send_buffer() != SendBuffer::none;
+  }
   /// The receiver's part of moving receive elements [lo, hi) of plan.recvs[i]; `buffer` holds
   /// hi - lo elements if the way needs it.
   virtual void post_receive(Requests &requests, std::size_t i, Index lo, Index hi,
