@@ -93,8 +93,9 @@ struct GridTransfer {
 /// cyclic side. Element (r, c) of the runs is at
 ///   A:        src + r.src_local * src_row_step + c.src_local * src_col_step
 ///   B:        dst + r.dst_local * dst_row_step + c.dst_local * dst_col_step
-///   message:  position + (columns before c) * rows.total() + (rows before r)
-/// (columns outer, rows inner).
+///   message:  position + (rows before r's strip) * cols.total()
+///             + (columns before c) * (rows of r's strip) + (rows before r in its strip)
+/// (strips of rows outer, then columns, then the rows of the strip; for_each_part_tile).
 struct GridPart {
   RunPattern rows;
   RunPattern cols;
@@ -110,21 +111,24 @@ struct GridPart {
 };
 
 /// The tiles of a part in message order, f(const Tile&) (tiles.hpp's strips: runs of single
-/// elements at constant steps join).
+/// elements at constant steps join): a strip of the rows at a time, and in it a column at a
+/// time, so that each tile's columns are consecutive in the message, as the tiles of two block
+/// grids are (a receiver reads a message from its sender's array a tile at a time, in message
+/// order).
 template <class F> void for_each_part_tile(const GridPart &part, F &&f) {
-  const Index per_column = part.rows.total();
-  Index columns_before = 0;
-  for_each_strip(part.cols, 0, part.cols.window_length(), [&](const Strip &c) {
-    Index rows_before = 0;
-    for_each_strip(part.rows, 0, part.rows.window_length(), [&](const Strip &r) {
+  const Index columns = part.cols.total();
+  Index rows_before = 0;
+  for_each_strip(part.rows, 0, part.rows.window_length(), [&](const Strip &r) {
+    Index columns_before = 0;
+    for_each_strip(part.cols, 0, part.cols.window_length(), [&](const Strip &c) {
       f(Tile{part.src + r.src_local * part.src_row_step + c.src_local * part.src_col_step,
              part.dst + r.dst_local * part.dst_row_step + c.dst_local * part.dst_col_step,
-             part.position + columns_before * per_column + rows_before, r.count, c.count,
+             part.position + rows_before * columns + columns_before * r.count, r.count, c.count,
              r.src_step * part.src_row_step, c.src_step * part.src_col_step,
-             r.dst_step * part.dst_row_step, c.dst_step * part.dst_col_step, per_column});
-      rows_before += r.count;
+             r.dst_step * part.dst_row_step, c.dst_step * part.dst_col_step, r.count});
+      columns_before += c.count;
     });
-    columns_before += c.count;
+    rows_before += r.count;
   });
 }
 

@@ -85,7 +85,7 @@ Case random_case(Rng &rng, int size) {
 // sender (its array, or its packed buffer) instead of MPI; receives of their executions copied
 // from the sender's shared array (redist_alloc).
 long long single_copy_receives = 0;
-long long array_copies = 0;
+long long array_copies[2] = {}; // between two grids, between a grid and a block-cyclic layout
 
 // A's local array where the case wants it: a copy in redist_alloc's memory, freed with it.
 template <class T> class SourceArray {
@@ -168,7 +168,8 @@ std::string run(const Case &c, int rank, int executions = 1,
     if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
     if (before) before(-1);
     if (rc == REDIST_SUCCESS)
-      array_copies += static_cast<long long>(plan->executor->array_copies());
+      array_copies[c.a.is_grid && c.b.is_grid ? 0 : 1] +=
+          static_cast<long long>(plan->executor->array_copies());
     if (rc != REDIST_SUCCESS) {
       const std::string error = redist_last_error();
       redist_plan_destroy(&plan);
@@ -192,7 +193,7 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
   const int rank = mpitest::world_rank();
   Rng rng(mpitest::shared_seed("GridPlans.RandomGridsMatchTheOracle", 20261129));
   const long long receives_before = single_copy_receives;
-  const long long copies_before = array_copies;
+  const long long copies_before[2] = {array_copies[0], array_copies[1]};
   for (int k = 0; k < mpitest::options().cases; ++k) {
     Case c = random_case(rng, size);
     c.shared_a = k % 2 == 1;
@@ -219,13 +220,17 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
     EXPECT_GT(receives, 0) << "no message read from its sender with REDIST_SINGLE_COPY=" << forced;
   }
   // Where the sender's array is shared and a way that reads it or that maps is forced, such
-  // messages must have been copied from the array (`mapped`: not packed).
+  // messages must have been copied from the array (`mapped`: not packed), between two grids
+  // and between a grid and a block-cyclic layout (the grid side's parts read one period of
+  // the cyclic side each).
   if (size > 1 && mpitest::options().only_case < 0 &&
       (forced == "direct" || forced == "bounced" || forced == "mapped")) {
-    long long copies = array_copies - copies_before;
-    MPI_Allreduce(MPI_IN_PLACE, &copies, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    EXPECT_GT(copies, 0) << "no message copied from a shared array with REDIST_SINGLE_COPY="
-                         << forced;
+    long long copies[2] = {array_copies[0] - copies_before[0], array_copies[1] - copies_before[1]};
+    MPI_Allreduce(MPI_IN_PLACE, copies, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_GT(copies[0], 0) << "no message between grids copied from a shared array with "
+                            << "REDIST_SINGLE_COPY=" << forced;
+    EXPECT_GT(copies[1], 0) << "no message between a grid and a block-cyclic layout copied "
+                            << "from a shared array with REDIST_SINGLE_COPY=" << forced;
   }
 }
 

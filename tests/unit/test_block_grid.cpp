@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string>
 #include <utility>
@@ -128,6 +129,52 @@ TEST(BlockGrid, GridsAgainstBlockCyclicLayoutsEitherWay) {
     ASSERT_EQ(run_case(c), "") << "trial " << trial << (kind == 1 ? " A" : " B")
                                << " block-cyclic m=" << c.m << " n=" << c.n
                                << " transposed=" << c.transposed << " ranks=" << c.comm_size;
+  }
+}
+
+// A message's tiles, their columns taken in turn, run through positions 0 .. elements-1 in
+// order (a receiver reads a message from its sender's array so), and have the same shapes at
+// both ends (the receiver matches the sender's offsets to its own tiles by them).
+std::string tile_order_case(const Case &c) {
+  std::map<std::pair<int, int>, std::vector<std::array<Index, 3>>> shapes[2]; // sends, receives
+  for (int r = 0; r < c.comm_size; ++r) {
+    const BlockGrid a = c.a.view(r);
+    const BlockGrid b = c.b.view(r);
+    const GridRankPlan plan = make_grid_rank_plan(grid_transfer_of(c, a, b, r), r);
+    for (const bool sending : {true, false}) {
+      for (const GridMessage &m : sending ? plan.sends : plan.recvs) {
+        auto &shape =
+            shapes[sending ? 0 : 1][sending ? std::pair{r, m.rank} : std::pair{m.rank, r}];
+        Index next = 0;
+        std::string wrong;
+        m.for_each_tile([&](const Tile &t) {
+          shape.push_back({t.position, t.height, t.width});
+          for (Index w = 0; w < t.width; ++w) {
+            if (t.position + w * t.position_width_step != next && wrong.empty()) {
+              wrong = "column at position " +
+                      std::to_string(t.position + w * t.position_width_step) + ", expected " +
+                      std::to_string(next);
+            }
+            next += t.height;
+          }
+        });
+        if (wrong.empty() && next != m.elements) wrong = "not every position read";
+        if (!wrong.empty()) {
+          return "rank " + std::to_string(r) + (sending ? " send to " : " receive from ") +
+                 std::to_string(m.rank) + ": " + wrong;
+        }
+      }
+    }
+  }
+  return shapes[0] == shapes[1] ? "" : "the two ends read their messages in other shapes";
+}
+
+TEST(BlockGrid, TilesRunThroughTheMessageInOrderAtBothEnds) {
+  Random rng(test_seed(0x4ead));
+  for (int trial = 0; trial < 3000; ++trial) {
+    const Case c = random_case(rng, trial % 3); // two grids, A or B block-cyclic
+    ASSERT_EQ(tile_order_case(c), "") << "trial " << trial << " m=" << c.m << " n=" << c.n
+                                      << " transposed=" << c.transposed << " ranks=" << c.comm_size;
   }
 }
 

@@ -1,6 +1,7 @@
 // Block grid plans (block_grid.hpp) in Pieces: every message a list of tiles in message order,
 // packed by its sender from A's local array, unpacked by its receiver into B's (combined as the
-// operation says), and the rank's message to itself copied from A to B directly.
+// operation says), and the rank's message to itself copied from A to B directly; or read by
+// its receiver from the sender's array, tile by tile, with the offsets the sender publishes.
 
 #include "pieces.hpp"
 
@@ -38,6 +39,22 @@ template <class F> void clip_tile(const Tile &t, Index lo, Index hi, F &&f) {
   }
 }
 
+// The tiles a message is read by from its sender's array (its tiles, whose columns are
+// consecutive in the message), or 0 where it is not read piece by piece: a message of tiles (two
+// block grids) always, each of its tiles being one in the plan already; a message of parts (a grid
+// and a block-cyclic side, stored one period of the cyclic pattern per block) when the sources of
+// its tiles take at most a quarter of its bytes (with a cyclic side of small blocks they would cost
+// more memory than the message). The same answer at both ends.
+std::size_t read_tiles(const GridMessage &m, std::size_t element_size) {
+  if (m.parts.empty()) {
+    return m.tiles.size();
+  }
+  std::size_t tiles = 0;
+  m.for_each_tile([&](const Tile &) { ++tiles; });
+  const std::size_t bytes = static_cast<std::size_t>(m.elements) * element_size;
+  return tiles * Pieces::kGridSourceWords * sizeof(Index) * 4 <= bytes ? tiles : 0;
+}
+
 } // namespace
 
 Pieces::Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_size)
@@ -45,19 +62,20 @@ Pieces::Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_siz
       grid_(std::make_shared<GridParts>()) {
   grid_->plan = std::move(plan);
   grid_->reads.resize(plan_.recvs.size());
-  // The sources of the messages made of tiles (two block grids) for their receivers:
+  // The sources of the messages for their receivers, in the order they are read:
   // (receiver, first word, tiles) in the directory, kGridSourceWords words a tile.
   for (const GridMessage &m : grid_->plan->sends) {
-    if (m.tiles.empty() || !m.parts.empty()) {
+    const std::size_t tiles = read_tiles(m, element_size);
+    if (tiles == 0) {
       continue;
     }
     grid_->directory.insert(
         grid_->directory.end(),
-        {m.rank, static_cast<Index>(grid_->sources.size()), static_cast<Index>(m.tiles.size())});
-    for (const Tile &t : m.tiles) {
+        {m.rank, static_cast<Index>(grid_->sources.size()), static_cast<Index>(tiles)});
+    m.for_each_tile([&](const Tile &t) {
       grid_->sources.insert(grid_->sources.end(),
                             {t.position, t.height, t.width, t.src, t.src_step, t.src_width_step});
-    }
+    });
   }
 }
 
@@ -65,29 +83,28 @@ std::size_t Pieces::grid_source_words(std::size_t i) const {
   if (!grid_) {
     return 0;
   }
-  const GridMessage &m = grid_->plan->recvs[i];
-  return m.parts.empty() ? m.tiles.size() * kGridSourceWords : 0;
+  return read_tiles(grid_->plan->recvs[i], element_size_) * kGridSourceWords;
 }
 
 bool Pieces::set_grid_sources(std::size_t i, std::span<const Index> words) {
-  const GridMessage &m = grid_->plan->recvs[i];
   std::vector<Tile> reads;
   if (words.size() != grid_source_words(i) || words.empty()) {
     return false;
   }
-  reads.reserve(m.tiles.size());
-  for (std::size_t k = 0; k < m.tiles.size(); ++k) {
-    const Index *w = words.data() + k * kGridSourceWords;
-    Tile t = m.tiles[k];
+  reads.reserve(words.size() / kGridSourceWords);
+  bool valid = true;
+  grid_->plan->recvs[i].for_each_tile([&](Tile t) {
+    const Index *w = words.data() + reads.size() * kGridSourceWords;
     // A piece is a column of a tile, contiguous at both ends, the tiles in message order.
-    if (w[0] != t.position || w[1] != t.height || w[2] != t.width || w[3] < 0 || w[4] != 1 ||
-        t.dst_step != 1 || t.position_width_step != t.height) {
-      return false;
-    }
+    valid = valid && w[0] == t.position && w[1] == t.height && w[2] == t.width && w[3] >= 0 &&
+            w[4] == 1 && t.dst_step == 1 && t.position_width_step == t.height;
     t.src = w[3];
     t.src_step = w[4];
     t.src_width_step = w[5];
     reads.push_back(t);
+  });
+  if (!valid) {
+    return false;
   }
   grid_->reads[i] = std::move(reads);
   return true;

@@ -77,17 +77,19 @@ public:
   /// executor anew from it): plan() is then its skeleton (grid_skeleton), and pack, unpack and
   /// copy_local walk its messages' tiles (grid_pieces.cpp). Packed only, as a batch.
   Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_size);
-  /// Block grid plans: the sources of this rank's messages made of tiles (two block grids),
-  /// for their receivers to read (Negotiation): per such send (receiver rank, first word,
-  /// tiles) in the directory, and kGridSourceWords words a tile in the sources (position,
-  /// height, width, src, src_step, src_width_step).
+  /// Block grid plans: the sources of this rank's messages, for their receivers to read
+  /// (Negotiation): per send that may be read piece by piece (its tiles; a message between a
+  /// grid and a block-cyclic side only where their sources take at most a quarter of its
+  /// bytes) (receiver rank, first word, tiles) in the directory, and kGridSourceWords words a
+  /// tile in the sources (position, height, width, src, src_step, src_width_step).
   [[nodiscard]] std::span<const Index> grid_directory() const {
     return grid_ ? std::span<const Index>(grid_->directory) : std::span<const Index>();
   }
   [[nodiscard]] std::span<const Index> grid_sources() const {
     return grid_ ? std::span<const Index>(grid_->sources) : std::span<const Index>();
   }
-  /// Words of receive i's sources (0: not a message made of tiles, or not a block grid plan).
+  /// Words of receive i's sources (0: a message not read piece by piece, or not a block grid
+  /// plan).
   [[nodiscard]] std::size_t grid_source_words(std::size_t i) const;
   /// Receive i's tiles with their sender's offsets: from now on the message may be read from
   /// the sender's array (estimate_pieces, gather, read_combined, copy_from_array). False, the
