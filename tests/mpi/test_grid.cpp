@@ -167,9 +167,10 @@ std::string run(const Case &c, int rank, int executions = 1,
     }
     if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
     if (before) before(-1);
-    if (rc == REDIST_SUCCESS)
+    if (rc == REDIST_SUCCESS) {
       array_copies[c.a.is_grid && c.b.is_grid ? 0 : 1] +=
           static_cast<long long>(plan->executor->array_copies());
+    }
     if (rc != REDIST_SUCCESS) {
       const std::string error = redist_last_error();
       redist_plan_destroy(&plan);
@@ -229,8 +230,13 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
     MPI_Allreduce(MPI_IN_PLACE, copies, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     EXPECT_GT(copies[0], 0) << "no message between grids copied from a shared array with "
                             << "REDIST_SINGLE_COPY=" << forced;
-    EXPECT_GT(copies[1], 0) << "no message between a grid and a block-cyclic layout copied "
-                            << "from a shared array with REDIST_SINGLE_COPY=" << forced;
+    // Those between a grid and a block-cyclic layout need messages large enough to publish
+    // their offsets (a quarter of their bytes at most): drawn in runs of the default 100
+    // cases and more, not always in shorter ones (the valgrind job's 20).
+    if (mpitest::options().cases >= 100) {
+      EXPECT_GT(copies[1], 0) << "no message between a grid and a block-cyclic layout copied "
+                              << "from a shared array with REDIST_SINGLE_COPY=" << forced;
+    }
   }
 }
 
