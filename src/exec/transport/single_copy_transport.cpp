@@ -20,12 +20,18 @@ Transport::SendBuffer SingleCopyTransport::send_buffer() const {
   return way_ == single_copy::Way::mapped ? SendBuffer::shared : SendBuffer::plain;
 }
 
+single_copy::Segment SingleCopyTransport::array_read(std::size_t i, const std::byte *a) const {
+  const bool may_read =
+      single_copy::reads_array(way_) || (way_ == single_copy::Way::mapped && from_array_[i] != 0);
+  return may_read ? single_copy::shared_array_of(a) : single_copy::Segment{};
+}
+
+bool SingleCopyTransport::packs_given(const single_copy::Segment &array) const {
+  return !single_copy::reads_array(way_) && array.fd < 0;
+}
+
 bool SingleCopyTransport::packs(std::size_t i, const std::byte *a) const {
-  if (single_copy::reads_array(way_)) {
-    return false;
-  }
-  return way_ != single_copy::Way::mapped || from_array_[i] == 0 ||
-         single_copy::shared_array_of(a).fd < 0;
+  return packs_given(array_read(i, a));
 }
 
 void SingleCopyTransport::post_receive(Requests &requests, std::size_t i, Index lo, Index hi,
@@ -38,7 +44,8 @@ void SingleCopyTransport::post_receive(Requests &requests, std::size_t i, Index 
 void SingleCopyTransport::post_send(Requests &requests, std::size_t i, Index lo, Index hi,
                                     const std::byte *a, std::byte *buffer, bool packed) {
   const Peer &peer = pieces_.plan().sends[i];
-  const bool packs = this->packs(i, a);
+  const single_copy::Segment array = array_read(i, a);
+  const bool packs = packs_given(array);
   if (packs) {
     if (!packed) {
       pieces_.pack(peer, a, buffer, lo, hi);
@@ -51,7 +58,7 @@ void SingleCopyTransport::post_send(Requests &requests, std::size_t i, Index lo,
   if (packs) {
     address_out_[i] = {reinterpret_cast<std::uintptr_t>(buffer), {}};
   } else {
-    address_out_[i] = {reinterpret_cast<std::uintptr_t>(a), single_copy::shared_array_of(a)};
+    address_out_[i] = {reinterpret_cast<std::uintptr_t>(a), array};
   }
   requests.post(true, bytes_of(address_out_[i]), sizeof(single_copy::Address), tag_ + kAddressTag,
                 {this, kSend, static_cast<int>(i), peer.rank, lo, hi, nullptr}, true);

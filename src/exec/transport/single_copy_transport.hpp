@@ -44,6 +44,11 @@ private:
   /// kReplySent: the receiver's address in and reply out (plan.recvs[peer]).
   enum Kind : std::uint8_t { kSend, kAddress, kReply, kReplySent };
   void reply(Requests &requests, const RequestInfo &info, std::int64_t value);
+  /// The shared array holding `a` where send i's receiver may read or copy from it (a reading
+  /// way; `mapped` to a receiver that copies from arrays), else none: one lookup a send.
+  [[nodiscard]] single_copy::Segment array_read(std::size_t i, const std::byte *a) const;
+  /// Whether the sender packs, given array_read's answer.
+  [[nodiscard]] bool packs_given(const single_copy::Segment &array) const;
   const Pieces &pieces_;
   int tag_;
   single_copy::Way way_;
