@@ -88,5 +88,99 @@ TEST(Operation, ComplexConjugateAndProduct) {
   }
 }
 
+// The formula of one element, each product rounded (volatile temporaries), as the PBLAS kernels
+// compute it for each case of alpha and beta (operation.hpp's table).
+double expected_element(double alpha, double beta, double a, double b) {
+  if (alpha == 0) {
+    if (beta == 0) {
+      return 0;
+    }
+    volatile double scaled = beta * b;
+    return beta == 1 ? b : scaled;
+  }
+  volatile double pa = alpha * a;
+  volatile double pb = beta * b;
+  const double alpha_a = alpha == 1 ? a : pa;
+  if (beta == 0) {
+    return alpha_a;
+  }
+  return beta == 1 ? b + alpha_a : alpha_a + pb;
+}
+
+// B (height x width, leading dimension ldb) := alpha A^T + beta B, A width x height with
+// leading dimension lda, through the rectangle form with a transposition's steps: every case
+// of alpha and beta, heights and widths across the kernels' blocks and their edges, every
+// element bitwise as the formula. B's padding rows stay as they were.
+TEST(Operation, TransposedRectanglesAsTheFormula) {
+  std::mt19937_64 gen(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<Index> size(1, 75);
+  const std::vector<double> specials = {0, 1, 0.5, -3};
+  for (int trial = 0; trial < 600; ++trial) {
+    const Index height = size(gen);
+    const Index width = size(gen);
+    const Index lda = width + trial % 3;
+    const Index ldb = height + trial % 5;
+    const double alpha = trial % 7 == 6 ? u(gen) : specials[static_cast<std::size_t>(trial % 4)];
+    const double beta =
+        trial % 5 == 4 ? u(gen) : specials[static_cast<std::size_t>((trial / 4) % 4)];
+    std::vector<double> a(static_cast<std::size_t>(lda * height));
+    std::vector<double> b(static_cast<std::size_t>(ldb * width));
+    for (double &x : a) {
+      x = u(gen);
+    }
+    for (double &x : b) {
+      x = u(gen);
+    }
+    std::vector<double> got = b;
+    apply_operation(Operation::make(Scalar::f64, false, &alpha, &beta),
+                    reinterpret_cast<std::byte *>(got.data()), 1, ldb,
+                    reinterpret_cast<const std::byte *>(a.data()), lda, 1, height, width);
+    for (Index w = 0; w < width; ++w) {
+      for (Index e = 0; e < ldb; ++e) {
+        const auto at = static_cast<std::size_t>(w * ldb + e);
+        const double want =
+            e < height
+                ? expected_element(alpha, beta, a[static_cast<std::size_t>(e * lda + w)], b[at])
+                : b[at];
+        ASSERT_EQ(std::memcmp(&got[at], &want, sizeof want), 0)
+            << "height " << height << " width " << width << " alpha " << alpha << " beta " << beta
+            << " at (" << e << ", " << w << ")";
+      }
+    }
+  }
+}
+
+// The BLAS rules for the special values hold in the transposed rectangles too.
+TEST(Operation, TransposedRectanglesKeepTheSpecialValueRules) {
+  const Index n = 37;
+  std::vector<double> a(static_cast<std::size_t>(n * n), kNaN);
+  std::vector<double> b(static_cast<std::size_t>(n * n), kInf);
+  const double zero = 0, one = 1, two = 2;
+  const auto run = [&](double alpha, double beta, std::vector<double> to,
+                       const std::vector<double> &from) {
+    apply_operation(Operation::make(Scalar::f64, false, &alpha, &beta),
+                    reinterpret_cast<std::byte *>(to.data()), 1, n,
+                    reinterpret_cast<const std::byte *>(from.data()), n, 1, n, n);
+    return to;
+  };
+  std::vector<double> finite_a(a.size());
+  for (std::size_t i = 0; i < finite_a.size(); ++i) {
+    finite_a[i] = static_cast<double>(i);
+  }
+  // beta = 0: B's infinities never reach the result.
+  const auto scaled = run(two, zero, b, finite_a);
+  for (Index w = 0; w < n; ++w) {
+    for (Index e = 0; e < n; ++e) {
+      ASSERT_EQ(scaled[static_cast<std::size_t>(w * n + e)],
+                2 * finite_a[static_cast<std::size_t>(e * n + w)]);
+    }
+  }
+  // alpha = 0: A's NaNs never reach the result.
+  std::vector<double> finite_b(b.size(), 1.5);
+  EXPECT_EQ(run(zero, two, finite_b, a), std::vector<double>(b.size(), 3.0));
+  EXPECT_EQ(run(zero, one, finite_b, a), finite_b);
+}
+
 } // namespace
 } // namespace redist

@@ -8,6 +8,11 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define REDIST_AVX2_KERNELS 1
+#include <immintrin.h>
+#endif
+
 // Bit-identical results need every product rounded before the sum: no contraction into fused
 // multiply-adds (also set by CMake on this file) and no reassociation.
 #if defined(__clang__)
@@ -133,6 +138,99 @@ template <class F> void with_case(Case k, F &&f) {
   }
 }
 
+#if defined(REDIST_AVX2_KERNELS)
+bool has_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  return avx2;
+}
+
+// Case K's formula on four doubles: Arith's products and sums in the same order, each rounded
+// (the target enables AVX2 only, no fused multiply-add).
+template <Case K>
+__attribute__((target("avx2"))) inline __m256d formula_4(__m256d a, const double *b, __m256d alpha,
+                                                         __m256d beta) {
+  if constexpr (K == Case::copy) {
+    return a;
+  } else if constexpr (K == Case::add) {
+    return _mm256_add_pd(_mm256_loadu_pd(b), a);
+  } else if constexpr (K == Case::a_plus_beta_b) {
+    return _mm256_add_pd(a, _mm256_mul_pd(beta, _mm256_loadu_pd(b)));
+  } else if constexpr (K == Case::scale_a) {
+    return _mm256_mul_pd(alpha, a);
+  } else if constexpr (K == Case::axpy) {
+    return _mm256_add_pd(_mm256_loadu_pd(b), _mm256_mul_pd(alpha, a));
+  } else {
+    static_assert(K == Case::general);
+    return _mm256_add_pd(_mm256_mul_pd(alpha, a), _mm256_mul_pd(beta, _mm256_loadu_pd(b)));
+  }
+}
+
+// Element (e, w) of a height x width block of doubles, A's rows e from_e apart and contiguous
+// along w, combined into B's columns w to_w apart and contiguous along e: 4 x 4 blocks
+// transposed and combined in registers. The block's lines of both arrays are prefetched
+// first: A's rows lie pages apart, and fetched on demand each is a miss after the other (a
+// 4000^2 transposition in 45 x 30 pieces took 29 ms, 18 ms prefetched).
+template <Case K>
+__attribute__((target("avx2"))) void
+combine_transposed_4x4(std::byte *to, Index to_w, const std::byte *from, Index from_e, Index height,
+                       Index width, double alpha, double beta) {
+  constexpr Index kLine = 64;
+  constexpr Index kSize = 8;
+  const auto prefetch = [](const std::byte *p, Index bytes) {
+    for (Index at = 0; at < bytes; at += kLine) {
+      _mm_prefetch(reinterpret_cast<const char *>(p + at), _MM_HINT_T0);
+    }
+    _mm_prefetch(reinterpret_cast<const char *>(p + bytes - 1), _MM_HINT_T0);
+  };
+  for (Index e = 0; e < height; ++e) {
+    prefetch(from + e * from_e * kSize, width * kSize);
+  }
+  for (Index w = 0; w < width; ++w) {
+    prefetch(to + w * to_w * kSize, height * kSize);
+  }
+  const __m256d va = _mm256_set1_pd(alpha);
+  const __m256d vb = _mm256_set1_pd(beta);
+  const Index height_4 = height - height % 4;
+  Index w = 0;
+  for (; w + 4 <= width; w += 4) {
+    auto *column = reinterpret_cast<double *>(to + w * to_w * kSize);
+    for (Index e = 0; e < height_4; e += 4) {
+      const auto *row = reinterpret_cast<const double *>(from + (e * from_e + w) * kSize);
+      const __m256d r0 = _mm256_loadu_pd(row);
+      const __m256d r1 = _mm256_loadu_pd(row + from_e);
+      const __m256d r2 = _mm256_loadu_pd(row + 2 * from_e);
+      const __m256d r3 = _mm256_loadu_pd(row + 3 * from_e);
+      const __m256d lo01 = _mm256_unpacklo_pd(r0, r1); // (0,0) (1,0) (0,2) (1,2)
+      const __m256d hi01 = _mm256_unpackhi_pd(r0, r1); // (0,1) (1,1) (0,3) (1,3)
+      const __m256d lo23 = _mm256_unpacklo_pd(r2, r3);
+      const __m256d hi23 = _mm256_unpackhi_pd(r2, r3);
+      double *b = column + e;
+      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(lo01, lo23, 0x20), b, va, vb));
+      b += to_w;
+      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(hi01, hi23, 0x20), b, va, vb));
+      b += to_w;
+      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(lo01, lo23, 0x31), b, va, vb));
+      b += to_w;
+      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(hi01, hi23, 0x31), b, va, vb));
+    }
+    for (Index k = 0; k < 4 && height_4 < height; ++k) {
+      run_steps<double, K, false, false>(to + ((w + k) * to_w + height_4) * kSize, 1,
+                                         from + (height_4 * from_e + w + k) * kSize, from_e,
+                                         height - height_4, alpha, beta);
+    }
+  }
+  for (; w < width; ++w) {
+    run_steps<double, K, false, false>(to + w * to_w * kSize, 1, from + w * kSize, from_e, height,
+                                       alpha, beta);
+  }
+}
+#endif
+
+// Whether case K reads A (the transposition matters).
+constexpr bool reads_a(Case k) {
+  return k != Case::zero && k != Case::keep && k != Case::scale_b;
+}
+
 // A height x width rectangle in sub-blocks of kTile x kTile, which keep both sides of a
 // transposition in the cache. Where B is contiguous along e and A is not (a transposition),
 // each column of a sub-block is first gathered from A into `column`, so that the formula runs
@@ -151,6 +249,16 @@ void run_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from,
     const Index w1 = std::min(width, w0 + kTile);
     for (Index e0 = 0; e0 < height; e0 += kTile) {
       const Index count = std::min(height, e0 + kTile) - e0;
+#if defined(REDIST_AVX2_KERNELS)
+      if constexpr (std::is_same_v<T, double> && reads_a(K)) {
+        if (to_e == 1 && from_e != 1 && from_w == 1 && has_avx2()) {
+          combine_transposed_4x4<K>(to + (w0 * to_w + e0) * Index{sizeof(T)}, to_w,
+                                    from + (w0 + e0 * from_e) * Index{sizeof(T)}, from_e, count,
+                                    w1 - w0, alpha, beta);
+          continue;
+        }
+      }
+#endif
       if (kPairs && to_e == 1 && from_e != 1 && from_w == 1) {
         auto *columns = reinterpret_cast<std::byte *>(block.data());
         transpose_8(columns, kTile * Index{sizeof(T)},
