@@ -85,7 +85,8 @@ Case random_case(Rng &rng, int size) {
 // sender (its array, or its packed buffer) instead of MPI; receives of their executions copied
 // from the sender's shared array (redist_alloc).
 long long single_copy_receives = 0;
-long long array_copies[2] = {}; // between two grids, between a grid and a block-cyclic layout
+long long array_copies[2] = {};     // between two grids, between a grid and a block-cyclic layout
+long long strided_array_copies = 0; // between two grids, A strided along B's columns
 
 // A's local array where the case wants it: a copy in redist_alloc's memory, freed with it.
 template <class T> class SourceArray {
@@ -168,8 +169,13 @@ std::string run(const Case &c, int rank, int executions = 1,
     if (rc == REDIST_SUCCESS && c.split) rc = redist_plan_execute_end(plan);
     if (before) before(-1);
     if (rc == REDIST_SUCCESS) {
-      array_copies[c.a.is_grid && c.b.is_grid ? 0 : 1] +=
-          static_cast<long long>(plan->executor->array_copies());
+      const auto copies = static_cast<long long>(plan->executor->array_copies());
+      array_copies[c.a.is_grid && c.b.is_grid ? 0 : 1] += copies;
+      // Along B's contiguous direction A is strided: a transposition between sides of one
+      // order, or a row-major side facing a column-major one.
+      const bool a_strided =
+          (c.a.grid.row_major != 0) != (c.transposed() != (c.b.grid.row_major != 0));
+      strided_array_copies += c.a.is_grid && c.b.is_grid && a_strided ? copies : 0;
     }
     if (rc != REDIST_SUCCESS) {
       const std::string error = redist_last_error();
@@ -195,6 +201,7 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
   Rng rng(mpitest::shared_seed("GridPlans.RandomGridsMatchTheOracle", 20261129));
   const long long receives_before = single_copy_receives;
   const long long copies_before[2] = {array_copies[0], array_copies[1]};
+  const long long strided_before = strided_array_copies;
   for (int k = 0; k < mpitest::options().cases; ++k) {
     Case c = random_case(rng, size);
     c.shared_a = k % 2 == 1;
@@ -236,6 +243,15 @@ TEST(GridPlans, RandomGridsMatchTheOracle) {
     if (mpitest::options().cases >= 100) {
       EXPECT_GT(copies[1], 0) << "no message between a grid and a block-cyclic layout copied "
                               << "from a shared array with REDIST_SINGLE_COPY=" << forced;
+    }
+    // A message strided in its sender's array (a transposition, orders facing each other) is
+    // never read piece by piece, but copied from a shared array where the receiver maps
+    // (drawn in runs of 100 cases too).
+    long long strided = strided_array_copies - strided_before;
+    MPI_Allreduce(MPI_IN_PLACE, &strided, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (forced == "mapped" && mpitest::options().cases >= 100) {
+      EXPECT_GT(strided, 0) << "no message strided in its sender's array copied from a shared "
+                            << "array with REDIST_SINGLE_COPY=mapped";
     }
   }
 }

@@ -65,7 +65,9 @@ template <class T> T value_of(Random &rng) {
 struct Mode {
   bool operation = false; // else a copy
   bool conjugate = false;
-  bool windows = false; // pack and unpack in random windows
+  bool windows = false;    // pack and unpack in random windows
+  bool from_array = false; // receivers copy from the senders' arrays where the senders publish
+                           // their tiles' offsets, as from a shared array
 };
 
 template <class T>
@@ -113,8 +115,20 @@ std::string run_case(const Case &c, Random &rng, const Mode &run, T alpha, T bet
     pieces.emplace_back(std::make_shared<const GridRankPlan>(make_grid_rank_plan(t, r)), sizeof(T));
     if (run.operation) pieces.back().set_operation(&op);
   }
-  // Pack every message (in windows when asked), then unpack them and copy the local parts.
+  // Pack every message (in windows when asked), then unpack them and copy the local parts;
+  // with from_array, every message whose sender publishes its tiles' offsets is copied from
+  // the sender's array instead, read no further than the extent the receiver computes.
   std::map<std::pair<int, int>, std::vector<T>> messages;
+  std::map<std::pair<int, int>, Index> extents; // (from, to): A's elements up to the last read
+  for (Index j = 0; j < c.n; ++j) {
+    for (Index i = 0; i < c.m; ++i) {
+      const auto [from, src] = c.transposed ? c.locate_a(c.a_i() + j, c.a_j() + i)
+                                            : c.locate_a(c.a_i() + i, c.a_j() + j);
+      const int to = c.locate_b(c.b_i() + i, c.b_j() + j).first;
+      Index &extent = extents[{from, to}];
+      extent = std::max(extent, src + 1);
+    }
+  }
   const auto windows = [&](Index elements, const auto &f) {
     for (Index lo = 0; lo < elements;) {
       const Index hi = run.windows ? std::min(elements, lo + rng.uniform(1, 7)) : elements;
@@ -134,9 +148,32 @@ std::string run_case(const Case &c, Random &rng, const Mode &run, T alpha, T bet
     }
   }
   for (int r = 0; r < c.comm_size; ++r) {
-    const Pieces &p = pieces[static_cast<std::size_t>(r)];
+    Pieces &p = pieces[static_cast<std::size_t>(r)];
     auto *to = reinterpret_cast<std::byte *>(b[static_cast<std::size_t>(r)].data());
-    for (const Peer &peer : p.plan().recvs) {
+    for (std::size_t i = 0; i < p.plan().recvs.size(); ++i) {
+      const Peer &peer = p.plan().recvs[i];
+      if (run.from_array && p.grid_source_words(i) > 0) {
+        const Pieces &sender = pieces[static_cast<std::size_t>(peer.rank)];
+        const std::span<const Index> directory = sender.grid_directory();
+        std::span<const Index> words;
+        for (std::size_t e = 0; e + 2 < directory.size(); e += 3) {
+          if (directory[e] == r) {
+            words = sender.grid_sources().subspan(static_cast<std::size_t>(directory[e + 1]),
+                                                  p.grid_source_words(i));
+          }
+        }
+        if (!p.set_grid_sources(i, words)) return "set_grid_sources refused its sender's words";
+        if (p.source_extent(peer, 0) != extents[{peer.rank, r}]) {
+          return "source_extent " + std::to_string(p.source_extent(peer, 0)) + " from rank " +
+                 std::to_string(peer.rank) + ", expected " +
+                 std::to_string(extents[{peer.rank, r}]);
+        }
+        const auto *src =
+            reinterpret_cast<const std::byte *>(a[static_cast<std::size_t>(peer.rank)].data());
+        windows(peer.elements,
+                [&](Index lo, Index hi) { p.copy_from_array(peer, src, 0, to, lo, hi); });
+        continue;
+      }
       const std::vector<T> &m = messages[{peer.rank, r}];
       if (m.size() != static_cast<std::size_t>(peer.elements)) return "message sizes differ";
       windows(peer.elements, [&](Index lo, Index hi) {
@@ -169,6 +206,7 @@ void run_cases(std::uint64_t seed, int cases, const T (&scalars)[K], bool comple
     run.operation = complex || rng.chance(60);
     run.conjugate = complex && c.transposed;
     run.windows = rng.chance(40);
+    run.from_array = rng.chance(50);
     const T alpha = scalars[rng.uniform(0, K - 1)];
     const T beta = scalars[rng.uniform(0, K - 1)];
     const std::string why = run_case<T>(c, rng, run, alpha, beta);
@@ -176,7 +214,7 @@ void run_cases(std::uint64_t seed, int cases, const T (&scalars)[K], bool comple
                              << (c.transposed ? (complex ? ", op C" : ", transposed") : "")
                              << ", alpha " << alpha << ", beta " << beta
                              << (run.operation ? "" : ", copy") << (run.windows ? ", windows" : "")
-                             << "): " << why;
+                             << (run.from_array ? ", from A" : "") << "): " << why;
   }
 }
 

@@ -105,6 +105,12 @@ struct PieceCounts {
   /// which unpacking from the sender's mapped buffer beats (pblas_bench,
   /// docs/studies/performance.md).
   bool combines = false;
+  /// Under `mapped`, the receiver can copy the message from the sender's source array when
+  /// that is a shared array (redist_alloc) instead of unpacking it: every message but a batch's
+  /// and a block grid message whose tile sources the sender did not publish. Such a copy is
+  /// not piece by piece, so a packed_only message may have it (a grid message strided in the
+  /// sender's array or in B: a transposition, or a row-major side facing a column-major one).
+  bool from_array = true;
 };
 
 /// How one message moves (the sender learns it from the receiver on the first execution).

@@ -110,6 +110,7 @@ void Pieces::copy_batch(const Peer &peer, bool sending, const std::byte *from, s
 single_copy::PieceCounts Pieces::estimate_batch_pieces(const Peer &peer) const {
   single_copy::PieceCounts sum;
   sum.packed_only = true;
+  sum.from_array = false;
   for (const BatchPart &part : batch_->recvs[static_cast<std::size_t>(peer.row_slot)]) {
     const Pieces &op = batch_->ops[part.op];
     const single_copy::PieceCounts counts = op.estimate_pieces(op.plan().recvs[part.peer]);

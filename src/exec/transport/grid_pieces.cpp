@@ -62,6 +62,7 @@ Pieces::Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_siz
       grid_(std::make_shared<GridParts>()) {
   grid_->plan = std::move(plan);
   grid_->reads.resize(plan_.recvs.size());
+  grid_->strided.resize(plan_.recvs.size(), 0);
   // The sources of the messages for their receivers, in the order they are read:
   // (receiver, first word, tiles) in the directory, kGridSourceWords words a tile.
   for (const GridMessage &m : grid_->plan->sends) {
@@ -93,11 +94,14 @@ bool Pieces::set_grid_sources(std::size_t i, std::span<const Index> words) {
   }
   reads.reserve(words.size() / kGridSourceWords);
   bool valid = true;
+  bool strided = false;
   grid_->plan->recvs[i].for_each_tile([&](Tile t) {
     const Index *w = words.data() + reads.size() * kGridSourceWords;
-    // A piece is a column of a tile, contiguous at both ends, the tiles in message order.
+    // The tiles in message order. A piece is a column of a tile where it is contiguous in
+    // the sender's array, in B and in the message; otherwise the tiles are only copied.
     valid = valid && w[0] == t.position && w[1] == t.height && w[2] == t.width && w[3] >= 0 &&
-            w[4] == 1 && t.dst_step == 1 && t.position_width_step == t.height;
+            w[4] >= 0 && w[5] >= 0;
+    strided = strided || w[4] != 1 || t.dst_step != 1 || t.position_width_step != t.height;
     t.src = w[3];
     t.src_step = w[4];
     t.src_width_step = w[5];
@@ -107,6 +111,7 @@ bool Pieces::set_grid_sources(std::size_t i, std::span<const Index> words) {
     return false;
   }
   grid_->reads[i] = std::move(reads);
+  grid_->strided[i] = strided ? 1 : 0;
   return true;
 }
 
@@ -155,15 +160,18 @@ void Pieces::copy_grid_local(const std::byte *a, std::byte *b) const {
 single_copy::PieceCounts Pieces::estimate_grid_pieces(const Peer &peer) const {
   single_copy::PieceCounts counts;
   counts.bytes = static_cast<std::size_t>(peer.elements) * element_size_;
-  const std::vector<Tile> &reads = grid_->reads[static_cast<std::size_t>(peer.row_slot)];
-  if (reads.empty()) {
-    // Packed by the sender: a tile's columns are its pieces on the receiver's side.
+  const auto i = static_cast<std::size_t>(peer.row_slot);
+  const std::vector<Tile> &reads = grid_->reads[i];
+  if (reads.empty() || grid_->strided[i] != 0) {
+    // Packed by the sender, or copied from its shared array: a tile's columns are its pieces
+    // on the receiver's side.
     std::size_t pieces = 0;
-    grid_->plan->recvs[static_cast<std::size_t>(peer.row_slot)].for_each_tile(
+    grid_->plan->recvs[i].for_each_tile(
         [&](const Tile &t) { pieces += static_cast<std::size_t>(std::max<Index>(t.width, 0)); });
     counts.remote_pieces = pieces;
     counts.local_pieces = pieces;
     counts.packed_only = true;
+    counts.from_array = !reads.empty();
     return counts;
   }
   // Stretches contiguous in the sender's array and in B's: a tile's columns, joined where one
@@ -186,7 +194,8 @@ Index Pieces::grid_source_extent(const Peer &peer) const {
   Index end = 0;
   for (const Tile &t : grid_->reads[static_cast<std::size_t>(peer.row_slot)]) {
     if (t.height > 0 && t.width > 0) {
-      end = std::max(end, t.src + (t.width - 1) * t.src_width_step + t.height);
+      end =
+          std::max(end, t.src + (t.height - 1) * t.src_step + (t.width - 1) * t.src_width_step + 1);
     }
   }
   return end;

@@ -33,7 +33,7 @@ single_copy::Way Negotiation::choose(std::size_t i, const single_copy::Identity 
   if (way == single_copy::Way::mapped && !mapped_.map(i, sender.pid, sender.buffer)) {
     return single_copy::cheapest_way(counts, mode_, {.buffer = false});
   }
-  recv_from_array_[i] = way == single_copy::Way::mapped && !counts.packed_only ? 1 : 0;
+  recv_from_array_[i] = way == single_copy::Way::mapped && counts.from_array ? 1 : 0;
   return way;
 }
 

@@ -40,6 +40,9 @@ struct GridParts {
   std::vector<Index> directory;             ///< Pieces::grid_directory()
   std::vector<Index> sources;               ///< Pieces::grid_sources()
   std::vector<std::vector<Tile>> reads;     ///< per receive: set_grid_sources' tiles
+  /// per receive: some of those tiles are strided in the sender's array or in B (copied from a
+  /// shared array only, never read piece by piece)
+  std::vector<char> strided;
 };
 
 /// A long piece's copy, collected to be made later in the order of the source addresses
@@ -92,9 +95,10 @@ public:
   /// plan).
   [[nodiscard]] std::size_t grid_source_words(std::size_t i) const;
   /// Receive i's tiles with their sender's offsets: from now on the message may be read from
-  /// the sender's array (estimate_pieces, gather, read_combined, copy_from_array). False, the
-  /// message still packed by its sender, when the words do not describe its tiles or a tile's
-  /// columns are not contiguous at both ends.
+  /// the sender's array (estimate_pieces, gather, read_combined, copy_from_array), or, where a
+  /// tile's columns are strided there or in B (a transposition, a row-major side facing a
+  /// column-major one), only copied from it when it is a shared array (copy_from_array).
+  /// False, the message still packed by its sender, when the words do not describe its tiles.
   bool set_grid_sources(std::size_t i, std::span<const Index> words);
   static constexpr std::size_t kGridSourceWords = 6;
   /// A batch's operations (empty: not a batch).
