@@ -162,6 +162,20 @@ std::string run_case(const Case &c, Random &rng, const Mode &run, T alpha, T bet
                                                   p.grid_source_words(i));
           }
         }
+        // Words a copy could not trust are refused: an offset below A or past any address
+        // space, in the first tile that has elements.
+        for (std::size_t w = 0; w + Pieces::kGridSourceWords <= words.size();
+             w += Pieces::kGridSourceWords) {
+          if (words[w + 1] > 0 && words[w + 2] > 0) {
+            std::vector<Index> bad(words.begin(), words.end());
+            for (const Index offset : {Index{-1}, Index{1} << 50}) {
+              bad[w + 3] = offset;
+              if (p.set_grid_sources(i, bad))
+                return "set_grid_sources took a tile at " + std::to_string(offset);
+            }
+            break;
+          }
+        }
         if (!p.set_grid_sources(i, words)) return "set_grid_sources refused its sender's words";
         if (p.source_extent(peer, 0) != extents[{peer.rank, r}]) {
           return "source_extent " + std::to_string(p.source_extent(peer, 0)) + " from rank " +

@@ -55,6 +55,24 @@ std::size_t read_tiles(const GridMessage &m, std::size_t element_size) {
   return tiles * Pieces::kGridSourceWords * sizeof(Index) * 4 <= bytes ? tiles : 0;
 }
 
+// One past the furthest element of A a tile reads (its offset and steps), or -1 where that
+// lies past any address space: a sender's words are checked with it before any copy trusts
+// them, and the copy's bounds check never sees an overflowed extent.
+Index tile_end(const Tile &t) {
+  constexpr Index kMost = Index{1} << 47;
+  Index down = 0;
+  Index across = 0;
+  Index end = 0;
+  if (t.src < 0 || t.src_step < 0 || t.src_width_step < 0 ||
+      __builtin_mul_overflow(t.height - 1, t.src_step, &down) ||
+      __builtin_mul_overflow(t.width - 1, t.src_width_step, &across) ||
+      __builtin_add_overflow(t.src, down, &end) || __builtin_add_overflow(end, across, &end) ||
+      end >= kMost) {
+    return -1;
+  }
+  return end + 1;
+}
+
 } // namespace
 
 Pieces::Pieces(std::shared_ptr<const GridRankPlan> plan, std::size_t element_size)
@@ -99,12 +117,12 @@ bool Pieces::set_grid_sources(std::size_t i, std::span<const Index> words) {
     const Index *w = words.data() + reads.size() * kGridSourceWords;
     // The tiles in message order. A piece is a column of a tile where it is contiguous in
     // the sender's array, in B and in the message; otherwise the tiles are only copied.
-    valid = valid && w[0] == t.position && w[1] == t.height && w[2] == t.width && w[3] >= 0 &&
-            w[4] >= 0 && w[5] >= 0;
+    valid = valid && w[0] == t.position && w[1] == t.height && w[2] == t.width;
     strided = strided || w[4] != 1 || t.dst_step != 1 || t.position_width_step != t.height;
     t.src = w[3];
     t.src_step = w[4];
     t.src_width_step = w[5];
+    valid = valid && (t.height <= 0 || t.width <= 0 || tile_end(t) > 0);
     reads.push_back(t);
   });
   if (!valid) {
@@ -194,8 +212,7 @@ Index Pieces::grid_source_extent(const Peer &peer) const {
   Index end = 0;
   for (const Tile &t : grid_->reads[static_cast<std::size_t>(peer.row_slot)]) {
     if (t.height > 0 && t.width > 0) {
-      end =
-          std::max(end, t.src + (t.height - 1) * t.src_step + (t.width - 1) * t.src_width_step + 1);
+      end = std::max(end, tile_end(t));
     }
   }
   return end;
