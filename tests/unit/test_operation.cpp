@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -146,6 +147,76 @@ TEST(Operation, TransposedRectanglesAsTheFormula) {
         ASSERT_EQ(std::memcmp(&got[at], &want, sizeof want), 0)
             << "height " << height << " width " << width << " alpha " << alpha << " beta " << beta
             << " at (" << e << ", " << w << ")";
+      }
+    }
+  }
+}
+
+// The formula of one complex element as the PBLAS kernels compute it (operation.hpp's table;
+// products (xr*yr - xi*yi) + i(xr*yi + xi*yr), each rounded), a' = conj(a) where asked.
+std::complex<double> expected_complex(std::complex<double> alpha, std::complex<double> beta,
+                                      std::complex<double> a, std::complex<double> b, bool conj) {
+  const auto product = [](std::complex<double> x, std::complex<double> y) {
+    volatile double t1 = x.real() * y.real(), t2 = x.imag() * y.imag(), t3 = x.real() * y.imag(),
+                    t4 = x.imag() * y.real();
+    volatile double re = t1 - t2, im = t3 + t4;
+    return std::complex<double>(re, im);
+  };
+  const auto sum = [](std::complex<double> x, std::complex<double> y) {
+    volatile double re = x.real() + y.real(), im = x.imag() + y.imag();
+    return std::complex<double>(re, im);
+  };
+  const std::complex<double> a_op = conj ? std::complex<double>(a.real(), -a.imag()) : a;
+  const std::complex<double> one(1, 0), zero(0, 0);
+  if (alpha == zero) {
+    return beta == zero ? zero : beta == one ? b : product(beta, b);
+  }
+  const std::complex<double> alpha_a = alpha == one ? a_op : product(alpha, a_op);
+  if (beta == zero) {
+    return alpha_a;
+  }
+  return beta == one ? sum(b, alpha_a) : sum(alpha_a, product(beta, b));
+}
+
+// TransposedRectanglesAsTheFormula for complex doubles, conjugated (op C) and not.
+TEST(Operation, TransposedComplexRectanglesAsTheFormula) {
+  using C = std::complex<double>;
+  std::mt19937_64 gen(8);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<Index> size(1, 70);
+  const std::vector<C> specials = {C(0, 0), C(1, 0), C(0.5, -2), C(0, 1)};
+  for (int trial = 0; trial < 600; ++trial) {
+    const Index height = size(gen);
+    const Index width = size(gen);
+    const Index lda = width + trial % 3;
+    const Index ldb = height + trial % 5;
+    const bool conj = trial % 2 == 1;
+    const C alpha =
+        trial % 7 == 6 ? C(u(gen), u(gen)) : specials[static_cast<std::size_t>((trial / 2) % 4)];
+    const C beta =
+        trial % 5 == 4 ? C(u(gen), u(gen)) : specials[static_cast<std::size_t>((trial / 8) % 4)];
+    std::vector<C> a(static_cast<std::size_t>(lda * height));
+    std::vector<C> b(static_cast<std::size_t>(ldb * width));
+    for (C &x : a) {
+      x = C(u(gen), u(gen));
+    }
+    for (C &x : b) {
+      x = C(u(gen), u(gen));
+    }
+    std::vector<C> got = b;
+    apply_operation(Operation::make(Scalar::c64, conj, &alpha, &beta),
+                    reinterpret_cast<std::byte *>(got.data()), 1, ldb,
+                    reinterpret_cast<const std::byte *>(a.data()), lda, 1, height, width);
+    for (Index w = 0; w < width; ++w) {
+      for (Index e = 0; e < ldb; ++e) {
+        const auto at = static_cast<std::size_t>(w * ldb + e);
+        const C want = e < height
+                           ? expected_complex(alpha, beta, a[static_cast<std::size_t>(e * lda + w)],
+                                              b[at], conj)
+                           : b[at];
+        ASSERT_EQ(std::memcmp(&got[at], &want, sizeof want), 0)
+            << "height " << height << " width " << width << " alpha " << alpha << " beta " << beta
+            << (conj ? " conjugated" : "") << " at (" << e << ", " << w << ")";
       }
     }
   }

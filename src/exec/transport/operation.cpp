@@ -144,6 +144,18 @@ bool has_avx2() {
   return avx2;
 }
 
+// Every line of a block of `count` stretches of `bytes` bytes, `step` bytes apart, prefetched:
+// the block's stretches lie pages apart, and fetched on demand each is a miss after the other.
+void prefetch_block(const std::byte *p, Index step, Index count, Index bytes) {
+  constexpr Index kLine = 64;
+  for (Index k = 0; k < count; ++k, p += step) {
+    for (Index at = 0; at < bytes; at += kLine) {
+      _mm_prefetch(reinterpret_cast<const char *>(p + at), _MM_HINT_T0);
+    }
+    _mm_prefetch(reinterpret_cast<const char *>(p + bytes - 1), _MM_HINT_T0);
+  }
+}
+
 // Case K's formula on four doubles: Arith's products and sums in the same order, each rounded
 // (the target enables AVX2 only, no fused multiply-add).
 template <Case K>
@@ -167,27 +179,15 @@ __attribute__((target("avx2"))) inline __m256d formula_4(__m256d a, const double
 
 // Element (e, w) of a height x width block of doubles, A's rows e from_e apart and contiguous
 // along w, combined into B's columns w to_w apart and contiguous along e: 4 x 4 blocks
-// transposed and combined in registers. The block's lines of both arrays are prefetched
-// first: A's rows lie pages apart, and fetched on demand each is a miss after the other (a
+// transposed and combined in registers, the block's lines of both arrays prefetched first (a
 // 4000^2 transposition in 45 x 30 pieces took 29 ms, 18 ms prefetched).
 template <Case K>
 __attribute__((target("avx2"))) void
 combine_transposed_4x4(std::byte *to, Index to_w, const std::byte *from, Index from_e, Index height,
                        Index width, double alpha, double beta) {
-  constexpr Index kLine = 64;
   constexpr Index kSize = 8;
-  const auto prefetch = [](const std::byte *p, Index bytes) {
-    for (Index at = 0; at < bytes; at += kLine) {
-      _mm_prefetch(reinterpret_cast<const char *>(p + at), _MM_HINT_T0);
-    }
-    _mm_prefetch(reinterpret_cast<const char *>(p + bytes - 1), _MM_HINT_T0);
-  };
-  for (Index e = 0; e < height; ++e) {
-    prefetch(from + e * from_e * kSize, width * kSize);
-  }
-  for (Index w = 0; w < width; ++w) {
-    prefetch(to + w * to_w * kSize, height * kSize);
-  }
+  prefetch_block(from, from_e * kSize, height, width * kSize);
+  prefetch_block(to, to_w * kSize, width, height * kSize);
   const __m256d va = _mm256_set1_pd(alpha);
   const __m256d vb = _mm256_set1_pd(beta);
   const Index height_4 = height - height % 4;
@@ -224,6 +224,80 @@ combine_transposed_4x4(std::byte *to, Index to_w, const std::byte *from, Index f
                                        alpha, beta);
   }
 }
+
+// x * v for complex doubles, two to a register (re, im, re, im), x given as its parts in
+// every lane: (xr vr - xi vi, xr vi + xi vr), Arith's products and sums in the same order.
+__attribute__((target("avx2"))) inline __m256d complex_product(__m256d xr, __m256d xi, __m256d v) {
+  return _mm256_addsub_pd(_mm256_mul_pd(xr, v), _mm256_mul_pd(xi, _mm256_permute_pd(v, 0x5)));
+}
+
+// alpha and beta's parts, each in every lane.
+struct ComplexScalars {
+  __m256d alpha_re, alpha_im, beta_re, beta_im;
+};
+
+// Case K's formula on two complex doubles, as formula_4 on doubles.
+template <Case K>
+__attribute__((target("avx2"))) inline __m256d complex_formula_2(__m256d a, const double *b,
+                                                                 const ComplexScalars &scalars) {
+  const auto &[alpha_re, alpha_im, beta_re, beta_im] = scalars;
+  if constexpr (K == Case::copy) {
+    return a;
+  } else if constexpr (K == Case::add) {
+    return _mm256_add_pd(_mm256_loadu_pd(b), a);
+  } else if constexpr (K == Case::a_plus_beta_b) {
+    return _mm256_add_pd(a, complex_product(beta_re, beta_im, _mm256_loadu_pd(b)));
+  } else if constexpr (K == Case::scale_a) {
+    return complex_product(alpha_re, alpha_im, a);
+  } else if constexpr (K == Case::axpy) {
+    return _mm256_add_pd(_mm256_loadu_pd(b), complex_product(alpha_re, alpha_im, a));
+  } else {
+    static_assert(K == Case::general);
+    return _mm256_add_pd(complex_product(alpha_re, alpha_im, a),
+                         complex_product(beta_re, beta_im, _mm256_loadu_pd(b)));
+  }
+}
+
+// combine_transposed_4x4 for complex doubles (conjugated with Conj): 2 x 2 blocks, each
+// complex number a 128-bit lane.
+template <Case K, bool Conj>
+__attribute__((target("avx2"))) void
+combine_transposed_2x2(std::byte *to, Index to_w, const std::byte *from, Index from_e, Index height,
+                       Index width, Complex<double> alpha, Complex<double> beta) {
+  constexpr Index kSize = 16;
+  prefetch_block(from, from_e * kSize, height, width * kSize);
+  prefetch_block(to, to_w * kSize, width, height * kSize);
+  const ComplexScalars scalars = {_mm256_set1_pd(alpha.re), _mm256_set1_pd(alpha.im),
+                                  _mm256_set1_pd(beta.re), _mm256_set1_pd(beta.im)};
+  const __m256d imaginary_signs = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
+  const Index height_2 = height - height % 2;
+  Index w = 0;
+  for (; w + 2 <= width; w += 2) {
+    auto *column = reinterpret_cast<double *>(to + w * to_w * kSize);
+    for (Index e = 0; e < height_2; e += 2) {
+      const auto *row = reinterpret_cast<const double *>(from + (e * from_e + w) * kSize);
+      __m256d r0 = _mm256_loadu_pd(row);              // (e, w) (e, w + 1)
+      __m256d r1 = _mm256_loadu_pd(row + 2 * from_e); // (e + 1, w) (e + 1, w + 1)
+      if constexpr (Conj) {
+        r0 = _mm256_xor_pd(r0, imaginary_signs);
+        r1 = _mm256_xor_pd(r1, imaginary_signs);
+      }
+      double *b = column + 2 * e;
+      _mm256_storeu_pd(b, complex_formula_2<K>(_mm256_permute2f128_pd(r0, r1, 0x20), b, scalars));
+      b += 2 * to_w;
+      _mm256_storeu_pd(b, complex_formula_2<K>(_mm256_permute2f128_pd(r0, r1, 0x31), b, scalars));
+    }
+    for (Index k = 0; k < 2 && height_2 < height; ++k) {
+      run_steps<Complex<double>, K, Conj, false>(to + ((w + k) * to_w + height_2) * kSize, 1,
+                                                 from + (height_2 * from_e + w + k) * kSize, from_e,
+                                                 height - height_2, alpha, beta);
+    }
+  }
+  for (; w < width; ++w) {
+    run_steps<Complex<double>, K, Conj, false>(to + w * to_w * kSize, 1, from + w * kSize, from_e,
+                                               height, alpha, beta);
+  }
+}
 #endif
 
 // Whether case K reads A (the transposition matters).
@@ -250,11 +324,15 @@ void run_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from,
     for (Index e0 = 0; e0 < height; e0 += kTile) {
       const Index count = std::min(height, e0 + kTile) - e0;
 #if defined(REDIST_AVX2_KERNELS)
-      if constexpr (std::is_same_v<T, double> && reads_a(K)) {
+      if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, Complex<double>>)&&reads_a(K)) {
         if (to_e == 1 && from_e != 1 && from_w == 1 && has_avx2()) {
-          combine_transposed_4x4<K>(to + (w0 * to_w + e0) * Index{sizeof(T)}, to_w,
-                                    from + (w0 + e0 * from_e) * Index{sizeof(T)}, from_e, count,
-                                    w1 - w0, alpha, beta);
+          std::byte *t = to + (w0 * to_w + e0) * Index{sizeof(T)};
+          const std::byte *f = from + (w0 + e0 * from_e) * Index{sizeof(T)};
+          if constexpr (std::is_same_v<T, double>) {
+            combine_transposed_4x4<K>(t, to_w, f, from_e, count, w1 - w0, alpha, beta);
+          } else {
+            combine_transposed_2x2<K, Conj>(t, to_w, f, from_e, count, w1 - w0, alpha, beta);
+          }
           continue;
         }
       }
