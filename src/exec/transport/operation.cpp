@@ -157,10 +157,12 @@ void prefetch_block(const std::byte *p, Index step, Index count, Index bytes) {
 }
 
 // Case K's formula on four doubles: Arith's products and sums in the same order, each rounded
-// (the target enables AVX2 only, no fused multiply-add).
+// (the target enables AVX2 only, no fused multiply-add). `scalars`: alpha, beta in every lane.
 template <Case K>
-__attribute__((target("avx2"))) inline __m256d formula_4(__m256d a, const double *b, __m256d alpha,
-                                                         __m256d beta) {
+__attribute__((target("avx2"))) inline __m256d formula_4(__m256d a, const double *b,
+                                                         const std::array<double, 2> &scalars) {
+  const __m256d alpha = _mm256_set1_pd(scalars[0]);
+  const __m256d beta = _mm256_set1_pd(scalars[1]);
   if constexpr (K == Case::copy) {
     return a;
   } else if constexpr (K == Case::add) {
@@ -177,69 +179,18 @@ __attribute__((target("avx2"))) inline __m256d formula_4(__m256d a, const double
   }
 }
 
-// Element (e, w) of a height x width block of doubles, A's rows e from_e apart and contiguous
-// along w, combined into B's columns w to_w apart and contiguous along e: 4 x 4 blocks
-// transposed and combined in registers, the block's lines of both arrays prefetched first (a
-// 4000^2 transposition in 45 x 30 pieces took 29 ms, 18 ms prefetched).
-template <Case K>
-__attribute__((target("avx2"))) void
-combine_transposed_4x4(std::byte *to, Index to_w, const std::byte *from, Index from_e, Index height,
-                       Index width, double alpha, double beta) {
-  constexpr Index kSize = 8;
-  prefetch_block(from, from_e * kSize, height, width * kSize);
-  prefetch_block(to, to_w * kSize, width, height * kSize);
-  const __m256d va = _mm256_set1_pd(alpha);
-  const __m256d vb = _mm256_set1_pd(beta);
-  const Index height_4 = height - height % 4;
-  Index w = 0;
-  for (; w + 4 <= width; w += 4) {
-    auto *column = reinterpret_cast<double *>(to + w * to_w * kSize);
-    for (Index e = 0; e < height_4; e += 4) {
-      const auto *row = reinterpret_cast<const double *>(from + (e * from_e + w) * kSize);
-      const __m256d r0 = _mm256_loadu_pd(row);
-      const __m256d r1 = _mm256_loadu_pd(row + from_e);
-      const __m256d r2 = _mm256_loadu_pd(row + 2 * from_e);
-      const __m256d r3 = _mm256_loadu_pd(row + 3 * from_e);
-      const __m256d lo01 = _mm256_unpacklo_pd(r0, r1); // (0,0) (1,0) (0,2) (1,2)
-      const __m256d hi01 = _mm256_unpackhi_pd(r0, r1); // (0,1) (1,1) (0,3) (1,3)
-      const __m256d lo23 = _mm256_unpacklo_pd(r2, r3);
-      const __m256d hi23 = _mm256_unpackhi_pd(r2, r3);
-      double *b = column + e;
-      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(lo01, lo23, 0x20), b, va, vb));
-      b += to_w;
-      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(hi01, hi23, 0x20), b, va, vb));
-      b += to_w;
-      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(lo01, lo23, 0x31), b, va, vb));
-      b += to_w;
-      _mm256_storeu_pd(b, formula_4<K>(_mm256_permute2f128_pd(hi01, hi23, 0x31), b, va, vb));
-    }
-    for (Index k = 0; k < 4 && height_4 < height; ++k) {
-      run_steps<double, K, false, false>(to + ((w + k) * to_w + height_4) * kSize, 1,
-                                         from + (height_4 * from_e + w + k) * kSize, from_e,
-                                         height - height_4, alpha, beta);
-    }
-  }
-  for (; w < width; ++w) {
-    run_steps<double, K, false, false>(to + w * to_w * kSize, 1, from + w * kSize, from_e, height,
-                                       alpha, beta);
-  }
+// x * v for complex doubles, two to a register (re, im, re, im): (xr vr - xi vi,
+// xr vi + xi vr), Arith's products and sums in the same order.
+__attribute__((target("avx2"))) inline __m256d complex_product(double xr, double xi, __m256d v) {
+  return _mm256_addsub_pd(_mm256_mul_pd(_mm256_set1_pd(xr), v),
+                          _mm256_mul_pd(_mm256_set1_pd(xi), _mm256_permute_pd(v, 0x5)));
 }
 
-// x * v for complex doubles, two to a register (re, im, re, im), x given as its parts in
-// every lane: (xr vr - xi vi, xr vi + xi vr), Arith's products and sums in the same order.
-__attribute__((target("avx2"))) inline __m256d complex_product(__m256d xr, __m256d xi, __m256d v) {
-  return _mm256_addsub_pd(_mm256_mul_pd(xr, v), _mm256_mul_pd(xi, _mm256_permute_pd(v, 0x5)));
-}
-
-// alpha and beta's parts, each in every lane.
-struct ComplexScalars {
-  __m256d alpha_re, alpha_im, beta_re, beta_im;
-};
-
-// Case K's formula on two complex doubles, as formula_4 on doubles.
+// Case K's formula on two complex doubles, as formula_4 on four doubles. `scalars`: alpha's
+// and beta's parts.
 template <Case K>
-__attribute__((target("avx2"))) inline __m256d complex_formula_2(__m256d a, const double *b,
-                                                                 const ComplexScalars &scalars) {
+__attribute__((target("avx2"))) inline __m256d
+complex_formula_2(__m256d a, const double *b, const std::array<double, 4> &scalars) {
   const auto &[alpha_re, alpha_im, beta_re, beta_im] = scalars;
   if constexpr (K == Case::copy) {
     return a;
@@ -258,44 +209,89 @@ __attribute__((target("avx2"))) inline __m256d complex_formula_2(__m256d a, cons
   }
 }
 
-// combine_transposed_4x4 for complex doubles (conjugated with Conj): 2 x 2 blocks, each
-// complex number a 128-bit lane.
+// One 4 x 4 block of doubles: rows of A `from_e` doubles apart in, columns of B `to_w` apart
+// out, combined as K says.
+template <Case K>
+__attribute__((target("avx2"))) inline void transposed_block(double *to, Index to_w,
+                                                             const double *from, Index from_e,
+                                                             const std::array<double, 2> &scalars) {
+  const __m256d r0 = _mm256_loadu_pd(from);
+  const __m256d r1 = _mm256_loadu_pd(from + from_e);
+  const __m256d r2 = _mm256_loadu_pd(from + 2 * from_e);
+  const __m256d r3 = _mm256_loadu_pd(from + 3 * from_e);
+  const __m256d lo01 = _mm256_unpacklo_pd(r0, r1); // (0,0) (1,0) (0,2) (1,2)
+  const __m256d hi01 = _mm256_unpackhi_pd(r0, r1); // (0,1) (1,1) (0,3) (1,3)
+  const __m256d lo23 = _mm256_unpacklo_pd(r2, r3);
+  const __m256d hi23 = _mm256_unpackhi_pd(r2, r3);
+  _mm256_storeu_pd(to, formula_4<K>(_mm256_permute2f128_pd(lo01, lo23, 0x20), to, scalars));
+  to += to_w;
+  _mm256_storeu_pd(to, formula_4<K>(_mm256_permute2f128_pd(hi01, hi23, 0x20), to, scalars));
+  to += to_w;
+  _mm256_storeu_pd(to, formula_4<K>(_mm256_permute2f128_pd(lo01, lo23, 0x31), to, scalars));
+  to += to_w;
+  _mm256_storeu_pd(to, formula_4<K>(_mm256_permute2f128_pd(hi01, hi23, 0x31), to, scalars));
+}
+
+// One 2 x 2 block of complex doubles (a 128-bit lane each; steps in doubles), conjugated for
+// Conj (the sign bits of the imaginary parts).
 template <Case K, bool Conj>
+__attribute__((target("avx2"))) inline void transposed_block(double *to, Index to_w,
+                                                             const double *from, Index from_e,
+                                                             const std::array<double, 4> &scalars) {
+  __m256d r0 = _mm256_loadu_pd(from);          // (0, 0) (0, 1)
+  __m256d r1 = _mm256_loadu_pd(from + from_e); // (1, 0) (1, 1)
+  if constexpr (Conj) {
+    const __m256d imaginary_signs = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
+    r0 = _mm256_xor_pd(r0, imaginary_signs);
+    r1 = _mm256_xor_pd(r1, imaginary_signs);
+  }
+  _mm256_storeu_pd(to, complex_formula_2<K>(_mm256_permute2f128_pd(r0, r1, 0x20), to, scalars));
+  to += to_w;
+  _mm256_storeu_pd(to, complex_formula_2<K>(_mm256_permute2f128_pd(r0, r1, 0x31), to, scalars));
+}
+
+// Element (e, w) of a height x width block of doubles or complex doubles, A's rows e from_e
+// apart and contiguous along w, combined into B's columns w to_w apart and contiguous along e:
+// blocks of one 256-bit register a row (4 x 4 doubles, 2 x 2 complex doubles) transposed and
+// combined in registers, the block's lines of both arrays prefetched first (a 4000^2
+// transposition of doubles in 45 x 30 pieces took 29 ms, 18 ms prefetched).
+template <class T, Case K, bool Conj>
 __attribute__((target("avx2"))) void
-combine_transposed_2x2(std::byte *to, Index to_w, const std::byte *from, Index from_e, Index height,
-                       Index width, Complex<double> alpha, Complex<double> beta) {
-  constexpr Index kSize = 16;
+combine_transposed_avx2(std::byte *to, Index to_w, const std::byte *from, Index from_e,
+                        Index height, Index width, T alpha, T beta) {
+  constexpr auto kSize = Index{sizeof(T)};
+  constexpr Index kBlock = 32 / kSize;
+  constexpr Index kDoubles = kSize / 8; // doubles an element
   prefetch_block(from, from_e * kSize, height, width * kSize);
   prefetch_block(to, to_w * kSize, width, height * kSize);
-  const ComplexScalars scalars = {_mm256_set1_pd(alpha.re), _mm256_set1_pd(alpha.im),
-                                  _mm256_set1_pd(beta.re), _mm256_set1_pd(beta.im)};
-  const __m256d imaginary_signs = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
-  const Index height_2 = height - height % 2;
-  Index w = 0;
-  for (; w + 2 <= width; w += 2) {
-    auto *column = reinterpret_cast<double *>(to + w * to_w * kSize);
-    for (Index e = 0; e < height_2; e += 2) {
-      const auto *row = reinterpret_cast<const double *>(from + (e * from_e + w) * kSize);
-      __m256d r0 = _mm256_loadu_pd(row);              // (e, w) (e, w + 1)
-      __m256d r1 = _mm256_loadu_pd(row + 2 * from_e); // (e + 1, w) (e + 1, w + 1)
-      if constexpr (Conj) {
-        r0 = _mm256_xor_pd(r0, imaginary_signs);
-        r1 = _mm256_xor_pd(r1, imaginary_signs);
-      }
-      double *b = column + 2 * e;
-      _mm256_storeu_pd(b, complex_formula_2<K>(_mm256_permute2f128_pd(r0, r1, 0x20), b, scalars));
-      b += 2 * to_w;
-      _mm256_storeu_pd(b, complex_formula_2<K>(_mm256_permute2f128_pd(r0, r1, 0x31), b, scalars));
+  const auto scalars = [&] {
+    if constexpr (std::is_same_v<T, double>) {
+      return std::array<double, 2>{alpha, beta};
+    } else {
+      return std::array<double, 4>{alpha.re, alpha.im, beta.re, beta.im};
     }
-    for (Index k = 0; k < 2 && height_2 < height; ++k) {
-      run_steps<Complex<double>, K, Conj, false>(to + ((w + k) * to_w + height_2) * kSize, 1,
-                                                 from + (height_2 * from_e + w + k) * kSize, from_e,
-                                                 height - height_2, alpha, beta);
+  }();
+  const Index height_blocks = height - height % kBlock;
+  Index w = 0;
+  for (; w + kBlock <= width; w += kBlock) {
+    for (Index e = 0; e < height_blocks; e += kBlock) {
+      auto *t = reinterpret_cast<double *>(to + (w * to_w + e) * kSize);
+      const auto *f = reinterpret_cast<const double *>(from + (e * from_e + w) * kSize);
+      if constexpr (std::is_same_v<T, double>) {
+        transposed_block<K>(t, to_w, f, from_e, scalars);
+      } else {
+        transposed_block<K, Conj>(t, to_w * kDoubles, f, from_e * kDoubles, scalars);
+      }
+    }
+    for (Index k = 0; k < kBlock && height_blocks < height; ++k) {
+      run_steps<T, K, Conj, false>(to + ((w + k) * to_w + height_blocks) * kSize, 1,
+                                   from + (height_blocks * from_e + w + k) * kSize, from_e,
+                                   height - height_blocks, alpha, beta);
     }
   }
   for (; w < width; ++w) {
-    run_steps<Complex<double>, K, Conj, false>(to + w * to_w * kSize, 1, from + w * kSize, from_e,
-                                               height, alpha, beta);
+    run_steps<T, K, Conj, false>(to + w * to_w * kSize, 1, from + w * kSize, from_e, height, alpha,
+                                 beta);
   }
 }
 #endif
@@ -326,13 +322,9 @@ void run_rectangle(std::byte *to, Index to_e, Index to_w, const std::byte *from,
 #if defined(REDIST_AVX2_KERNELS)
       if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, Complex<double>>)&&reads_a(K)) {
         if (to_e == 1 && from_e != 1 && from_w == 1 && has_avx2()) {
-          std::byte *t = to + (w0 * to_w + e0) * Index{sizeof(T)};
-          const std::byte *f = from + (w0 + e0 * from_e) * Index{sizeof(T)};
-          if constexpr (std::is_same_v<T, double>) {
-            combine_transposed_4x4<K>(t, to_w, f, from_e, count, w1 - w0, alpha, beta);
-          } else {
-            combine_transposed_2x2<K, Conj>(t, to_w, f, from_e, count, w1 - w0, alpha, beta);
-          }
+          combine_transposed_avx2<T, K, Conj>(to + (w0 * to_w + e0) * Index{sizeof(T)}, to_w,
+                                              from + (w0 + e0 * from_e) * Index{sizeof(T)}, from_e,
+                                              count, w1 - w0, alpha, beta);
           continue;
         }
       }
