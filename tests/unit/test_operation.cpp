@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -108,50 +109,6 @@ double expected_element(double alpha, double beta, double a, double b) {
   return beta == 1 ? b + alpha_a : alpha_a + pb;
 }
 
-// B (height x width, leading dimension ldb) := alpha A^T + beta B, A width x height with
-// leading dimension lda, through the rectangle form with a transposition's steps: every case
-// of alpha and beta, heights and widths across the kernels' blocks and their edges, every
-// element bitwise as the formula. B's padding rows stay as they were.
-TEST(Operation, TransposedRectanglesAsTheFormula) {
-  std::mt19937_64 gen(7);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::uniform_int_distribution<Index> size(1, 75);
-  const std::vector<double> specials = {0, 1, 0.5, -3};
-  for (int trial = 0; trial < 600; ++trial) {
-    const Index height = size(gen);
-    const Index width = size(gen);
-    const Index lda = width + trial % 3;
-    const Index ldb = height + trial % 5;
-    const double alpha = trial % 7 == 6 ? u(gen) : specials[static_cast<std::size_t>(trial % 4)];
-    const double beta =
-        trial % 5 == 4 ? u(gen) : specials[static_cast<std::size_t>((trial / 4) % 4)];
-    std::vector<double> a(static_cast<std::size_t>(lda * height));
-    std::vector<double> b(static_cast<std::size_t>(ldb * width));
-    for (double &x : a) {
-      x = u(gen);
-    }
-    for (double &x : b) {
-      x = u(gen);
-    }
-    std::vector<double> got = b;
-    apply_operation(Operation::make(Scalar::f64, false, &alpha, &beta),
-                    reinterpret_cast<std::byte *>(got.data()), 1, ldb,
-                    reinterpret_cast<const std::byte *>(a.data()), lda, 1, height, width);
-    for (Index w = 0; w < width; ++w) {
-      for (Index e = 0; e < ldb; ++e) {
-        const auto at = static_cast<std::size_t>(w * ldb + e);
-        const double want =
-            e < height
-                ? expected_element(alpha, beta, a[static_cast<std::size_t>(e * lda + w)], b[at])
-                : b[at];
-        ASSERT_EQ(std::memcmp(&got[at], &want, sizeof want), 0)
-            << "height " << height << " width " << width << " alpha " << alpha << " beta " << beta
-            << " at (" << e << ", " << w << ")";
-      }
-    }
-  }
-}
-
 // The formula of one complex element as the PBLAS kernels compute it (operation.hpp's table;
 // products (xr*yr - xi*yi) + i(xr*yi + xi*yr), each rounded), a' = conj(a) where asked.
 std::complex<double> expected_complex(std::complex<double> alpha, std::complex<double> beta,
@@ -178,48 +135,68 @@ std::complex<double> expected_complex(std::complex<double> alpha, std::complex<d
   return beta == one ? sum(b, alpha_a) : sum(alpha_a, product(beta, b));
 }
 
-// TransposedRectanglesAsTheFormula for complex doubles, conjugated (op C) and not.
-TEST(Operation, TransposedComplexRectanglesAsTheFormula) {
-  using C = std::complex<double>;
-  std::mt19937_64 gen(8);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::uniform_int_distribution<Index> size(1, 70);
-  const std::vector<C> specials = {C(0, 0), C(1, 0), C(0.5, -2), C(0, 1)};
+// B (height x width, leading dimension ldb) := alpha op(A) + beta B, A width x height with
+// leading dimension lda, through the rectangle form with a transposition's steps: 600 random
+// rectangles, every case of alpha and beta among `specials` (and random ones), conjugated in
+// every other one where `conjugates`, heights and widths across the kernels' blocks and their
+// edges, every element bitwise as expected(alpha, beta, a, b, conj). B's padding rows stay as
+// they were. random(gen): an element.
+template <class T, class Random, class Expected>
+void check_transposed_rectangles(std::uint64_t seed, Scalar type, bool conjugates,
+                                 const std::vector<T> &specials, Random random, Expected expected) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<Index> size(1, 75);
   for (int trial = 0; trial < 600; ++trial) {
     const Index height = size(gen);
     const Index width = size(gen);
     const Index lda = width + trial % 3;
     const Index ldb = height + trial % 5;
-    const bool conj = trial % 2 == 1;
-    const C alpha =
-        trial % 7 == 6 ? C(u(gen), u(gen)) : specials[static_cast<std::size_t>((trial / 2) % 4)];
-    const C beta =
-        trial % 5 == 4 ? C(u(gen), u(gen)) : specials[static_cast<std::size_t>((trial / 8) % 4)];
-    std::vector<C> a(static_cast<std::size_t>(lda * height));
-    std::vector<C> b(static_cast<std::size_t>(ldb * width));
-    for (C &x : a) {
-      x = C(u(gen), u(gen));
+    const bool conj = conjugates && trial % 2 == 1;
+    const T alpha =
+        trial % 7 == 6 ? random(gen) : specials[static_cast<std::size_t>((trial / 2) % 4)];
+    const T beta =
+        trial % 5 == 4 ? random(gen) : specials[static_cast<std::size_t>((trial / 8) % 4)];
+    std::vector<T> a(static_cast<std::size_t>(lda * height));
+    std::vector<T> b(static_cast<std::size_t>(ldb * width));
+    for (std::vector<T> *v : {&a, &b}) {
+      for (T &x : *v) {
+        x = random(gen);
+      }
     }
-    for (C &x : b) {
-      x = C(u(gen), u(gen));
-    }
-    std::vector<C> got = b;
-    apply_operation(Operation::make(Scalar::c64, conj, &alpha, &beta),
+    std::vector<T> got = b;
+    apply_operation(Operation::make(type, conj, &alpha, &beta),
                     reinterpret_cast<std::byte *>(got.data()), 1, ldb,
                     reinterpret_cast<const std::byte *>(a.data()), lda, 1, height, width);
     for (Index w = 0; w < width; ++w) {
       for (Index e = 0; e < ldb; ++e) {
         const auto at = static_cast<std::size_t>(w * ldb + e);
-        const C want = e < height
-                           ? expected_complex(alpha, beta, a[static_cast<std::size_t>(e * lda + w)],
-                                              b[at], conj)
-                           : b[at];
+        const T want = e < height ? expected(alpha, beta, a[static_cast<std::size_t>(e * lda + w)],
+                                             b[at], conj)
+                                  : b[at];
         ASSERT_EQ(std::memcmp(&got[at], &want, sizeof want), 0)
             << "height " << height << " width " << width << " alpha " << alpha << " beta " << beta
             << (conj ? " conjugated" : "") << " at (" << e << ", " << w << ")";
       }
     }
   }
+}
+
+TEST(Operation, TransposedRectanglesAsTheFormula) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  check_transposed_rectangles<double>(
+      7, Scalar::f64, false, {0, 1, 0.5, -3}, [&](std::mt19937_64 &gen) { return u(gen); },
+      [](double alpha, double beta, double a, double b, bool /*conj*/) {
+        return expected_element(alpha, beta, a, b);
+      });
+}
+
+// The same for complex doubles, conjugated (op C) and not.
+TEST(Operation, TransposedComplexRectanglesAsTheFormula) {
+  using C = std::complex<double>;
+  std::uniform_real_distribution<double> u(-1, 1);
+  check_transposed_rectangles<C>(
+      8, Scalar::c64, true, {C(0, 0), C(1, 0), C(0.5, -2), C(0, 1)},
+      [&](std::mt19937_64 &gen) { return C(u(gen), u(gen)); }, expected_complex);
 }
 
 // The BLAS rules for the special values hold in the transposed rectangles too.
